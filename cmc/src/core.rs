@@ -1,0 +1,473 @@
+//! The core contract: what a protocol model implements, and the only ways it
+//! can talk to the engine.
+//!
+//! A core is a step function over a fixed-size, pointer-free state per node.
+//! It owns nothing but that state: the network, the timers, the disk, crashes
+//! and clients belong to the engine. A step receives one [`Event`] and may emit
+//! up to [`limits::EFFECTS_PER_STEP`] effects through [`Effects`]'s methods;
+//! the buffer's internals are private, so there is no other way to act.
+//!
+//! This module does not run anything: the world and the actions live in
+//! `world` and `action`, the searches in `search`.
+
+use core::fmt;
+
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+/// A node's number, `0..nodes`.
+pub type NodeId = u8;
+
+/// The limits of the in-process front end (manual, LIMITS). Crossing any of
+/// them is an error naming the limit, never a truncation.
+pub mod limits {
+    /// Nodes in a model.
+    pub const NODES_MAX: usize = 8;
+    /// Bytes in one message, persist record or reply.
+    pub const PAYLOAD_BYTES_MAX: usize = 32;
+    /// Effects one step may emit.
+    pub const EFFECTS_PER_STEP: usize = 16;
+    /// Possible actions in one world.
+    pub const ACTIONS_PER_STATE: usize = 2048;
+    /// Timers per node (`arm(t)` with `t < TIMERS_MAX`).
+    pub const TIMERS_MAX: usize = 16;
+    /// Waiters per node (`wake(w)` with `w < WAITERS_MAX`).
+    pub const WAITERS_MAX: usize = 8;
+    /// Bytes of core settings.
+    pub const SETTINGS_BYTES_MAX: usize = 256;
+    /// Every budget, and every queue the world holds: messages in flight on
+    /// one channel, pending persists of one node, replies in the ghost log.
+    pub const BUDGET_MAX: usize = 255;
+    /// See [`BUDGET_MAX`].
+    pub const QUEUE_MAX: usize = 255;
+}
+
+/// What a step is told happened. One event is one call to [`Core::step`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event<'a> {
+    /// Build the initial state. Message-passing cores get it once per node,
+    /// in node order, with `variant` 0. A direct-actions core gets it with
+    /// each `variant < DirectActions::initial_states`, one initial world each.
+    Init { variant: u32 },
+    /// The oldest message from `from` on this node's channel (any copy, in
+    /// bag mode) arrives.
+    Deliver { from: NodeId, msg: &'a [u8] },
+    /// Armed timer `timer` fired; it is disarmed.
+    Fire { timer: u8 },
+    /// The oldest pending persist reached disk; `apply_persist` has run.
+    Flushed,
+    /// A wake of waiter `waiter` emitted earlier is delivered.
+    Wake { waiter: u8 },
+    /// A client request arrives; `index` counts this node's requests from 0.
+    Client { index: u8 },
+    /// The node crashed and restarts: volatile bytes are zero, durable bytes
+    /// hold what reached disk.
+    Restart,
+    /// The connection to `peer` was reset (a drop in FIFO mode, or a crash
+    /// at either end).
+    Reset { peer: NodeId },
+    /// Direct-actions cores only: take `Next` disjunct number `index`.
+    Action { index: u16 },
+}
+
+impl fmt::Display for Event<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::Init { variant } => write!(f, "Init({variant})"),
+            Event::Deliver { from, msg } => write!(f, "Deliver(from {from}, {} bytes)", msg.len()),
+            Event::Fire { timer } => write!(f, "Fire({timer})"),
+            Event::Flushed => write!(f, "Flushed"),
+            Event::Wake { waiter } => write!(f, "Wake({waiter})"),
+            Event::Client { index } => write!(f, "Client({index})"),
+            Event::Restart => write!(f, "Restart"),
+            Event::Reset { peer } => write!(f, "Reset(peer {peer})"),
+            Event::Action { index } => write!(f, "Action({index})"),
+        }
+    }
+}
+
+/// What a step may see besides its own state: which node it is, how many
+/// there are, and the run's settings. All of it is fixed for a run.
+#[derive(Debug)]
+pub struct Context<'a, S> {
+    pub node: NodeId,
+    pub nodes: u8,
+    pub settings: &'a S,
+}
+
+/// The shape of a direct-actions (calibration) core: the world is one state,
+/// and the possible actions are the specification's `Next` disjuncts with
+/// their witnesses, one index each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirectActions {
+    /// Action indices `0..actions` are tried in every state, in order.
+    pub actions: u16,
+    /// Initial states, built by `Init { variant }` for each variant.
+    pub initial_states: u32,
+}
+
+/// A protocol model the engine can check.
+///
+/// The per-node state is plain bytes to the engine: `zerocopy`'s derives make
+/// the compiler reject padding (`IntoBytes`) and guarantee that every byte
+/// pattern is a state (`FromBytes`), so the world's bytes are the state and
+/// nothing else is.
+pub trait Core: 'static {
+    /// The name the catalog, reports and counterexample files use.
+    const NAME: &'static str;
+    /// One node's state. Its first [`Core::DURABLE`] bytes are durable.
+    type State: FromBytes + IntoBytes + Immutable + KnownLayout + Copy + fmt::Debug;
+    /// Plain data fixed for a run: sizes and planted-bug selectors.
+    type Settings: Settings;
+    /// How many leading bytes of `State` survive a crash.
+    const DURABLE: usize;
+
+    /// The only transition. Must be a pure function of its arguments: no
+    /// globals, no clock, no randomness, no I/O. Must leave the durable bytes
+    /// unchanged; the engine checks.
+    fn step(
+        ctx: &Context<'_, Self::Settings>,
+        state: &mut Self::State,
+        event: Event<'_>,
+        out: &mut Effects,
+    );
+
+    /// Applies one persist record to the durable bytes: the only code that
+    /// changes them. Must leave the volatile bytes unchanged; the engine
+    /// checks.
+    fn apply_persist(ctx: &Context<'_, Self::Settings>, state: &mut Self::State, record: &[u8]) {
+        let _ = (ctx, state, record);
+    }
+
+    /// Calibration cores only: the world is one state and the actions are
+    /// `Next`'s disjuncts. `None` (the default) means a message-passing core.
+    fn direct_actions(settings: &Self::Settings) -> Option<DirectActions> {
+        let _ = settings;
+        None
+    }
+
+    /// A label for direct action `index`, used in traces (`TMCommit`,
+    /// `RMPrepare(r2)`, ...).
+    fn action_label(settings: &Self::Settings, index: u16) -> String {
+        let _ = settings;
+        format!("Action({index})")
+    }
+}
+
+/// One setting a core accepts: its key, its default and what it means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SettingKey {
+    pub name: &'static str,
+    pub default: u64,
+    pub max: u64,
+    pub doc: &'static str,
+}
+
+/// Plain-data settings of a core, at most [`limits::SETTINGS_BYTES_MAX`]
+/// bytes. Write them with [`crate::settings!`], which derives everything.
+pub trait Settings:
+    FromBytes + IntoBytes + Immutable + KnownLayout + Copy + fmt::Debug + Default + 'static
+{
+    /// Every key, in declaration order.
+    const KEYS: &'static [SettingKey];
+    /// Sets `key` to `value`. Unknown keys and out-of-range values are
+    /// errors.
+    fn set(&mut self, key: &str, value: u64) -> Result<(), SettingError>;
+    /// The value of `key`, if there is such a key.
+    fn get(&self, key: &str) -> Option<u64>;
+}
+
+/// A setting could not be applied.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SettingError {
+    #[error("unknown setting `{key}` (known: {known})")]
+    Unknown { key: String, known: String },
+    #[error("setting `{key}` = {value} is out of range (at most {max})")]
+    OutOfRange { key: String, value: u64, max: u64 },
+}
+
+/// Declares a core's settings struct: every field an unsigned integer with a
+/// default and a doc line. Generates the `zerocopy` derives, `Default` and
+/// [`Settings`], and rejects at compile time a struct over
+/// [`limits::SETTINGS_BYTES_MAX`] bytes.
+///
+/// ```
+/// cmc::settings! {
+///     /// Settings of a toy core.
+///     pub struct ToySettings {
+///         /// Number of rounds.
+///         rounds: u8 = 2,
+///         /// Planted bug: forget to persist.
+///         bug_no_persist: u8 = 0,
+///     }
+/// }
+/// use cmc::Settings as _;
+/// let mut s = ToySettings::default();
+/// s.set("rounds", 3).unwrap();
+/// assert_eq!(s.rounds, 3);
+/// assert!(s.set("round", 3).is_err());
+/// ```
+#[macro_export]
+macro_rules! settings {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $( $(#[doc = $doc:literal])* $field:ident : $ty:ty = $default:expr ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(
+            Clone, Copy, Debug, PartialEq, Eq,
+            $crate::zerocopy::FromBytes,
+            $crate::zerocopy::IntoBytes,
+            $crate::zerocopy::Immutable,
+            $crate::zerocopy::KnownLayout,
+        )]
+        #[zerocopy(crate = "::cmc::zerocopy")]
+        #[repr(C)]
+        $vis struct $name {
+            $( $(#[doc = $doc])* pub $field: $ty, )*
+        }
+
+        const _: () = assert!(
+            ::core::mem::size_of::<$name>() <= $crate::limits::SETTINGS_BYTES_MAX,
+            "core settings are limited to 256 bytes"
+        );
+
+        impl ::core::default::Default for $name {
+            fn default() -> Self {
+                Self { $( $field: $default, )* }
+            }
+        }
+
+        impl $crate::Settings for $name {
+            const KEYS: &'static [$crate::SettingKey] = &[
+                $( $crate::SettingKey {
+                    name: stringify!($field),
+                    default: $default as u64,
+                    max: <$ty>::MAX as u64,
+                    doc: concat!($($doc),*),
+                }, )*
+            ];
+
+            fn set(&mut self, key: &str, value: u64) -> ::core::result::Result<(), $crate::SettingError> {
+                match key {
+                    $( stringify!($field) => {
+                        self.$field = <$ty>::try_from(value).map_err(|_| $crate::SettingError::OutOfRange {
+                            key: key.to_string(),
+                            value,
+                            max: <$ty>::MAX as u64,
+                        })?;
+                        Ok(())
+                    } )*
+                    _ => Err($crate::SettingError::Unknown {
+                        key: key.to_string(),
+                        known: [$(stringify!($field)),*].join(", "),
+                    }),
+                }
+            }
+
+            fn get(&self, key: &str) -> ::core::option::Option<u64> {
+                match key {
+                    $( stringify!($field) => Some(self.$field as u64), )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+/// Settings of a core that has none.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
+#[repr(C)]
+pub struct NoSettings;
+
+impl Settings for NoSettings {
+    const KEYS: &'static [SettingKey] = &[];
+    fn set(&mut self, key: &str, _value: u64) -> Result<(), SettingError> {
+        Err(SettingError::Unknown { key: key.to_string(), known: String::new() })
+    }
+    fn get(&self, _key: &str) -> Option<u64> {
+        None
+    }
+}
+
+/// A payload of at most [`limits::PAYLOAD_BYTES_MAX`] bytes, stored inline.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Payload {
+    len: u8,
+    bytes: [u8; limits::PAYLOAD_BYTES_MAX],
+}
+
+impl Payload {
+    pub const EMPTY: Payload = Payload { len: 0, bytes: [0; limits::PAYLOAD_BYTES_MAX] };
+
+    /// `None` when `bytes` is longer than the limit.
+    pub fn new(bytes: &[u8]) -> Option<Payload> {
+        if bytes.len() > limits::PAYLOAD_BYTES_MAX {
+            return None;
+        }
+        let mut p = Payload::EMPTY;
+        p.len = bytes.len() as u8;
+        p.bytes[..bytes.len()].copy_from_slice(bytes);
+        Some(p)
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+impl fmt::Debug for Payload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::trace::hex(self.as_slice()))
+    }
+}
+
+/// One effect of a step, in emission order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    Send { to: NodeId, msg: Payload },
+    Arm { timer: u8 },
+    Cancel { timer: u8 },
+    Persist { record: Payload },
+    Wake { waiter: u8 },
+    Reply { msg: Payload },
+}
+
+/// A limit a core crossed inside one step. Reported as an error naming the
+/// core, node, event and limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EffectError {
+    #[error("more than {max} effects in one step (limit effects_per_step)", max = limits::EFFECTS_PER_STEP)]
+    TooManyEffects,
+    #[error("a {what} of {len} bytes (limit payload_bytes_max = {max})", max = limits::PAYLOAD_BYTES_MAX)]
+    PayloadTooLong { what: &'static str, len: usize },
+    #[error("timer {timer} (limit timers_max = {max}: timers are 0..{max})", max = limits::TIMERS_MAX)]
+    TimerOutOfRange { timer: u8 },
+    #[error("waiter {waiter} (limit waiters_max = {max}: waiters are 0..{max})", max = limits::WAITERS_MAX)]
+    WaiterOutOfRange { waiter: u8 },
+}
+
+/// The effects of one step. A core can add effects only through these
+/// methods; the first limit crossed is recorded and the engine reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Effects {
+    items: [Effect; limits::EFFECTS_PER_STEP],
+    len: u8,
+    error: Option<EffectError>,
+    disabled: bool,
+}
+
+impl Default for Effects {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Effects {
+    pub(crate) fn new() -> Effects {
+        Effects {
+            items: [Effect::Arm { timer: 0 }; limits::EFFECTS_PER_STEP],
+            len: 0,
+            error: None,
+            disabled: false,
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+        self.error = None;
+        self.disabled = false;
+    }
+
+    fn push(&mut self, effect: Effect) {
+        if self.error.is_some() {
+            return;
+        }
+        if self.len as usize == limits::EFFECTS_PER_STEP {
+            self.error = Some(EffectError::TooManyEffects);
+            return;
+        }
+        self.items[self.len as usize] = effect;
+        self.len += 1;
+    }
+
+    fn payload(&mut self, what: &'static str, bytes: &[u8]) -> Option<Payload> {
+        let p = Payload::new(bytes);
+        if p.is_none() && self.error.is_none() {
+            self.error = Some(EffectError::PayloadTooLong { what, len: bytes.len() });
+        }
+        p
+    }
+
+    /// Sends `msg` to node `to`.
+    pub fn send(&mut self, to: NodeId, msg: &[u8]) {
+        if let Some(msg) = self.payload("message", msg) {
+            self.push(Effect::Send { to, msg });
+        }
+    }
+
+    /// Arms timer `timer`. Arming an armed timer leaves it armed.
+    pub fn arm(&mut self, timer: u8) {
+        if timer as usize >= limits::TIMERS_MAX {
+            self.error.get_or_insert(EffectError::TimerOutOfRange { timer });
+            return;
+        }
+        self.push(Effect::Arm { timer });
+    }
+
+    /// Cancels timer `timer`, armed or not.
+    pub fn cancel(&mut self, timer: u8) {
+        if timer as usize >= limits::TIMERS_MAX {
+            self.error.get_or_insert(EffectError::TimerOutOfRange { timer });
+            return;
+        }
+        self.push(Effect::Cancel { timer });
+    }
+
+    /// Queues a durable write. The engine applies it through
+    /// [`Core::apply_persist`] on FLUSH, or on a crash that keeps it.
+    pub fn persist(&mut self, record: &[u8]) {
+        if let Some(record) = self.payload("persist record", record) {
+            self.push(Effect::Persist { record });
+        }
+    }
+
+    /// Wakes waiter `waiter` of this node later (a WAKE action). A wake
+    /// already pending stays one wake.
+    pub fn wake(&mut self, waiter: u8) {
+        if waiter as usize >= limits::WAITERS_MAX {
+            self.error.get_or_insert(EffectError::WaiterOutOfRange { waiter });
+            return;
+        }
+        self.push(Effect::Wake { waiter });
+    }
+
+    /// Replies to a client: appended to the ghost log with this node's id.
+    pub fn reply(&mut self, msg: &[u8]) {
+        if let Some(msg) = self.payload("reply", msg) {
+            self.push(Effect::Reply { msg });
+        }
+    }
+
+    /// Direct-actions cores: the action this step was asked to take is not
+    /// enabled in this state, so it has no successor.
+    pub fn not_enabled(&mut self) {
+        self.disabled = true;
+    }
+
+    /// The effects emitted so far, in order.
+    pub fn as_slice(&self) -> &[Effect] {
+        &self.items[..self.len as usize]
+    }
+
+    pub(crate) fn error(&self) -> Option<EffectError> {
+        self.error
+    }
+
+    pub(crate) fn is_disabled(&self) -> bool {
+        self.disabled
+    }
+}

@@ -1,0 +1,321 @@
+//! The engine: builds initial worlds and applies one action to a world,
+//! calling the core's `step` and `apply_persist` and then carrying out the
+//! effects. It owns durability (it compares the durable bytes around every
+//! step) and every queue bound. It does no I/O and reads no clock.
+
+use zerocopy::{FromBytes, IntoBytes};
+
+use crate::action::{self, Action, Environment, TooManyActions};
+use crate::core::{Context, Core, Effect, EffectError, Effects, Event, NodeId, Payload, limits};
+use crate::model::{Model, ModelError};
+use crate::network::{self, Msg, Network};
+use crate::world::{Fingerprint, Shape, World, fingerprint};
+
+/// A core misbehaved, or a step crossed a limit. The search stops with the
+/// verdict `error` and a trace to the world where it happened.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("core `{core}`, node {node}, event {event}: {kind}")]
+pub struct StepError {
+    pub core: &'static str,
+    pub node: NodeId,
+    pub event: String,
+    pub kind: StepErrorKind,
+}
+
+/// What went wrong in one step.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StepErrorKind {
+    #[error("step changed durable bytes (only apply_persist may)")]
+    DurableChanged,
+    #[error("apply_persist changed volatile bytes (it may change only the first DURABLE bytes)")]
+    PersistChangedVolatile,
+    #[error("{0}")]
+    Effect(EffectError),
+    #[error("send to node {to}, but the model has {nodes} nodes")]
+    NoSuchNode { to: NodeId, nodes: u8 },
+    #[error("send to itself (a node has no channel to itself)")]
+    SendToSelf,
+    #[error("channel {from}->{to} would hold more than {max} messages (limit messages_per_channel_max)", max = limits::QUEUE_MAX)]
+    ChannelFull { from: NodeId, to: NodeId },
+    #[error("more than {max} pending persists (limit pending_persists_max)", max = limits::QUEUE_MAX)]
+    PersistsFull,
+    #[error("the ghost log would hold more than {max} replies (limit replies_max)", max = limits::QUEUE_MAX)]
+    RepliesFull,
+    #[error("not_enabled() from a message-passing core (only direct-actions cores may)")]
+    NotEnabledOutsideDirect,
+    #[error("{0}")]
+    TooManyActions(TooManyActions),
+    #[error("non-deterministic: two runs of the same step from the same state differ in {0} (--det)")]
+    Nondeterministic(&'static str),
+}
+
+/// One successor: the action taken, or none when a direct action is not
+/// enabled.
+pub(crate) type Outcome = Result<bool, StepError>;
+
+/// Applies actions of one model. Holds scratch buffers so that a search
+/// allocates nothing per successor.
+pub struct Engine<'m, C: Core> {
+    pub(crate) model: &'m Model<C>,
+    pub(crate) shape: Shape,
+    pub(crate) env: Environment,
+    pub(crate) det: bool,
+    effects: Effects,
+    effects_again: Effects,
+}
+
+impl<'m, C: Core> Engine<'m, C> {
+    pub fn new(model: &'m Model<C>, det: bool) -> Result<Engine<'m, C>, ModelError> {
+        model.validate()?;
+        let direct = C::direct_actions(&model.settings).map(|d| d.actions);
+        Ok(Engine {
+            model,
+            shape: Shape { nodes: model.nodes, state_size: std::mem::size_of::<C::State>(), network: model.network },
+            env: Environment { network: model.network, budgets: model.budgets, direct },
+            det,
+            effects: Effects::new(),
+            effects_again: Effects::new(),
+        })
+    }
+
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// How many initial worlds there are (`Init { variant }` for each).
+    pub fn initial_variants(&self) -> u32 {
+        C::direct_actions(&self.model.settings).map_or(1, |d| d.initial_states)
+    }
+
+    /// Builds initial world `variant` into `out`. `Ok(false)` when a
+    /// direct-actions core rejects the variant (`not_enabled` in `Init`), as
+    /// TLC drops an `Init` candidate whose constraint fails.
+    pub fn initial(&mut self, variant: u32, out: &mut World) -> Outcome {
+        let fresh = World::empty(&self.shape);
+        out.copy_from(&fresh);
+        let b = &self.model.budgets;
+        out.drops = b.drops;
+        out.dups = b.dups;
+        out.crashes = b.crashes;
+        out.timeouts = b.timeouts.unwrap_or(0);
+        for e in out.env.iter_mut() {
+            e.clients_left = b.clients;
+        }
+        for node in 0..self.shape.nodes {
+            if !self.step(out, node, Event::Init { variant })? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Lists the actions enabled in `world` (from the world alone).
+    pub fn actions(&self, world: &World, out: &mut Vec<Action>) -> Result<(), TooManyActions> {
+        action::enumerate(&self.env, world, out)
+    }
+
+    /// Applies `action` to `world` into `out`. `Ok(false)` when a direct
+    /// action is not enabled (then `out` is garbage).
+    pub fn apply(&mut self, world: &World, action: &Action, out: &mut World) -> Outcome {
+        out.copy_from(world);
+        match *action {
+            Action::Init { variant } => return self.initial(variant, out),
+            Action::Deliver { from, to, msg } => {
+                let m = Msg { from, to, payload: msg };
+                let at = match self.shape.network {
+                    Network::Fifo => network::head(&out.net, from, to),
+                    Network::Bag => network::find(&out.net, &m),
+                };
+                let at = at.unwrap_or_else(|| unreachable!("DELIVER of a message not in flight"));
+                out.net.remove(at);
+                self.step(out, to, Event::Deliver { from, msg: msg.as_slice() })?;
+            }
+            Action::Drop { from, to, msg } => {
+                out.drops -= 1;
+                match self.shape.network {
+                    Network::Fifo => {
+                        network::reset_pair(&mut out.net, from, to);
+                        out.env[from as usize].resets |= 1 << to;
+                        out.env[to as usize].resets |= 1 << from;
+                    }
+                    Network::Bag => {
+                        let at = network::find(&out.net, &Msg { from, to, payload: msg });
+                        out.net.remove(at.unwrap_or_else(|| unreachable!("DROP of a message not in flight")));
+                    }
+                }
+            }
+            Action::Dup { from, to, msg } => {
+                out.dups -= 1;
+                let m = Msg { from, to, payload: msg };
+                network::send(Network::Bag, &mut out.net, m).map_err(|_| StepError {
+                    core: C::NAME,
+                    node: from,
+                    event: "DUP".to_string(),
+                    kind: StepErrorKind::ChannelFull { from, to },
+                })?;
+            }
+            Action::Fire { node, timer } => {
+                if self.env.budgets.timeouts.is_some() {
+                    out.timeouts -= 1;
+                }
+                out.env[node as usize].timers &= !(1 << timer);
+                self.step(out, node, Event::Fire { timer })?;
+            }
+            Action::Flush { node } => {
+                let at = out.persists.iter().position(|(n, _)| *n == node);
+                let (_, record) = out.persists.remove(at.unwrap_or_else(|| unreachable!("FLUSH with nothing pending")));
+                self.persist(out, node, &record)?;
+                self.step(out, node, Event::Flushed)?;
+            }
+            Action::Wake { node, waiter } => {
+                out.env[node as usize].wakes &= !(1 << waiter);
+                self.step(out, node, Event::Wake { waiter })?;
+            }
+            Action::Client { node } => {
+                let e = &mut out.env[node as usize];
+                let index = self.model.budgets.clients - e.clients_left;
+                e.clients_left -= 1;
+                self.step(out, node, Event::Client { index })?;
+            }
+            Action::Crash { node, keep } => {
+                out.crashes -= 1;
+                let mine: Vec<Payload> = out.persists.iter().filter(|(n, _)| *n == node).map(|(_, p)| *p).collect();
+                for record in &mine[..keep as usize] {
+                    self.persist(out, node, record)?;
+                }
+                out.persists.retain(|(n, _)| *n != node);
+                let size = self.shape.state_size;
+                let at = node as usize * size;
+                out.states[at + C::DURABLE..at + size].fill(0);
+                let e = &mut out.env[node as usize];
+                e.timers = 0;
+                e.wakes = 0;
+                e.resets = 0;
+                network::isolate(&mut out.net, node);
+                for peer in 0..self.shape.nodes {
+                    if peer != node {
+                        out.env[peer as usize].resets |= 1 << node;
+                    }
+                }
+                self.step(out, node, Event::Restart)?;
+            }
+            Action::Reset { node, peer } => {
+                out.env[node as usize].resets &= !(1 << peer);
+                self.step(out, node, Event::Reset { peer })?;
+            }
+            Action::Direct { index } => {
+                return self.step(out, 0, Event::Action { index });
+            }
+        }
+        Ok(true)
+    }
+
+    /// Encodes `world` into `buf` and returns its fingerprint.
+    pub fn fingerprint(&self, world: &World, buf: &mut Vec<u8>) -> Fingerprint {
+        world.encode(&self.shape, buf);
+        fingerprint(buf)
+    }
+
+    fn context(&self, node: NodeId) -> Context<'m, C::Settings> {
+        Context { node, nodes: self.shape.nodes, settings: &self.model.settings }
+    }
+
+    fn read_state(&self, world: &World, node: NodeId) -> C::State {
+        let size = self.shape.state_size;
+        let at = node as usize * size;
+        C::State::read_from_bytes(&world.states[at..at + size])
+            .unwrap_or_else(|_| unreachable!("state slice has the state's size"))
+    }
+
+    fn write_state(&self, world: &mut World, node: NodeId, state: &C::State) {
+        let size = self.shape.state_size;
+        let at = node as usize * size;
+        world.states[at..at + size].copy_from_slice(state.as_bytes());
+    }
+
+    /// Runs `apply_persist` for one record and checks that it touched only
+    /// durable bytes.
+    fn persist(&mut self, world: &mut World, node: NodeId, record: &Payload) -> Result<(), StepError> {
+        let before = self.read_state(world, node);
+        let mut state = before;
+        C::apply_persist(&self.context(node), &mut state, record.as_slice());
+        if state.as_bytes()[C::DURABLE..] != before.as_bytes()[C::DURABLE..] {
+            return Err(StepError {
+                core: C::NAME,
+                node,
+                event: "apply_persist".to_string(),
+                kind: StepErrorKind::PersistChangedVolatile,
+            });
+        }
+        self.write_state(world, node, &state);
+        Ok(())
+    }
+
+    /// Calls `step` and carries out its effects. `Ok(false)` when a direct
+    /// action is not enabled.
+    fn step(&mut self, world: &mut World, node: NodeId, event: Event<'_>) -> Outcome {
+        let before = self.read_state(world, node);
+        let mut state = before;
+        let err = |kind| StepError { core: C::NAME, node, event: event.to_string(), kind };
+        self.effects.clear();
+        let ctx = self.context(node);
+        C::step(&ctx, &mut state, event, &mut self.effects);
+        if self.det {
+            let mut again = before;
+            self.effects_again.clear();
+            C::step(&ctx, &mut again, event, &mut self.effects_again);
+            if again.as_bytes() != state.as_bytes() {
+                return Err(err(StepErrorKind::Nondeterministic("next state")));
+            }
+            if self.effects_again != self.effects {
+                return Err(err(StepErrorKind::Nondeterministic("effects")));
+            }
+        }
+        if let Some(e) = self.effects.error() {
+            return Err(err(StepErrorKind::Effect(e)));
+        }
+        if self.effects.is_disabled() {
+            if self.env.direct.is_none() {
+                return Err(err(StepErrorKind::NotEnabledOutsideDirect));
+            }
+            return Ok(false);
+        }
+        if state.as_bytes()[..C::DURABLE] != before.as_bytes()[..C::DURABLE] {
+            return Err(err(StepErrorKind::DurableChanged));
+        }
+        self.write_state(world, node, &state);
+        for effect in self.effects.as_slice() {
+            match *effect {
+                Effect::Send { to, msg } => {
+                    if to >= self.shape.nodes {
+                        return Err(err(StepErrorKind::NoSuchNode { to, nodes: self.shape.nodes }));
+                    }
+                    if to == node {
+                        return Err(err(StepErrorKind::SendToSelf));
+                    }
+                    let m = Msg { from: node, to, payload: msg };
+                    network::send(self.shape.network, &mut world.net, m)
+                        .map_err(|_| err(StepErrorKind::ChannelFull { from: node, to }))?;
+                }
+                Effect::Arm { timer } => world.env[node as usize].timers |= 1 << timer,
+                Effect::Cancel { timer } => world.env[node as usize].timers &= !(1 << timer),
+                Effect::Persist { record } => {
+                    let pending = world.persists.iter().filter(|(n, _)| *n == node).count();
+                    if pending >= limits::QUEUE_MAX {
+                        return Err(err(StepErrorKind::PersistsFull));
+                    }
+                    let at = world.persists.partition_point(|(n, _)| *n <= node);
+                    world.persists.insert(at, (node, record));
+                }
+                Effect::Wake { waiter } => world.env[node as usize].wakes |= 1 << waiter,
+                Effect::Reply { msg } => {
+                    if world.replies.len() >= limits::QUEUE_MAX {
+                        return Err(err(StepErrorKind::RepliesFull));
+                    }
+                    world.replies.push((node, msg));
+                }
+            }
+        }
+        Ok(true)
+    }
+}

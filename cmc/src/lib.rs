@@ -1,0 +1,32 @@
+//! cmc: an explicit-state model checker for protocol code.
+//!
+//! A [`Core`] is a step function over a fixed-size state per node; a
+//! [`Model`] puts a core in an environment (nodes, network, budgets) with
+//! properties; the searches in [`search`] explore every world reachable by
+//! the environment's actions and return a [`Report`]. The engine does no I/O:
+//! files, clocks and terminals belong to the caller (`cmc-runner`).
+
+// Lets `cmc::settings!` expand inside this crate's own tests.
+extern crate self as cmc;
+
+pub mod action;
+pub mod core;
+pub mod engine;
+pub mod model;
+pub mod network;
+pub mod property;
+pub mod trace;
+pub mod world;
+
+pub use zerocopy;
+
+pub use crate::action::Action;
+pub use crate::core::{
+    Context, Core, DirectActions, Effect, EffectError, Effects, Event, NoSettings, NodeId, Payload, SettingError,
+    SettingKey, Settings, limits,
+};
+pub use crate::engine::{Engine, StepError, StepErrorKind};
+pub use crate::model::{Budgets, Identity, Model, ModelError};
+pub use crate::network::{Msg, Network};
+pub use crate::property::{Kind, Property, View};
+pub use crate::world::{Fingerprint, World};
