@@ -138,6 +138,13 @@ pub trait Core: 'static {
         let _ = (ctx, state, record);
     }
 
+    /// Rejects settings the core cannot run with (say, more resource
+    /// managers than its state has room for). The message names the key.
+    fn validate(settings: &Self::Settings) -> Result<(), String> {
+        let _ = settings;
+        Ok(())
+    }
+
     /// Calibration cores only: the world is one state and the actions are
     /// `Next`'s disjuncts. `None` (the default) means a message-passing core.
     fn direct_actions(settings: &Self::Settings) -> Option<DirectActions> {

@@ -10,11 +10,15 @@
 extern crate self as cmc;
 
 pub mod action;
+pub mod catalog;
 pub mod core;
 pub mod engine;
 pub mod model;
 pub mod network;
 pub mod property;
+pub mod replay;
+pub mod report;
+pub mod search;
 pub mod trace;
 pub mod world;
 
@@ -30,3 +34,6 @@ pub use crate::model::{Budgets, Identity, Model, ModelError};
 pub use crate::network::{Msg, Network};
 pub use crate::property::{Kind, Property, View};
 pub use crate::world::{Fingerprint, World};
+pub use crate::replay::{ReplayError, replay};
+pub use crate::report::{CounterexampleFile, Report, Verdict};
+pub use crate::search::{Control, NoControl, Options, Progress, Search, check, check_with};

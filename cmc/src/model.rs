@@ -67,6 +67,8 @@ pub enum ModelError {
     DuplicateProperty { name: String },
     #[error("a property has an empty name")]
     EmptyPropertyName,
+    #[error("core `{core}`: {message}")]
+    BadSettings { core: &'static str, message: String },
     #[error("core `{core}`: {source}")]
     Setting { core: &'static str, source: crate::core::SettingError },
 }
@@ -148,6 +150,7 @@ impl<C: Core> Model<C> {
         if size > limits::SETTINGS_BYTES_MAX {
             return Err(ModelError::SettingsTooLarge { core: C::NAME, size });
         }
+        C::validate(&self.settings).map_err(|message| ModelError::BadSettings { core: C::NAME, message })?;
         if self.nodes == 0 || self.nodes as usize > limits::NODES_MAX {
             return Err(ModelError::Nodes { nodes: self.nodes as u64 });
         }

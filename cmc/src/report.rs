@@ -1,0 +1,229 @@
+//! Reports: the outcome of a search as a value, printable as text for people
+//! and as JSON (DESIGN section 4) for machines, and the counterexample file
+//! that `cmc replay` reads.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::Identity;
+use crate::property::Kind;
+
+/// The outcome of a search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The search was complete and every property held.
+    Pass,
+    /// A property failed; `property` names it and `trace` shows how.
+    Violation,
+    /// The search stopped before covering the state space (a bound, a cap,
+    /// an interruption, or a simulation, which is never a pass).
+    Incomplete,
+    /// A core misbehaved or a limit was crossed; `reason` says which.
+    Error,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Violation => "violation",
+            Verdict::Incomplete => "incomplete",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+/// One step of a trace: the action and the world after it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    /// The action token (`DELIVER(0->1, 02)`, `CRASH(1, 0)`, ...), as
+    /// counterexample files store it.
+    pub action: String,
+    /// A label for people: the token, or a direct action's name.
+    pub label: String,
+    /// The world's 128-bit fingerprint, in hex.
+    pub fingerprint: String,
+    pub world: WorldText,
+}
+
+/// A world, decoded for people: node states through their `Debug`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorldText {
+    pub nodes: Vec<NodeText>,
+    /// Messages in flight: `from->to: hex`.
+    pub network: Vec<String>,
+    /// The ghost log: `node: hex`.
+    pub replies: Vec<String>,
+    pub drops_left: u8,
+    pub dups_left: u8,
+    pub crashes_left: u8,
+    pub timeouts_left: Option<u8>,
+}
+
+/// One node of a decoded world.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeText {
+    pub state: String,
+    pub timers: Vec<u8>,
+    pub wakes: Vec<u8>,
+    pub resets: Vec<u8>,
+    pub clients_left: u8,
+    pub pending_persists: Vec<String>,
+}
+
+/// A reachability property's witness.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Witness {
+    pub property: String,
+    pub trace: Vec<Step>,
+}
+
+/// What a search found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub verdict: Verdict,
+    /// The failed property, for a violation.
+    pub property: Option<String>,
+    pub kind: Option<Kind>,
+    /// Why the search is incomplete, or what the error is.
+    pub reason: Option<String>,
+    /// The search and its parameters, e.g. `bfs` or `dfs(depth_max=12)`.
+    pub search: String,
+    pub model: Identity,
+    pub distinct_states: u64,
+    pub generated_states: u64,
+    /// The depth reached, counting the initial state as 1.
+    pub depth: u32,
+    /// Filled in by the caller, which owns the clock.
+    pub elapsed_s: f64,
+    /// For a violation or an error: the shortest (BFS) trace to it.
+    pub trace: Vec<Step>,
+    /// For each `sometimes` property that held: a world where it did.
+    pub witnesses: Vec<Witness>,
+}
+
+impl Report {
+    /// The report as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+
+    /// The one-line summary: verdict, property, counts.
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        let _ = write!(s, "{}", self.verdict.name());
+        if let (Some(p), Some(k)) = (&self.property, self.kind) {
+            let _ = write!(s, " of {k} property `{p}`");
+        }
+        if let Some(r) = &self.reason {
+            let _ = write!(s, ": {r}");
+        }
+        let _ = write!(
+            s,
+            " ({}; {} distinct states, {} generated, depth {})",
+            self.search, self.distinct_states, self.generated_states, self.depth
+        );
+        s
+    }
+
+    /// The report for people: the summary, then the trace action by action
+    /// with every node's state.
+    pub fn to_text(&self) -> String {
+        let mut s = self.summary();
+        s.push('\n');
+        if !self.trace.is_empty() {
+            let what = if self.verdict == Verdict::Error { "trace to the error" } else { "counterexample" };
+            let _ = writeln!(s, "{what} ({} states):", self.trace.len());
+            render_trace(&mut s, &self.trace);
+        }
+        s
+    }
+
+    /// The counterexample file for `cmc replay`, for a violation with a
+    /// trace.
+    pub fn counterexample(&self) -> Option<CounterexampleFile> {
+        if self.verdict != Verdict::Violation || self.trace.is_empty() {
+            return None;
+        }
+        Some(CounterexampleFile {
+            cmc_counterexample: 1,
+            model: self.model.clone(),
+            property: self.property.clone()?,
+            kind: self.kind?,
+            search: self.search.clone(),
+            steps: self
+                .trace
+                .iter()
+                .map(|st| FileStep { action: st.action.clone(), fingerprint: st.fingerprint.clone() })
+                .collect(),
+        })
+    }
+}
+
+/// Renders a trace, one numbered step per action, each world's nodes below.
+pub fn render_trace(s: &mut String, trace: &[Step]) {
+    for (i, st) in trace.iter().enumerate() {
+        let _ = writeln!(s, "{:>4}. {}", i + 1, st.label);
+        let w = &st.world;
+        for (n, node) in w.nodes.iter().enumerate() {
+            let _ = write!(s, "        node {n}: {}", node.state);
+            let mut extra = Vec::new();
+            if !node.timers.is_empty() {
+                extra.push(format!("timers {:?}", node.timers));
+            }
+            if !node.wakes.is_empty() {
+                extra.push(format!("wakes {:?}", node.wakes));
+            }
+            if !node.resets.is_empty() {
+                extra.push(format!("resets {:?}", node.resets));
+            }
+            if !node.pending_persists.is_empty() {
+                extra.push(format!("pending persists [{}]", node.pending_persists.join(", ")));
+            }
+            if !extra.is_empty() {
+                let _ = write!(s, "  ({})", extra.join("; "));
+            }
+            s.push('\n');
+        }
+        if !w.network.is_empty() {
+            let _ = writeln!(s, "        network: {}", w.network.join(", "));
+        }
+        if !w.replies.is_empty() {
+            let _ = writeln!(s, "        replies: {}", w.replies.join(", "));
+        }
+    }
+}
+
+/// One step of a counterexample file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStep {
+    pub action: String,
+    pub fingerprint: String,
+}
+
+/// What `cmc replay FILE` reads: the model's identity, the failed property
+/// and the actions with the fingerprint after each.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CounterexampleFile {
+    /// Format version, 1.
+    pub cmc_counterexample: u32,
+    pub model: Identity,
+    pub property: String,
+    pub kind: Kind,
+    /// The search that found it.
+    pub search: String,
+    pub steps: Vec<FileStep>,
+}
+
+impl CounterexampleFile {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+
+    pub fn from_json(text: &str) -> Result<CounterexampleFile, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}

@@ -1,0 +1,135 @@
+//! Depth-first search to a depth bound (the initial state is depth 1).
+//!
+//! Each fingerprint is stored with the shallowest depth it was reached at,
+//! and a world reached again at a shallower depth is explored again, so the
+//! search reaches every world that breadth-first search reaches within the
+//! bound. Successors of worlds at the bound are fingerprinted but not
+//! stored; if any of them was never reached within the bound, the bound hid
+//! part of the state space and the verdict is incomplete, never pass.
+
+use super::{Checker, Control, End, FpMap, FpSet, POLL_EVERY, Path, step_error};
+use crate::action::Action;
+use crate::core::Core;
+use crate::world::World;
+
+/// One world on the stack.
+struct Frame {
+    world: World,
+    /// The action that reached this world (`Init` for a root).
+    via: Action,
+    depth: u32,
+    actions: Vec<Action>,
+    next: usize,
+    enabled: bool,
+}
+
+pub(crate) fn run<C: Core>(c: &mut Checker<'_, C>, depth_max: u32, control: &mut dyn Control) -> End {
+    let shape = c.engine.shape;
+    let states_max = c.options.states_max;
+    let mut seen: FpMap<u32> = FpMap::default();
+    let mut beyond = FpSet::default();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut witnessed = Vec::new();
+    let mut scratch = World::empty(&shape);
+    let mut next_poll = POLL_EVERY;
+    let path_of = |stack: &[Frame]| -> Path { stack.iter().map(|f| f.via).collect() };
+    if depth_max == 0 {
+        return End::Incomplete("depth_max = 0 explores nothing".to_string());
+    }
+
+    let mut variant = 0;
+    let variants = c.engine.initial_variants();
+    loop {
+        // Take the next world: a successor of the top frame, or the next
+        // initial world when the stack is empty.
+        let (via, depth) = match stack.last_mut() {
+            None => {
+                if variant == variants {
+                    break;
+                }
+                let v = variant;
+                variant += 1;
+                match c.engine.initial(v, &mut scratch) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(e) => return step_error(e, Vec::new()),
+                }
+                c.generated += 1;
+                (Action::Init { variant: v }, 1)
+            }
+            Some(top) => {
+                if top.next == top.actions.len() {
+                    let frame = stack.pop().unwrap_or_else(|| unreachable!("stack top exists"));
+                    if !frame.enabled
+                        && let Some((property, kind)) = c.check_terminal(&frame.world)
+                    {
+                        let mut path = path_of(&stack);
+                        path.push(frame.via);
+                        return End::Violation { property, kind, path };
+                    }
+                    continue;
+                }
+                let action = top.actions[top.next];
+                top.next += 1;
+                match c.engine.apply(&top.world, &action, &mut scratch) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(e) => return step_error(e, path_of(&stack)),
+                }
+                top.enabled = true;
+                c.generated += 1;
+                (action, top.depth + 1)
+            }
+        };
+        if c.generated >= next_poll {
+            next_poll = c.generated + POLL_EVERY;
+            if let Some(reason) = control.poll(&c.progress()) {
+                return End::Incomplete(reason);
+            }
+        }
+        let fp = c.engine.fingerprint(&scratch, &mut c.buf);
+        if depth > depth_max {
+            beyond.insert(fp);
+            continue;
+        }
+        match seen.get(&fp) {
+            Some(&d) if d <= depth => continue,
+            Some(_) => {
+                seen.insert(fp, depth);
+            }
+            None => {
+                if states_max.is_some_and(|m| c.distinct >= m) {
+                    return End::Incomplete(format!("states_max = {} reached", states_max.unwrap_or_default()));
+                }
+                seen.insert(fp, depth);
+                c.distinct += 1;
+                c.depth = c.depth.max(depth);
+                let failed = c.check_new(&scratch, &mut witnessed);
+                if !witnessed.is_empty() || failed.is_some() {
+                    let mut path = path_of(&stack);
+                    path.push(via);
+                    for &i in &witnessed {
+                        c.witnesses[i] = Some(path.clone());
+                    }
+                    if let Some(i) = failed {
+                        let (property, kind) = c.property(i);
+                        return End::Violation { property, kind, path };
+                    }
+                }
+            }
+        }
+        let mut actions = Vec::new();
+        if let Err(e) = c.engine.actions(&scratch, &mut actions) {
+            let mut path = path_of(&stack);
+            path.push(via);
+            return End::Error { error: e.to_string(), path };
+        }
+        let mut world = World::empty(&shape);
+        world.copy_from(&scratch);
+        stack.push(Frame { world, via, depth, actions, next: 0, enabled: false });
+    }
+    if beyond.iter().any(|fp| !seen.contains_key(fp)) {
+        return End::Incomplete(format!("depth_max = {depth_max} reached with worlds left to explore"));
+    }
+    End::Complete
+}

@@ -1,0 +1,369 @@
+//! The searches: breadth-first with TLC's semantics, depth-first with a
+//! bound, seeded simulation. All share the engine (which applies actions)
+//! and [`Checker`] (which evaluates properties and renders traces). None of
+//! them does I/O; the caller may stop a search through [`Control`].
+
+mod bfs;
+mod dfs;
+mod simulate;
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::action::Action;
+use crate::core::Core;
+use crate::engine::{Engine, StepError};
+use crate::model::{Model, ModelError};
+use crate::property::{Kind, View};
+use crate::report::{NodeText, Report, Step, Verdict, Witness, WorldText};
+use crate::trace::hex;
+use crate::world::{Fingerprint, World};
+
+/// Which search to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    /// Breadth-first (TLC's semantics); with `depth_max`, worlds deeper than
+    /// it are not explored and a search they would have extended is
+    /// incomplete.
+    Bfs { depth_max: Option<u32> },
+    /// Depth-first to `depth_max` (the initial state is depth 1).
+    Dfs { depth_max: u32 },
+    /// `walks` seeded random walks of at most `walk_length` actions.
+    Simulate { walks: u64, walk_length: u32, seed: u64 },
+}
+
+impl Search {
+    /// The search and its parameters, as reports show it.
+    pub fn describe(&self) -> String {
+        match *self {
+            Search::Bfs { depth_max: None } => "bfs".to_string(),
+            Search::Bfs { depth_max: Some(d) } => format!("bfs(depth_max={d})"),
+            Search::Dfs { depth_max } => format!("dfs(depth_max={depth_max})"),
+            Search::Simulate { walks, walk_length, seed } => {
+                format!("simulate(walks={walks}, walk_length={walk_length}, seed={seed})")
+            }
+        }
+    }
+}
+
+/// How to search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub search: Search,
+    /// Stop (incomplete) rather than store more distinct states than this.
+    pub states_max: Option<u64>,
+    /// Run every step twice and compare (`--det`).
+    pub det: bool,
+    /// Report a world with no enabled action as a violation of `deadlock`
+    /// (TLC's default; off unless asked, as with TLC's `-deadlock`).
+    pub deadlock: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { search: Search::Bfs { depth_max: None }, states_max: None, det: false, deadlock: false }
+    }
+}
+
+/// Progress, as a search reports it to its [`Control`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub distinct_states: u64,
+    pub generated_states: u64,
+    pub depth: u32,
+}
+
+/// Lets the caller watch a search and stop it (a time cap, Ctrl-C). The
+/// engine owns no clock, so time caps live here.
+pub trait Control {
+    /// Called every few thousand generated states. `Some(reason)` stops the
+    /// search with the verdict incomplete.
+    fn poll(&mut self, progress: &Progress) -> Option<String>;
+}
+
+/// A [`Control`] that never stops a search.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoControl;
+
+impl Control for NoControl {
+    fn poll(&mut self, _progress: &Progress) -> Option<String> {
+        None
+    }
+}
+
+/// How often (in generated states) a search polls its control.
+pub(crate) const POLL_EVERY: u64 = 1 << 14;
+
+/// Checks `model` with `options`.
+pub fn check<C: Core>(model: &Model<C>, options: &Options) -> Result<Report, ModelError> {
+    check_with(model, options, &mut NoControl)
+}
+
+/// Checks `model` with `options`, polling `control`.
+pub fn check_with<C: Core>(
+    model: &Model<C>,
+    options: &Options,
+    control: &mut dyn Control,
+) -> Result<Report, ModelError> {
+    let engine = Engine::new(model, options.det)?;
+    let mut checker = Checker::new(engine, options);
+    let end = match options.search {
+        Search::Bfs { depth_max } => bfs::run(&mut checker, depth_max, control),
+        Search::Dfs { depth_max } => dfs::run(&mut checker, depth_max, control),
+        Search::Simulate { walks, walk_length, seed } => simulate::run(&mut checker, walks, walk_length, seed, control),
+    };
+    Ok(checker.finish(end))
+}
+
+/// A hasher for fingerprints, which are already uniform: it keeps the low
+/// 64 bits.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FpHasher(u64);
+
+impl Hasher for FpHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ b as u64;
+        }
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.0 = v as u64;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(crate) type FpSet = HashSet<Fingerprint, BuildHasherDefault<FpHasher>>;
+pub(crate) type FpMap<V> = HashMap<Fingerprint, V, BuildHasherDefault<FpHasher>>;
+
+/// How a search ended, before the report is assembled.
+pub(crate) enum End {
+    /// Explored everything within the search's reach.
+    Complete,
+    /// A property failed; the actions that lead to the failing world.
+    Violation { property: String, kind: Kind, path: Path },
+    /// Stopped early.
+    Incomplete(String),
+    /// A step failed; the actions to the world it was taken from, and the
+    /// action that failed.
+    Error { error: String, path: Path },
+}
+
+/// A trace as the actions that build it, starting with `Init`.
+pub(crate) type Path = Vec<Action>;
+
+/// Properties, counts and trace rendering, shared by the searches.
+pub(crate) struct Checker<'m, C: Core> {
+    pub engine: Engine<'m, C>,
+    pub options: Options,
+    pub distinct: u64,
+    pub generated: u64,
+    pub depth: u32,
+    /// For each property, whether it is `sometimes` and still unwitnessed.
+    pub unwitnessed: Vec<bool>,
+    /// Witness paths of `sometimes` properties, by property index.
+    pub witnesses: Vec<Option<Path>>,
+    pub buf: Vec<u8>,
+}
+
+impl<'m, C: Core> Checker<'m, C> {
+    pub fn new(engine: Engine<'m, C>, options: &Options) -> Self {
+        let props = &engine.model.properties;
+        let unwitnessed = props.iter().map(|p| p.kind == Kind::Sometimes).collect();
+        let witnesses = props.iter().map(|_| None).collect();
+        Checker {
+            engine,
+            options: *options,
+            distinct: 0,
+            generated: 0,
+            depth: 0,
+            unwitnessed,
+            witnesses,
+            buf: Vec::new(),
+        }
+    }
+
+    pub fn progress(&self) -> Progress {
+        Progress { distinct_states: self.distinct, generated_states: self.generated, depth: self.depth }
+    }
+
+    /// Checks the invariants on a newly found world; returns the first that
+    /// fails. Also records which `sometimes` properties it witnesses (their
+    /// indices are returned through `witnessed`).
+    pub fn check_new(&mut self, world: &World, witnessed: &mut Vec<usize>) -> Option<usize> {
+        witnessed.clear();
+        let model = self.engine.model;
+        let view = View::<C>::new(world, &model.settings);
+        for (i, p) in model.properties.iter().enumerate() {
+            match p.kind {
+                Kind::Always => {
+                    if !p.holds(&view) {
+                        return Some(i);
+                    }
+                }
+                Kind::Sometimes => {
+                    if self.unwitnessed[i] && p.holds(&view) {
+                        self.unwitnessed[i] = false;
+                        witnessed.push(i);
+                    }
+                }
+                Kind::Eventually => {}
+            }
+        }
+        None
+    }
+
+    /// Checks a world with no enabled action: the `eventually` properties,
+    /// then deadlock when asked. Returns the failing property's name and kind.
+    pub fn check_terminal(&self, world: &World) -> Option<(String, Kind)> {
+        let model = self.engine.model;
+        let view = View::<C>::new(world, &model.settings);
+        for p in &model.properties {
+            if p.kind == Kind::Eventually && !p.holds(&view) {
+                return Some((p.name.clone(), p.kind));
+            }
+        }
+        if self.options.deadlock {
+            return Some(("deadlock".to_string(), Kind::Always));
+        }
+        None
+    }
+
+    pub fn property(&self, i: usize) -> (String, Kind) {
+        let p = &self.engine.model.properties[i];
+        (p.name.clone(), p.kind)
+    }
+
+    /// Re-runs `path` through the core and renders every world. A path the
+    /// search recorded always replays; if it did not, the checker's own
+    /// bookkeeping would be wrong, which is reported rather than hidden.
+    pub fn render(&mut self, path: &[Action]) -> Result<Vec<Step>, String> {
+        let mut steps = Vec::with_capacity(path.len());
+        let mut world = World::empty(&self.engine.shape);
+        let mut next = World::empty(&self.engine.shape);
+        for (i, action) in path.iter().enumerate() {
+            let ok = self.engine.apply(&world, action, &mut next).map_err(|e| e.to_string())?;
+            if !ok {
+                return Err(format!("internal: step {} ({action}) of a recorded trace is not enabled", i + 1));
+            }
+            std::mem::swap(&mut world, &mut next);
+            steps.push(self.render_step(action, &world));
+        }
+        Ok(steps)
+    }
+
+    pub fn render_step(&mut self, action: &Action, world: &World) -> Step {
+        let fp = self.engine.fingerprint(world, &mut self.buf);
+        let label = match *action {
+            Action::Direct { index } => C::action_label(&self.engine.model.settings, index),
+            _ => action.to_string(),
+        };
+        Step { action: action.to_string(), label, fingerprint: format!("{fp:032x}"), world: self.world_text(world) }
+    }
+
+    pub fn world_text(&self, world: &World) -> WorldText {
+        let view = View::<C>::new(world, &self.engine.model.settings);
+        let bits = |v: u32, n: usize| (0..n as u8).filter(|i| v & (1 << i) != 0).collect::<Vec<u8>>();
+        let nodes = (0..world.nodes())
+            .map(|n| {
+                let e = world.env(n);
+                NodeText {
+                    state: format!("{:?}", view.state(n)),
+                    timers: bits(e.timers as u32, 16),
+                    wakes: bits(e.wakes as u32, 8),
+                    resets: bits(e.resets as u32, 8),
+                    clients_left: e.clients_left,
+                    pending_persists: world.persists_of(n).map(hex).collect(),
+                }
+            })
+            .collect();
+        let (drops, dups, crashes, timeouts) = world.budgets_left();
+        WorldText {
+            nodes,
+            network: world.messages().iter().map(|m| format!("{}->{}: {}", m.from, m.to, hex(m.payload.as_slice()))).collect(),
+            replies: world.replies().map(|(n, b)| format!("{n}: {}", hex(b))).collect(),
+            drops_left: drops,
+            dups_left: dups,
+            crashes_left: crashes,
+            timeouts_left: self.engine.model.budgets.timeouts.map(|_| timeouts),
+        }
+    }
+
+    /// A report with the verdict pass and this checker's counts.
+    pub fn empty_report(&self, search: String) -> Report {
+        Report {
+            verdict: Verdict::Pass,
+            property: None,
+            kind: None,
+            reason: None,
+            search,
+            model: self.engine.model.identity(),
+            distinct_states: self.distinct,
+            generated_states: self.generated,
+            depth: self.depth,
+            elapsed_s: 0.0,
+            trace: Vec::new(),
+            witnesses: Vec::new(),
+        }
+    }
+
+    /// Assembles the report.
+    pub fn finish(mut self, end: End) -> Report {
+        let model = self.engine.model;
+        let mut report = self.empty_report(self.options.search.describe());
+        for i in 0..model.properties.len() {
+            if let Some(path) = self.witnesses[i].take() {
+                let property = model.properties[i].name.clone();
+                match self.render(&path) {
+                    Ok(trace) => report.witnesses.push(Witness { property, trace }),
+                    Err(e) => return error_report(report, e),
+                }
+            }
+        }
+        match end {
+            End::Complete => {
+                let missing = model.properties.iter().zip(&self.unwitnessed).find(|(_, u)| **u);
+                if let Some((p, _)) = missing {
+                    report.verdict = Verdict::Violation;
+                    report.property = Some(p.name.clone());
+                    report.kind = Some(Kind::Sometimes);
+                    report.reason = Some("no reachable world satisfies it".to_string());
+                }
+            }
+            End::Violation { property, kind, path } => {
+                report.verdict = Verdict::Violation;
+                report.property = Some(property);
+                report.kind = Some(kind);
+                match self.render(&path) {
+                    Ok(trace) => report.trace = trace,
+                    Err(e) => return error_report(report, e),
+                }
+            }
+            End::Incomplete(reason) => {
+                report.verdict = Verdict::Incomplete;
+                report.reason = Some(reason);
+            }
+            End::Error { error, path } => {
+                report.verdict = Verdict::Error;
+                report.reason = Some(error);
+                if let Ok(trace) = self.render(&path) {
+                    report.trace = trace;
+                }
+            }
+        }
+        report
+    }
+}
+
+fn error_report(mut report: Report, e: String) -> Report {
+    report.verdict = Verdict::Error;
+    report.reason = Some(e);
+    report
+}
+
+/// The end of a search that failed in a step: the path to the world the
+/// step was taken from.
+pub(crate) fn step_error(e: StepError, path: Path) -> End {
+    End::Error { error: e.to_string(), path }
+}

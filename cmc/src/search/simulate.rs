@@ -1,0 +1,135 @@
+//! Simulation: seeded random walks. Each walk starts from a random initial
+//! world and takes a random enabled action at each step, up to the walk
+//! length. Walk `i` draws from its own generator seeded from (seed, i), so a
+//! walk reproduces alone. A simulation reports a violation it finds and
+//! otherwise says how many walks found none: it is never a pass.
+
+use super::{Checker, Control, End, FpSet, POLL_EVERY, Path, step_error};
+use crate::action::Action;
+use crate::core::Core;
+use crate::world::World;
+
+/// SplitMix64 (Steele, Lea and Flood): small, fast, and fixed forever, so a
+/// seed means the same walks on every machine and every version.
+pub(crate) struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub(crate) fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform index below `n` (n > 0), by rejection so there is no bias.
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        let n = n as u64;
+        let zone = u64::MAX - u64::MAX % n;
+        loop {
+            let x = self.next_u64();
+            if x < zone {
+                return (x % n) as usize;
+            }
+        }
+    }
+}
+
+pub(crate) fn run<C: Core>(
+    c: &mut Checker<'_, C>,
+    walks: u64,
+    walk_length: u32,
+    seed: u64,
+    control: &mut dyn Control,
+) -> End {
+    let shape = c.engine.shape;
+    let mut seen = FpSet::default();
+    let mut world = World::empty(&shape);
+    let mut next = World::empty(&shape);
+    let mut actions = Vec::new();
+    let mut enabled: Vec<Action> = Vec::new();
+    let mut witnessed = Vec::new();
+    let mut next_poll = POLL_EVERY;
+    let variants = c.engine.initial_variants();
+
+    for walk in 0..walks {
+        let mut rng = SplitMix64::new(SplitMix64::new(seed ^ walk.wrapping_mul(0xa076_1d64_78bd_642f)).next_u64());
+        // The initial worlds that exist.
+        enabled.clear();
+        for v in 0..variants {
+            match c.engine.initial(v, &mut next) {
+                Ok(true) => enabled.push(Action::Init { variant: v }),
+                Ok(false) => {}
+                Err(e) => return step_error(e, Vec::new()),
+            }
+            c.generated += 1;
+        }
+        if enabled.is_empty() {
+            return End::Incomplete("no initial world (simulation is never a pass)".to_string());
+        }
+        let start = enabled[rng.below(enabled.len())];
+        let mut path: Path = vec![start];
+        if let Err(e) = c.engine.apply(&world.clone(), &start, &mut world) {
+            return step_error(e, Vec::new());
+        }
+        let mut depth = 1;
+        loop {
+            let fp = c.engine.fingerprint(&world, &mut c.buf);
+            if seen.insert(fp) {
+                c.distinct += 1;
+            }
+            c.depth = c.depth.max(depth);
+            let failed = c.check_new(&world, &mut witnessed);
+            for &i in &witnessed {
+                c.witnesses[i] = Some(path.clone());
+            }
+            if let Some(i) = failed {
+                let (property, kind) = c.property(i);
+                return End::Violation { property, kind, path };
+            }
+            if depth > walk_length {
+                break;
+            }
+            if let Err(e) = c.engine.actions(&world, &mut actions) {
+                return End::Error { error: e.to_string(), path };
+            }
+            enabled.clear();
+            for action in &actions {
+                match c.engine.apply(&world, action, &mut next) {
+                    Ok(true) => enabled.push(*action),
+                    Ok(false) => {}
+                    Err(e) => return step_error(e, path),
+                }
+                c.generated += 1;
+            }
+            if enabled.is_empty() {
+                if let Some((property, kind)) = c.check_terminal(&world) {
+                    return End::Violation { property, kind, path };
+                }
+                break;
+            }
+            let action = enabled[rng.below(enabled.len())];
+            match c.engine.apply(&world, &action, &mut next) {
+                Ok(true) => {}
+                Ok(false) => unreachable!("an enabled action is enabled again"),
+                Err(e) => return step_error(e, path),
+            }
+            std::mem::swap(&mut world, &mut next);
+            path.push(action);
+            depth += 1;
+            if c.generated >= next_poll {
+                next_poll = c.generated + POLL_EVERY;
+                if let Some(reason) = control.poll(&c.progress()) {
+                    return End::Incomplete(reason);
+                }
+            }
+        }
+    }
+    End::Incomplete(format!(
+        "no violation found in {walks} walks of at most {walk_length} actions (simulation is never a pass)"
+    ))
+}
