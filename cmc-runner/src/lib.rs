@@ -1,2 +1,6 @@
-//! The runner: runs models for the `cmc` command (and, later, for test
-//! targets), owning what the engine does not: files, clocks, terminals.
+//! The runner: runs models for the `cmc` command, owning what the engine
+//! does not: arguments, files, the clock, the terminal and signals.
+
+pub mod cli;
+pub mod control;
+pub mod repro;

@@ -32,17 +32,49 @@ use crate::world::World;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
     /// Build initial world number `variant` (first step of every trace).
-    Init { variant: u32 },
-    Deliver { from: NodeId, to: NodeId, msg: Payload },
-    Drop { from: NodeId, to: NodeId, msg: Payload },
-    Dup { from: NodeId, to: NodeId, msg: Payload },
-    Fire { node: NodeId, timer: u8 },
-    Flush { node: NodeId },
-    Wake { node: NodeId, waiter: u8 },
-    Client { node: NodeId },
-    Crash { node: NodeId, keep: u8 },
-    Reset { node: NodeId, peer: NodeId },
-    Direct { index: u16 },
+    Init {
+        variant: u32,
+    },
+    Deliver {
+        from: NodeId,
+        to: NodeId,
+        msg: Payload,
+    },
+    Drop {
+        from: NodeId,
+        to: NodeId,
+        msg: Payload,
+    },
+    Dup {
+        from: NodeId,
+        to: NodeId,
+        msg: Payload,
+    },
+    Fire {
+        node: NodeId,
+        timer: u8,
+    },
+    Flush {
+        node: NodeId,
+    },
+    Wake {
+        node: NodeId,
+        waiter: u8,
+    },
+    Client {
+        node: NodeId,
+    },
+    Crash {
+        node: NodeId,
+        keep: u8,
+    },
+    Reset {
+        node: NodeId,
+        peer: NodeId,
+    },
+    Direct {
+        index: u16,
+    },
 }
 
 /// A world has more possible actions than [`limits::ACTIONS_PER_STATE`].

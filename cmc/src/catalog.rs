@@ -79,7 +79,7 @@ impl Entry {
         let build = move |o: &Overrides| -> Result<Box<dyn DynModel>, ModelError> {
             let mut settings = C::Settings::default();
             for (k, v) in &o.settings {
-                settings.set(k, *v).map_err(|source| ModelError::Setting { core: C::NAME, source })?;
+                settings.set(k, *v).map_err(|error| ModelError::Setting { core: C::NAME, error })?;
             }
             let mut model = make(settings);
             if let Some(n) = o.nodes {

@@ -124,12 +124,7 @@ pub trait Core: 'static {
     /// The only transition. Must be a pure function of its arguments: no
     /// globals, no clock, no randomness, no I/O. Must leave the durable bytes
     /// unchanged; the engine checks.
-    fn step(
-        ctx: &Context<'_, Self::Settings>,
-        state: &mut Self::State,
-        event: Event<'_>,
-        out: &mut Effects,
-    );
+    fn step(ctx: &Context<'_, Self::Settings>, state: &mut Self::State, event: Event<'_>, out: &mut Effects);
 
     /// Applies one persist record to the durable bytes: the only code that
     /// changes them. Must leave the volatile bytes unchanged; the engine
@@ -171,9 +166,7 @@ pub struct SettingKey {
 
 /// Plain-data settings of a core, at most [`limits::SETTINGS_BYTES_MAX`]
 /// bytes. Write them with [`crate::settings!`], which derives everything.
-pub trait Settings:
-    FromBytes + IntoBytes + Immutable + KnownLayout + Copy + fmt::Debug + Default + 'static
-{
+pub trait Settings: FromBytes + IntoBytes + Immutable + KnownLayout + Copy + fmt::Debug + Default + 'static {
     /// Every key, in declaration order.
     const KEYS: &'static [SettingKey];
     /// Sets `key` to `value`. Unknown keys and out-of-range values are
@@ -284,9 +277,7 @@ macro_rules! settings {
 }
 
 /// Settings of a core that has none.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct NoSettings;
 
@@ -375,12 +366,7 @@ impl Default for Effects {
 
 impl Effects {
     pub(crate) fn new() -> Effects {
-        Effects {
-            items: [Effect::Arm { timer: 0 }; limits::EFFECTS_PER_STEP],
-            len: 0,
-            error: None,
-            disabled: false,
-        }
+        Effects { items: [Effect::Arm { timer: 0 }; limits::EFFECTS_PER_STEP], len: 0, error: None, disabled: false }
     }
 
     pub(crate) fn clear(&mut self) {

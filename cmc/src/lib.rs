@@ -33,7 +33,7 @@ pub use crate::engine::{Engine, StepError, StepErrorKind};
 pub use crate::model::{Budgets, Identity, Model, ModelError};
 pub use crate::network::{Msg, Network};
 pub use crate::property::{Kind, Property, View};
-pub use crate::world::{Fingerprint, World};
 pub use crate::replay::{ReplayError, replay};
 pub use crate::report::{CounterexampleFile, Report, Verdict};
 pub use crate::search::{Control, NoControl, Options, Progress, Search, check, check_with};
+pub use crate::world::{Fingerprint, World};

@@ -69,8 +69,8 @@ pub enum ModelError {
     EmptyPropertyName,
     #[error("core `{core}`: {message}")]
     BadSettings { core: &'static str, message: String },
-    #[error("core `{core}`: {source}")]
-    Setting { core: &'static str, source: crate::core::SettingError },
+    #[error("core `{core}`: {error}")]
+    Setting { core: &'static str, error: crate::core::SettingError },
 }
 
 /// A core, its settings, its environment and its properties.
@@ -141,7 +141,7 @@ impl<C: Core> Model<C> {
     /// Sets a core setting by key, as the command line and the environment
     /// do.
     pub fn set(&mut self, key: &str, value: u64) -> Result<(), ModelError> {
-        self.settings.set(key, value).map_err(|source| ModelError::Setting { core: C::NAME, source })
+        self.settings.set(key, value).map_err(|error| ModelError::Setting { core: C::NAME, error })
     }
 
     /// Checks every limit a model can cross before a search starts.

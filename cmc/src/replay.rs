@@ -110,7 +110,10 @@ pub fn replay<C: Core>(model: &Model<C>, file: &CounterexampleFile, det: bool) -
         Kind::Sometimes => false,
     };
     if !fails {
-        return fail(report, format!("the replayed trace does not violate {} property `{}`", property.kind, property.name));
+        return fail(
+            report,
+            format!("the replayed trace does not violate {} property `{}`", property.kind, property.name),
+        );
     }
     report.verdict = Verdict::Violation;
     report.property = Some(property.name.clone());

@@ -281,7 +281,11 @@ impl<'m, C: Core> Checker<'m, C> {
         let (drops, dups, crashes, timeouts) = world.budgets_left();
         WorldText {
             nodes,
-            network: world.messages().iter().map(|m| format!("{}->{}: {}", m.from, m.to, hex(m.payload.as_slice()))).collect(),
+            network: world
+                .messages()
+                .iter()
+                .map(|m| format!("{}->{}: {}", m.from, m.to, hex(m.payload.as_slice())))
+                .collect(),
             replies: world.replies().map(|(n, b)| format!("{n}: {}", hex(b))).collect(),
             drops_left: drops,
             dups_left: dups,

@@ -1,0 +1,278 @@
+//! The `cmc` command line.
+//!
+//! Exit codes: 0 pass, 1 violation, 2 usage or input error, 3 incomplete,
+//! 4 error (a core misbehaved or crossed a limit).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use cmc::catalog::{Entry, Overrides};
+use cmc::{CounterexampleFile, Network, Options, Report, Search, Verdict};
+
+use crate::control::{RunControl, catch_interrupt};
+use crate::repro::check_command;
+
+/// Exit code of a usage or input error.
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser, Debug)]
+#[command(name = "cmc", version, about = "A model checker for protocol code", after_help = EXIT_HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+const EXIT_HELP: &str = "Exit codes: 0 pass, 1 violation, 2 usage or input error, 3 incomplete, 4 error (a core misbehaved or crossed a limit).";
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Check a built-in example core by name.
+    Check(CheckArgs),
+    /// Replay a saved counterexample file through the real core.
+    Replay(ReplayArgs),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum SearchKind {
+    Bfs,
+    Dfs,
+    Simulate,
+}
+
+#[derive(Args, Debug)]
+struct CheckArgs {
+    /// The core to check (see --list).
+    #[arg(required_unless_present = "list")]
+    name: Option<String>,
+    /// List the built-in cores with their settings.
+    #[arg(long)]
+    list: bool,
+    /// Set a core setting, KEY=VALUE (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    settings: Vec<String>,
+    /// Number of nodes (default: the model's).
+    #[arg(long)]
+    nodes: Option<u64>,
+    /// Network mode (default: the model's).
+    #[arg(long)]
+    network: Option<Network>,
+    /// Drop budget.
+    #[arg(long)]
+    drops: Option<u64>,
+    /// Dup budget (bag mode).
+    #[arg(long)]
+    dups: Option<u64>,
+    /// Crash budget.
+    #[arg(long)]
+    crashes: Option<u64>,
+    /// Client requests per node.
+    #[arg(long)]
+    clients: Option<u64>,
+    /// Timer firings over all nodes (default: unbounded).
+    #[arg(long)]
+    timeouts: Option<u64>,
+    /// Search strategy.
+    #[arg(long, value_enum, default_value = "bfs")]
+    search: SearchKind,
+    /// Depth bound (required for dfs; optional for bfs). The initial state is depth 1.
+    #[arg(long)]
+    depth_max: Option<u32>,
+    /// Simulation: number of walks.
+    #[arg(long, default_value_t = 1000)]
+    walks: u64,
+    /// Simulation: actions per walk at most.
+    #[arg(long, default_value_t = 100)]
+    walk_length: u32,
+    /// Simulation: seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Stop (incomplete) rather than store more distinct states.
+    #[arg(long)]
+    states_max: Option<u64>,
+    /// Stop (incomplete) after this many seconds.
+    #[arg(long)]
+    time_max: Option<f64>,
+    /// Run every step twice and compare (a non-deterministic core fails).
+    #[arg(long)]
+    det: bool,
+    /// Report a world with no enabled action as a violation of `deadlock`.
+    #[arg(long)]
+    deadlock: bool,
+    /// Print the JSON report on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Where to save a counterexample (default: target/cmc/NAME.cex.json).
+    #[arg(long)]
+    save: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct ReplayArgs {
+    /// A counterexample file written by `cmc check`.
+    file: PathBuf,
+    /// Run every step twice and compare.
+    #[arg(long)]
+    det: bool,
+    /// Print the JSON report on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs the command line; returns the exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
+        }
+    };
+    let result = match cli.command {
+        Command::Check(args) => check(args),
+        Command::Replay(args) => replay(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("cmc: error: {e:#}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// The exit code of a verdict.
+pub fn exit_code(verdict: Verdict) -> u8 {
+    match verdict {
+        Verdict::Pass => 0,
+        Verdict::Violation => 1,
+        Verdict::Incomplete => 3,
+        Verdict::Error => 4,
+    }
+}
+
+fn find<'a>(catalog: &'a [Entry], name: &str) -> Result<&'a Entry> {
+    catalog.iter().find(|e| e.name == name).ok_or_else(|| {
+        let known: Vec<&str> = catalog.iter().map(|e| e.name).collect();
+        anyhow!("unknown core `{name}` (known: {})", known.join(", "))
+    })
+}
+
+fn list(catalog: &[Entry]) {
+    for e in catalog {
+        println!("{}\n    {}", e.name, e.about);
+        for k in e.settings {
+            println!("    --set {}={:<6} {} (at most {})", k.name, k.default, k.doc.trim(), k.max);
+        }
+    }
+}
+
+fn check(args: CheckArgs) -> Result<u8> {
+    let catalog = cmc_examples::catalog();
+    if args.list {
+        list(&catalog);
+        return Ok(0);
+    }
+    let name = args.name.as_deref().unwrap_or_default();
+    let entry = find(&catalog, name)?;
+    let mut overrides = Overrides { nodes: args.nodes, network: args.network, ..Overrides::default() };
+    for kv in &args.settings {
+        let (k, v) = kv.split_once('=').ok_or_else(|| anyhow!("--set {kv}: expected KEY=VALUE"))?;
+        let v: u64 = v.trim().parse().with_context(|| format!("--set {kv}: the value is not a number"))?;
+        overrides.settings.push((k.trim().to_string(), v));
+    }
+    for (k, v) in [
+        ("drops", args.drops),
+        ("dups", args.dups),
+        ("crashes", args.crashes),
+        ("clients", args.clients),
+        ("timeouts", args.timeouts),
+    ] {
+        if let Some(v) = v {
+            overrides.budgets.push((k.to_string(), v));
+        }
+    }
+    let search = match args.search {
+        SearchKind::Bfs => Search::Bfs { depth_max: args.depth_max },
+        SearchKind::Dfs => {
+            Search::Dfs { depth_max: args.depth_max.ok_or_else(|| anyhow!("--search dfs needs --depth-max N"))? }
+        }
+        SearchKind::Simulate => Search::Simulate { walks: args.walks, walk_length: args.walk_length, seed: args.seed },
+    };
+    let options = Options { search, states_max: args.states_max, det: args.det, deadlock: args.deadlock };
+    let model = entry.build(&overrides)?;
+    let time_max = match args.time_max {
+        Some(t) if !(t > 0.0 && t.is_finite()) => bail!("--time-max {t}: expected a positive number of seconds"),
+        Some(t) => Some(Duration::from_secs_f64(t)),
+        None => None,
+    };
+    catch_interrupt();
+    let mut control = RunControl::new(time_max);
+    let mut report = model.check(&options, &mut control)?;
+    control.finish();
+    report.elapsed_s = control.elapsed_s();
+    let rerun = check_command(&report.model, &options);
+    let saved = match report.counterexample() {
+        Some(cex) => {
+            let path = args.save.clone().unwrap_or_else(|| default_save_path(name));
+            save(&path, &cex)?;
+            Some(path)
+        }
+        None => None,
+    };
+    print_report(&report, args.json);
+    if report.verdict != Verdict::Pass {
+        eprintln!("reproduce: {rerun}");
+        if let Some(path) = saved {
+            eprintln!("replay:    cmc replay {}", path.display());
+        }
+    }
+    Ok(exit_code(report.verdict))
+}
+
+fn replay(args: ReplayArgs) -> Result<u8> {
+    let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let file = CounterexampleFile::from_json(&text)
+        .with_context(|| format!("{}: not a cmc counterexample file", args.file.display()))?;
+    if file.cmc_counterexample != 1 {
+        bail!("{}: format version {} (this cmc reads 1)", args.file.display(), file.cmc_counterexample);
+    }
+    let catalog = cmc_examples::catalog();
+    let entry = find(&catalog, &file.model.core).with_context(|| format!("{}", args.file.display()))?;
+    let model =
+        entry.build(&Overrides::from_identity(&file.model)).with_context(|| format!("{}", args.file.display()))?;
+    let control = RunControl::new(None);
+    let mut report = model.replay(&file, args.det).with_context(|| format!("{}", args.file.display()))?;
+    report.elapsed_s = control.elapsed_s();
+    print_report(&report, args.json);
+    if report.verdict != Verdict::Violation {
+        eprintln!("reproduce: cmc replay {}", args.file.display());
+    }
+    Ok(exit_code(report.verdict))
+}
+
+fn print_report(report: &Report, json: bool) {
+    if json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_text());
+        println!("elapsed: {:.3} s", report.elapsed_s);
+    }
+}
+
+fn default_save_path(name: &str) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target"));
+    target.join("cmc").join(format!("{name}.cex.json"))
+}
+
+fn save(path: &Path, cex: &CounterexampleFile) -> Result<()> {
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, cex.to_json()).with_context(|| format!("writing {}", path.display()))
+}

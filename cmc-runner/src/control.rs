@@ -1,0 +1,78 @@
+//! Watching a search from outside: the time cap, Ctrl-C and the progress
+//! line. The engine has no clock; this is where time lives.
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use cmc::{Control, Progress};
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: nix::libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Makes Ctrl-C stop the running search (it then reports incomplete with
+/// what it found so far) instead of killing the process. A second Ctrl-C
+/// kills as usual.
+pub fn catch_interrupt() {
+    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+    let action = SigAction::new(SigHandler::Handler(on_sigint), SaFlags::SA_RESETHAND, SigSet::empty());
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    let _ = unsafe { sigaction(Signal::SIGINT, &action) };
+}
+
+/// A [`Control`] with an optional time cap, Ctrl-C, and a progress line on
+/// stderr when stderr is a terminal and the run is long.
+pub struct RunControl {
+    start: Instant,
+    time_max: Option<Duration>,
+    progress: bool,
+    last_progress: Instant,
+}
+
+impl RunControl {
+    pub fn new(time_max: Option<Duration>) -> RunControl {
+        let now = Instant::now();
+        RunControl { start: now, time_max, progress: std::io::stderr().is_terminal(), last_progress: now }
+    }
+
+    pub fn elapsed_s(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// Clears the progress line, if one was drawn.
+    pub fn finish(&self) {
+        if self.progress && self.last_progress != self.start {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+impl Control for RunControl {
+    fn poll(&mut self, p: &Progress) -> Option<String> {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return Some("interrupted (Ctrl-C)".to_string());
+        }
+        let elapsed = self.start.elapsed();
+        if let Some(max) = self.time_max
+            && elapsed >= max
+        {
+            return Some(format!("time_max = {} s reached", max.as_secs_f64()));
+        }
+        if self.progress
+            && elapsed >= Duration::from_secs(2)
+            && self.last_progress.elapsed() >= Duration::from_millis(500)
+        {
+            self.last_progress = Instant::now();
+            let rate = p.distinct_states as f64 / elapsed.as_secs_f64();
+            eprint!(
+                "\r\x1b[2K{} distinct, {} generated, depth {}, {:.0} distinct/s",
+                p.distinct_states, p.generated_states, p.depth, rate
+            );
+            let _ = std::io::stderr().flush();
+        }
+        None
+    }
+}
