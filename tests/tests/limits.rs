@@ -1,0 +1,211 @@
+//! Limits are errors (DESIGN 3.6): for each limit, a model that stays on it
+//! runs, and one that crosses it by one gets an error naming the limit.
+//! Also the engine's durability and determinism checks.
+
+use cmc::{
+    Action, Context, Core, Effects, Engine, Event, Model, ModelError, NoSettings, Options, Report, Search,
+    SettingError, SettingKey, Settings, Verdict, World, check,
+};
+use cmc_tests::{Cheater, CheaterSettings, Nondet, spam, spammer};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+fn bfs<C: Core>(model: &Model<C>) -> Report {
+    check(model, &Options::default()).expect("valid model")
+}
+
+/// Asserts an error verdict whose reason names `limit`.
+fn assert_error(report: &Report, limit: &str) {
+    assert_eq!(report.verdict, Verdict::Error, "{}", report.summary());
+    let reason = report.reason.as_deref().unwrap_or_default();
+    assert!(reason.contains(limit), "reason `{reason}` does not name `{limit}`");
+}
+
+#[test]
+fn nodes_max_is_8() {
+    assert!(spammer(0, 0, 8).validate().is_ok());
+    let err = spammer(0, 0, 9).validate().unwrap_err();
+    assert_eq!(err, ModelError::Nodes { nodes: 9 });
+    assert!(err.to_string().contains("nodes_max = 8"), "{err}");
+    assert!(spammer(0, 0, 0).validate().is_err());
+}
+
+#[test]
+fn payload_bytes_max_is_32_for_messages_and_persists() {
+    assert_eq!(bfs(&spammer(spam::MESSAGE_BYTES, 32, 2)).verdict, Verdict::Pass);
+    assert_error(&bfs(&spammer(spam::MESSAGE_BYTES, 33, 2)), "payload_bytes_max = 32");
+    assert_eq!(bfs(&spammer(spam::PERSIST_BYTES, 32, 2)).verdict, Verdict::Pass);
+    assert_error(&bfs(&spammer(spam::PERSIST_BYTES, 33, 2)), "payload_bytes_max = 32");
+}
+
+#[test]
+fn effects_per_step_is_16() {
+    assert_eq!(bfs(&spammer(spam::EFFECTS, 16, 2)).verdict, Verdict::Pass);
+    let r = bfs(&spammer(spam::EFFECTS, 17, 2));
+    assert_error(&r, "effects_per_step");
+    assert!(r.reason.unwrap().contains("core `test-spammer`, node 0, event Init(0)"), "names core, node, event");
+}
+
+#[test]
+fn timers_max_is_16_and_waiters_max_is_8() {
+    assert_eq!(bfs(&spammer(spam::TIMER, 15, 2)).verdict, Verdict::Pass);
+    assert_error(&bfs(&spammer(spam::TIMER, 16, 2)), "timers_max = 16");
+    assert_eq!(bfs(&spammer(spam::WAITER, 7, 2)).verdict, Verdict::Pass);
+    assert_error(&bfs(&spammer(spam::WAITER, 8, 2)), "waiters_max = 8");
+}
+
+#[test]
+fn messages_per_channel_max_is_255() {
+    assert_eq!(bfs(&spammer(spam::CHANNEL, 255, 2)).verdict, Verdict::Pass);
+    assert_error(&bfs(&spammer(spam::CHANNEL, 256, 2)), "messages_per_channel_max");
+}
+
+#[test]
+fn pending_persists_max_is_255() {
+    assert_eq!(bfs(&spammer(spam::PERSISTS, 255, 2)).verdict, Verdict::Pass);
+    assert_error(&bfs(&spammer(spam::PERSISTS, 256, 2)), "pending_persists_max");
+}
+
+#[test]
+fn replies_max_is_255() {
+    assert_eq!(bfs(&spammer(spam::REPLIES, 255, 2)).verdict, Verdict::Pass);
+    assert_error(&bfs(&spammer(spam::REPLIES, 256, 2)), "replies_max");
+}
+
+/// Fires node 0's timer until it has sent everything, then counts actions.
+fn actions_after_spreading(model: &Model<cmc_tests::Spammer>) -> Result<usize, cmc::action::TooManyActions> {
+    let mut e = Engine::new(model, false).unwrap();
+    let mut w = World::empty(e.shape());
+    let mut next = World::empty(e.shape());
+    assert!(e.initial(0, &mut w).unwrap());
+    while w.env(0).timers != 0 {
+        assert!(e.apply(&w, &Action::Fire { node: 0, timer: 0 }, &mut next).unwrap());
+        std::mem::swap(&mut w, &mut next);
+    }
+    let mut actions = Vec::new();
+    e.actions(&w, &mut actions)?;
+    Ok(actions.len())
+}
+
+#[test]
+fn actions_per_state_is_2048() {
+    // Bag mode: each distinct message gives a DELIVER, a DROP while drop
+    // budget is left, and a DUP while dup budget is left. 1024 messages with
+    // drops make 2048 actions; 683 messages with drops and dups make 2049.
+    let exact = spammer(spam::SPREAD, 1024, 8).network(cmc::Network::Bag).drops(1);
+    assert_eq!(actions_after_spreading(&exact), Ok(2048));
+    let over = spammer(spam::SPREAD, 683, 8).network(cmc::Network::Bag).drops(1).dups(1);
+    let err = actions_after_spreading(&over).unwrap_err();
+    assert_eq!(err.count, 2049);
+    assert!(err.to_string().contains("actions_per_state = 2048"), "{err}");
+}
+
+#[test]
+fn budget_max_is_255() {
+    let mut b = cmc::Budgets::default();
+    for key in cmc::Budgets::KEYS {
+        assert!(b.set(key, 255).is_ok(), "{key}");
+        let err = b.set(key, 256).unwrap_err();
+        assert!(err.to_string().contains(&format!("budget `{key}` = 256 (limit budget_max = 255)")), "{err}");
+    }
+    assert!(b.set("drop", 1).is_err(), "unknown budget keys are errors");
+}
+
+/// Settings of 257 bytes, written by hand (the `settings!` macro rejects
+/// them at compile time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+struct Big<const N: usize>([u8; N]);
+
+impl<const N: usize> Default for Big<N> {
+    fn default() -> Self {
+        Big([0; N])
+    }
+}
+
+impl<const N: usize> Settings for Big<N> {
+    const KEYS: &'static [SettingKey] = &[];
+    fn set(&mut self, key: &str, _: u64) -> Result<(), SettingError> {
+        Err(SettingError::Unknown { key: key.to_string(), known: String::new() })
+    }
+    fn get(&self, _: &str) -> Option<u64> {
+        None
+    }
+}
+
+struct BigCore<const N: usize>;
+
+impl<const N: usize> Core for BigCore<N> {
+    const NAME: &'static str = "test-big-settings";
+    type State = [u8; 1];
+    type Settings = Big<N>;
+    const DURABLE: usize = 0;
+    fn step(_: &Context<'_, Big<N>>, _: &mut [u8; 1], _: Event<'_>, _: &mut Effects) {}
+}
+
+#[test]
+fn settings_bytes_max_is_256() {
+    assert!(Model::<BigCore<256>>::new(Big::default()).validate().is_ok());
+    let err = Model::<BigCore<257>>::new(Big::default()).validate().unwrap_err();
+    assert!(err.to_string().contains("257 bytes (limit settings_bytes_max = 256)"), "{err}");
+}
+
+struct ManyActions<const N: u16>;
+
+impl<const N: u16> Core for ManyActions<N> {
+    const NAME: &'static str = "test-many-actions";
+    type State = [u8; 1];
+    type Settings = NoSettings;
+    const DURABLE: usize = 0;
+    fn step(_: &Context<'_, NoSettings>, _: &mut [u8; 1], event: Event<'_>, out: &mut Effects) {
+        if let Event::Action { .. } = event {
+            out.not_enabled();
+        }
+    }
+    fn direct_actions(_: &NoSettings) -> Option<cmc::DirectActions> {
+        Some(cmc::DirectActions { actions: N, initial_states: 1 })
+    }
+}
+
+#[test]
+fn direct_actions_max_is_2048() {
+    assert_eq!(bfs(&Model::<ManyActions<2048>>::new(NoSettings)).verdict, Verdict::Pass);
+    let err = Model::<ManyActions<2049>>::new(NoSettings).validate().unwrap_err();
+    assert!(err.to_string().contains("2049 direct actions (limit actions_per_state = 2048)"), "{err}");
+}
+
+#[test]
+fn a_step_that_changes_durable_bytes_is_an_error_naming_core_node_event() {
+    let model = Model::<Cheater>::new(CheaterSettings { mode: 0 }).nodes(2);
+    let r = bfs(&model);
+    assert_error(&r, "core `test-cheater`, node 1, event Init(0): step changed durable bytes");
+}
+
+#[test]
+fn apply_persist_that_changes_volatile_bytes_is_an_error() {
+    let model = Model::<Cheater>::new(CheaterSettings { mode: 1 }).nodes(1);
+    let r = bfs(&model);
+    assert_error(&r, "apply_persist changed volatile bytes");
+    assert_eq!(r.trace.len(), 1, "the trace leads to the world the failing FLUSH was taken from");
+}
+
+#[test]
+fn det_catches_a_nondeterministic_core() {
+    let model = Model::<Nondet>::new(NoSettings);
+    let plain = check(&model, &Options { det: false, ..Options::default() }).unwrap();
+    assert_ne!(plain.verdict, Verdict::Error, "without --det the search cannot see it");
+    let det = check(&model, &Options { det: true, ..Options::default() }).unwrap();
+    assert_error(&det, "non-deterministic");
+}
+
+#[test]
+fn states_max_makes_the_search_incomplete() {
+    let model = cmc_examples::two_phase_tla::model(Default::default());
+    for search in [Search::Bfs { depth_max: None }, Search::Dfs { depth_max: 50 }] {
+        let r = check(&model, &Options { search, states_max: Some(100), ..Options::default() }).unwrap();
+        assert_eq!(r.verdict, Verdict::Incomplete, "{search:?}");
+        assert_eq!(r.distinct_states, 100);
+        assert!(r.reason.unwrap().contains("states_max = 100"));
+        let r = check(&model, &Options { search, states_max: Some(288), ..Options::default() }).unwrap();
+        assert_eq!(r.verdict, Verdict::Pass, "exactly the state space fits: {search:?}");
+    }
+}

@@ -1,0 +1,218 @@
+//! The searches: hand-counted state spaces, DFS against BFS by depth,
+//! simulation reproducible from its seed, replay round trips, properties of
+//! each kind, and a bug that needs reordering (bag finds it, FIFO cannot).
+
+use cmc::{
+    Control, CounterexampleFile, Kind, Model, NoSettings, Options, Progress, Report, Search, Verdict, check,
+    check_with, replay,
+};
+use cmc_tests::{Counter, Echo, EchoSettings, echo};
+
+fn run<C: cmc::Core>(model: &Model<C>, search: Search) -> Report {
+    check(model, &Options { search, ..Options::default() }).expect("valid model")
+}
+
+fn bfs<C: cmc::Core>(model: &Model<C>) -> Report {
+    run(model, Search::Bfs { depth_max: None })
+}
+
+/// (verdict, distinct, generated, depth)
+fn counts(r: &Report) -> (Verdict, u64, u64, u32) {
+    (r.verdict, r.distinct_states, r.generated_states, r.depth)
+}
+
+fn labels(r: &Report) -> Vec<&str> {
+    r.trace.iter().map(|s| s.label.as_str()).collect()
+}
+
+#[test]
+fn hand_counted_line_of_four() {
+    // n = 0, 1, 2, 3: one initial world and three firings.
+    let model = Model::<Counter>::new(NoSettings);
+    assert_eq!(counts(&bfs(&model)), (Verdict::Pass, 4, 4, 4));
+}
+
+#[test]
+fn hand_counted_fifo_channel() {
+    // Two messages on one FIFO channel: only one order.
+    let model = Model::<Echo>::new(EchoSettings { count: 2, reply: 0 }).nodes(2);
+    assert_eq!(counts(&bfs(&model)), (Verdict::Pass, 3, 3, 3));
+}
+
+#[test]
+fn hand_counted_bag() {
+    // {1,2}; deliver 1 or 2; then the other: 1 + 2 + 2 worlds, 5 generated.
+    let model = Model::<Echo>::new(EchoSettings { count: 2, reply: 0 }).nodes(2).network(cmc::Network::Bag);
+    assert_eq!(counts(&bfs(&model)), (Verdict::Pass, 5, 5, 3));
+}
+
+#[test]
+fn hand_counted_fifo_with_one_drop() {
+    // W0 [1,2]: DELIVER -> W1, DROP -> W2 (both ends owe a reset).
+    // W1 [2]: DELIVER -> W3 (done), DROP -> W4 (resets owed).
+    // W2, W4: each end's RESET in either order: W5, W6 -> W9 and W7, W8 -> W10.
+    // Distinct 11; generated 1 + 2+2+2+2 + 1+1+1+1 = 13; depth 5.
+    let model = Model::<Echo>::new(EchoSettings { count: 2, reply: 0 }).nodes(2).drops(1);
+    assert_eq!(counts(&bfs(&model)), (Verdict::Pass, 11, 13, 5));
+}
+
+#[test]
+fn a_reordering_bug_is_found_in_bag_mode_and_not_in_fifo_mode() {
+    let fifo = bfs(&echo(2));
+    assert_eq!(fifo.verdict, Verdict::Pass, "{}", fifo.to_text());
+    let bag = bfs(&echo(2).network(cmc::Network::Bag));
+    assert_eq!(bag.verdict, Verdict::Violation);
+    assert_eq!(bag.property.as_deref(), Some("in-order"));
+    assert_eq!(labels(&bag), ["INIT(0)", "DELIVER(0->1, 02)", "DELIVER(0->1, 01)"], "shortest trace");
+}
+
+#[test]
+fn an_invariant_failing_in_the_initial_world_has_a_trace_of_one() {
+    let model = Model::<Counter>::new(NoSettings).always("never", |_| false);
+    let r = bfs(&model);
+    assert_eq!(counts(&r), (Verdict::Violation, 1, 1, 1));
+    assert_eq!(labels(&r), ["INIT(0)"]);
+}
+
+#[test]
+fn dfs_with_bound_d_reaches_what_bfs_reaches_within_d() {
+    let two_phase = cmc_examples::two_phase_tla::model(Default::default());
+    let drops = Model::<Echo>::new(EchoSettings { count: 3, reply: 1 }).nodes(2).drops(2);
+    let bag =
+        Model::<Echo>::new(EchoSettings { count: 3, reply: 1 }).nodes(2).network(cmc::Network::Bag).drops(1).dups(2);
+    for d in 1..=13 {
+        for (name, b, f) in [
+            (
+                "two-phase-tla",
+                run(&two_phase, Search::Bfs { depth_max: Some(d) }),
+                run(&two_phase, Search::Dfs { depth_max: d }),
+            ),
+            ("echo drops", run(&drops, Search::Bfs { depth_max: Some(d) }), run(&drops, Search::Dfs { depth_max: d })),
+            ("echo bag", run(&bag, Search::Bfs { depth_max: Some(d) }), run(&bag, Search::Dfs { depth_max: d })),
+        ] {
+            assert_eq!(b.distinct_states, f.distinct_states, "{name}, depth {d}");
+            assert_eq!(b.verdict, f.verdict, "{name}, depth {d}: both complete or both cut");
+            assert_eq!(b.depth, f.depth, "{name}, depth {d}");
+        }
+    }
+    // Deep enough, both are complete and equal the unbounded BFS.
+    let full = bfs(&two_phase);
+    let dfs = run(&two_phase, Search::Dfs { depth_max: 11 });
+    assert_eq!((dfs.verdict, dfs.distinct_states), (Verdict::Pass, full.distinct_states));
+    let cut = run(&two_phase, Search::Dfs { depth_max: 10 });
+    assert_eq!(cut.verdict, Verdict::Incomplete, "the bound hid worlds: never a pass");
+}
+
+fn without_time(r: &Report) -> String {
+    let mut r = r.clone();
+    r.elapsed_s = 0.0;
+    r.to_json()
+}
+
+#[test]
+fn simulation_is_reproducible_from_its_seed_and_never_a_pass() {
+    let model = echo(3).network(cmc::Network::Bag);
+    let sim = |seed| run(&model, Search::Simulate { walks: 50, walk_length: 10, seed });
+    let a = sim(7);
+    assert_eq!(a.verdict, Verdict::Violation);
+    assert_eq!(without_time(&a), without_time(&sim(7)), "same seed, same bytes");
+    let traces: std::collections::BTreeSet<Vec<String>> =
+        (0..20).map(|s| labels(&sim(s)).iter().map(|l| l.to_string()).collect()).collect();
+    assert!(traces.len() > 1, "different seeds take different walks");
+    let fifo = run(&echo(3), Search::Simulate { walks: 20, walk_length: 10, seed: 1 });
+    assert_eq!(fifo.verdict, Verdict::Incomplete, "no violation: still not a pass");
+    assert!(fifo.reason.unwrap().contains("no violation found in 20 walks"));
+}
+
+#[test]
+fn replay_round_trips_and_rejects_a_tampered_file() {
+    let model = echo(2).network(cmc::Network::Bag);
+    let found = bfs(&model);
+    let file = CounterexampleFile::from_json(&found.counterexample().expect("a violation").to_json()).unwrap();
+    let again = replay(&model, &file, true).unwrap();
+    assert_eq!(again.verdict, Verdict::Violation, "{}", again.summary());
+    assert_eq!(again.property.as_deref(), Some("in-order"));
+    assert_eq!(again.trace, found.trace, "same actions, same worlds");
+
+    let mut bad_fp = file.clone();
+    bad_fp.steps[1].fingerprint = "0".repeat(32);
+    let r = replay(&model, &bad_fp, false).unwrap();
+    assert_eq!(r.verdict, Verdict::Error);
+    assert!(r.reason.unwrap().starts_with("step 2: DELIVER(0->1, 02) reached fingerprint"));
+
+    let mut bad_action = file.clone();
+    bad_action.steps[2].action = "DELIVER(0->1, 03)".to_string();
+    let r = replay(&model, &bad_action, false).unwrap();
+    assert!(r.reason.unwrap().contains("step 3: DELIVER(0->1, 03) is not enabled"));
+
+    let mut short = file.clone();
+    short.steps.pop();
+    let r = replay(&model, &short, false).unwrap();
+    assert_eq!(r.verdict, Verdict::Error, "a prefix does not violate the property");
+}
+
+#[test]
+fn sometimes_gives_a_witness_or_a_violation() {
+    let model = Model::<Counter>::new(NoSettings).sometimes("reaches-3", |w| w.state(0).n == 3);
+    let r = bfs(&model);
+    assert_eq!(r.verdict, Verdict::Pass);
+    assert_eq!(r.witnesses.len(), 1);
+    assert_eq!(r.witnesses[0].trace.len(), 4, "shortest witness");
+    let model = Model::<Counter>::new(NoSettings).sometimes("reaches-4", |w| w.state(0).n == 4);
+    let r = bfs(&model);
+    assert_eq!(
+        (r.verdict, r.kind, r.property.as_deref()),
+        (Verdict::Violation, Some(Kind::Sometimes), Some("reaches-4"))
+    );
+}
+
+#[test]
+fn eventually_is_checked_on_worlds_with_no_enabled_action() {
+    let holds = Model::<Counter>::new(NoSettings).eventually("ends-at-3", |w| w.state(0).n == 3);
+    assert_eq!(bfs(&holds).verdict, Verdict::Pass);
+    let fails = Model::<Counter>::new(NoSettings).eventually("ends-at-2", |w| w.state(0).n == 2);
+    for search in [
+        Search::Bfs { depth_max: None },
+        Search::Dfs { depth_max: 10 },
+        Search::Simulate { walks: 1, walk_length: 10, seed: 0 },
+    ] {
+        let r = run(&fails, search);
+        assert_eq!((r.verdict, r.kind), (Verdict::Violation, Some(Kind::Eventually)), "{search:?}");
+        assert_eq!(r.trace.len(), 4, "{search:?}");
+    }
+}
+
+#[test]
+fn deadlock_is_reported_only_when_asked() {
+    let model = Model::<Counter>::new(NoSettings);
+    assert_eq!(bfs(&model).verdict, Verdict::Pass);
+    let r = check(&model, &Options { deadlock: true, ..Options::default() }).unwrap();
+    assert_eq!((r.verdict, r.property.as_deref()), (Verdict::Violation, Some("deadlock")));
+}
+
+struct StopAfter(u64);
+
+impl Control for StopAfter {
+    fn poll(&mut self, p: &Progress) -> Option<String> {
+        (p.generated_states >= self.0).then(|| "stopped by the test".to_string())
+    }
+}
+
+#[test]
+fn a_control_can_stop_a_search_as_incomplete() {
+    let mut s = cmc_examples::two_phase_tla::TwoPhaseTlaSettings::default();
+    s.rms = 5;
+    let model = cmc_examples::two_phase_tla::model(s);
+    let r = check_with(&model, &Options::default(), &mut StopAfter(1)).unwrap();
+    assert_eq!(r.verdict, Verdict::Incomplete);
+    assert_eq!(r.reason.as_deref(), Some("stopped by the test"));
+}
+
+#[test]
+fn reports_are_identical_across_runs() {
+    let model =
+        Model::<Echo>::new(EchoSettings { count: 3, reply: 1 }).nodes(2).network(cmc::Network::Bag).drops(1).dups(1);
+    for search in [Search::Bfs { depth_max: None }, Search::Dfs { depth_max: 8 }] {
+        assert_eq!(without_time(&run(&model, search)), without_time(&run(&model, search)));
+    }
+}
