@@ -117,6 +117,17 @@ impl<'m, C: Core> Engine<'m, C> {
     /// Applies `action` to `world` into `out`. `Ok(false)` when a direct
     /// action is not enabled (then `out` is garbage).
     pub fn apply(&mut self, world: &World, action: &Action, out: &mut World) -> Outcome {
+        if let Action::Direct { index } = *action {
+            // The hot path of calibration cores: most indices are not
+            // enabled, so step on the source world and copy only on success.
+            let event = Event::Action { index };
+            let Some(state) = self.run_step(world, 0, event)? else {
+                return Ok(false);
+            };
+            out.copy_from(world);
+            self.commit(out, 0, event, &state)?;
+            return Ok(true);
+        }
         out.copy_from(world);
         match *action {
             Action::Init { variant } => return self.initial(variant, out),
@@ -203,9 +214,7 @@ impl<'m, C: Core> Engine<'m, C> {
                 out.env[node as usize].resets &= !(1 << peer);
                 self.step(out, node, Event::Reset { peer })?;
             }
-            Action::Direct { index } => {
-                return self.step(out, 0, Event::Action { index });
-            }
+            Action::Direct { .. } => unreachable!("handled above"),
         }
         Ok(true)
     }
@@ -254,6 +263,18 @@ impl<'m, C: Core> Engine<'m, C> {
     /// Calls `step` and carries out its effects. `Ok(false)` when a direct
     /// action is not enabled.
     fn step(&mut self, world: &mut World, node: NodeId, event: Event<'_>) -> Outcome {
+        match self.run_step(world, node, event)? {
+            None => Ok(false),
+            Some(state) => {
+                self.commit(world, node, event, &state)?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Calls `step` on node `node` of `world` and checks it; the effects are
+    /// left in `self.effects`. `None` when a direct action is not enabled.
+    fn run_step(&mut self, world: &World, node: NodeId, event: Event<'_>) -> Result<Option<C::State>, StepError> {
         let before = self.read_state(world, node);
         let mut state = before;
         let err = |kind| StepError { core: C::NAME, node, event: event.to_string(), kind };
@@ -278,12 +299,19 @@ impl<'m, C: Core> Engine<'m, C> {
             if self.env.direct.is_none() {
                 return Err(err(StepErrorKind::NotEnabledOutsideDirect));
             }
-            return Ok(false);
+            return Ok(None);
         }
         if state.as_bytes()[..C::DURABLE] != before.as_bytes()[..C::DURABLE] {
             return Err(err(StepErrorKind::DurableChanged));
         }
-        self.write_state(world, node, &state);
+        Ok(Some(state))
+    }
+
+    /// Writes the stepped state into `world` and carries out the effects in
+    /// `self.effects`, in emission order.
+    fn commit(&mut self, world: &mut World, node: NodeId, event: Event<'_>, state: &C::State) -> Result<(), StepError> {
+        let err = |kind| StepError { core: C::NAME, node, event: event.to_string(), kind };
+        self.write_state(world, node, state);
         for effect in self.effects.as_slice() {
             match *effect {
                 Effect::Send { to, msg } => {
@@ -316,6 +344,6 @@ impl<'m, C: Core> Engine<'m, C> {
                 }
             }
         }
-        Ok(true)
+        Ok(())
     }
 }
