@@ -219,6 +219,40 @@ impl<'m, C: Core> Engine<'m, C> {
         Ok(true)
     }
 
+    /// Applies `action` to `world` (whose encoding is `encoded`) and appends
+    /// the successor's encoding to `out`; `scratch` is working space.
+    /// `Ok(false)` when a direct action is not enabled (nothing appended).
+    /// For a direct action whose step emits no effect, the successor differs
+    /// from `world` only in the one node's state bytes, which come first in
+    /// the encoding, so no world is built at all.
+    pub(crate) fn apply_encoded(
+        &mut self,
+        world: &World,
+        encoded: &[u8],
+        action: &Action,
+        scratch: &mut World,
+        out: &mut Vec<u8>,
+    ) -> Outcome {
+        if let Action::Direct { index } = *action {
+            let event = Event::Action { index };
+            let Some(state) = self.run_step(world, 0, event)? else {
+                return Ok(false);
+            };
+            if self.effects.as_slice().is_empty() {
+                debug_assert_eq!(self.shape.nodes, 1, "direct-actions models have one node");
+                out.extend_from_slice(state.as_bytes());
+                out.extend_from_slice(&encoded[self.shape.state_size..]);
+                return Ok(true);
+            }
+            scratch.copy_from(world);
+            self.commit(scratch, 0, event, &state)?;
+        } else if !self.apply(world, action, scratch)? {
+            return Ok(false);
+        }
+        scratch.encode_append(&self.shape, out);
+        Ok(true)
+    }
+
     /// Encodes `world` into `buf` and returns its fingerprint.
     pub fn fingerprint(&self, world: &World, buf: &mut Vec<u8>) -> Fingerprint {
         world.encode(&self.shape, buf);

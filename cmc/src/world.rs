@@ -133,9 +133,14 @@ impl World {
         self.replies.iter().map(|(n, p)| (*n, p.as_slice()))
     }
 
-    /// Appends the canonical encoding to `out` (cleared first).
+    /// Writes the canonical encoding to `out` (cleared first).
     pub fn encode(&self, shape: &Shape, out: &mut Vec<u8>) {
         out.clear();
+        self.encode_append(shape, out);
+    }
+
+    /// Appends the canonical encoding to `out`.
+    pub fn encode_append(&self, shape: &Shape, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.states);
         out.extend_from_slice(&[self.drops, self.dups, self.crashes, self.timeouts]);
         for e in &self.env {

@@ -13,7 +13,7 @@
 use super::{Checker, Control, End, FpSet, POLL_EVERY, Path, step_error};
 use crate::action::Action;
 use crate::core::Core;
-use crate::world::World;
+use crate::world::{World, fingerprint};
 
 /// How a distinct state was first reached.
 #[derive(Clone, Copy)]
@@ -117,9 +117,9 @@ fn path_to<C: Core>(c: &mut Checker<'_, C>, parents: &[Parent], id: u32) -> Path
 }
 
 impl<C: Core> Bfs<'_, '_, C> {
-    /// Records a world reached for the first time; checks its invariants.
-    fn discover(&mut self, world: &World, parent: Parent) -> Result<Option<u32>, Found> {
-        let fp = self.c.engine.fingerprint(world, &mut self.c.buf);
+    /// Records a world reached for the first time (`bytes` is its encoding,
+    /// `world` it decoded); checks its invariants.
+    fn discover(&mut self, world: &World, fp: u128, parent: Parent) -> Result<Option<u32>, Found> {
         if !self.seen.insert(fp) {
             return Ok(None);
         }
@@ -143,10 +143,14 @@ impl<C: Core> Bfs<'_, '_, C> {
         let shape = self.c.engine.shape;
         let states_max = self.c.options.states_max;
         let mut world = World::empty(&shape);
-        let mut next_world = World::empty(&shape);
+        let mut scratch = World::empty(&shape);
         let mut current = Level::default();
         let mut next = Level::default();
         let mut actions = Vec::new();
+        // The successors of the world being expanded: their encodings, and
+        // (fingerprint, action position, end offset) for each.
+        let mut succ_bytes: Vec<u8> = Vec::new();
+        let mut succ: Vec<(u128, u32, usize)> = Vec::new();
 
         for variant in 0..self.c.engine.initial_variants() {
             match self.c.engine.initial(variant, &mut world) {
@@ -155,7 +159,8 @@ impl<C: Core> Bfs<'_, '_, C> {
                 Err(e) => return Found::End(step_error(e, Vec::new())),
             }
             self.c.generated += 1;
-            match self.discover(&world, Parent { parent: ROOT, position: variant }) {
+            let fp = self.c.engine.fingerprint(&world, &mut self.c.buf);
+            match self.discover(&world, fp, Parent { parent: ROOT, position: variant }) {
                 Ok(Some(id)) => current.push(id, &self.c.buf),
                 Ok(None) => {}
                 Err(found) => {
@@ -184,48 +189,60 @@ impl<C: Core> Bfs<'_, '_, C> {
                 if let Err(e) = self.c.engine.actions(&world, &mut actions) {
                     return Found::Error { error: e.to_string(), id };
                 }
-                let mut enabled = false;
+                // Compute every successor first, then look them all up: the
+                // prefetches let the table's cache misses overlap.
+                succ_bytes.clear();
+                succ.clear();
                 for (position, action) in actions.iter().enumerate() {
-                    match self.c.engine.apply(&world, action, &mut next_world) {
+                    let from = succ_bytes.len();
+                    match self.c.engine.apply_encoded(&world, bytes, action, &mut scratch, &mut succ_bytes) {
                         Ok(true) => {}
                         Ok(false) => continue,
                         Err(e) => return Found::Error { error: e.to_string(), id },
                     }
-                    enabled = true;
-                    self.c.generated += 1;
+                    let fp = fingerprint(&succ_bytes[from..]);
+                    succ.push((fp, position as u32, succ_bytes.len()));
+                }
+                self.c.generated += succ.len() as u64;
+                for &(fp, _, _) in &succ {
+                    self.seen.prefetch(fp);
+                }
+                let mut from = 0;
+                for &(fp, position, to) in &succ {
+                    let encoded = &succ_bytes[from..to];
+                    from = to;
                     if last_level {
                         // Beyond the bound: note whether the bound hid a
                         // world, but do not store it.
-                        let fp = self.c.engine.fingerprint(&next_world, &mut self.c.buf);
-                        cut |= !self.seen.contains(&fp);
+                        cut |= !self.seen.contains(fp);
                         continue;
                     }
                     if states_max.is_some_and(|m| self.c.distinct >= m) {
-                        let fp = self.c.engine.fingerprint(&next_world, &mut self.c.buf);
-                        if !self.seen.contains(&fp) {
+                        if !self.seen.contains(fp) {
                             let m = states_max.unwrap_or_default();
                             return Found::End(End::Incomplete(format!("states_max = {m} reached")));
                         }
                         continue;
                     }
-                    let parent = Parent { parent: id, position: position as u32 };
-                    match self.discover(&next_world, parent) {
-                        Ok(Some(new_id)) => {
-                            if next.entries.is_empty() {
-                                self.c.depth += 1;
-                            }
-                            next.push(new_id, &self.c.buf);
-                        }
+                    if self.seen.contains(fp) {
+                        continue;
+                    }
+                    if let Err(e) = scratch.decode_into(&shape, encoded) {
+                        return Found::Error { error: format!("internal: a successor does not decode: {e}"), id };
+                    }
+                    let parent = Parent { parent: id, position };
+                    if next.entries.is_empty() {
+                        self.c.depth += 1;
+                    }
+                    match self.discover(&scratch, fp, parent) {
+                        Ok(Some(new_id)) => next.push(new_id, encoded),
                         Ok(None) => {}
-                        Err(found) => {
-                            if next.entries.is_empty() {
-                                self.c.depth += 1;
-                            }
-                            return found;
-                        }
+                        Err(found) => return found,
                     }
                 }
-                if !enabled && let Some((property, kind)) = self.c.check_terminal(&world) {
+                if succ.is_empty()
+                    && let Some((property, kind)) = self.c.check_terminal(&world)
+                {
                     return Found::Violation { property, kind, id };
                 }
                 if self.c.generated >= next_poll {

@@ -128,7 +128,7 @@ pub(crate) fn run<C: Core>(c: &mut Checker<'_, C>, depth_max: u32, control: &mut
         world.copy_from(&scratch);
         stack.push(Frame { world, via, depth, actions, next: 0, enabled: false });
     }
-    if beyond.iter().any(|fp| !seen.contains_key(fp)) {
+    if beyond.iter().any(|fp| !seen.contains_key(&fp)) {
         return End::Incomplete(format!("depth_max = {depth_max} reached with worlds left to explore"));
     }
     End::Complete

@@ -5,9 +5,10 @@
 
 mod bfs;
 mod dfs;
+mod fpset;
 mod simulate;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::action::Action;
@@ -134,7 +135,7 @@ impl Hasher for FpHasher {
     }
 }
 
-pub(crate) type FpSet = HashSet<Fingerprint, BuildHasherDefault<FpHasher>>;
+pub(crate) use fpset::FpSet;
 pub(crate) type FpMap<V> = HashMap<Fingerprint, V, BuildHasherDefault<FpHasher>>;
 
 /// How a search ended, before the report is assembled.
