@@ -31,7 +31,7 @@ const EXIT_HELP: &str = "Exit codes: 0 pass, 1 violation, 2 usage or input error
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Check a built-in example core by name.
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
     /// Replay a saved counterexample file through the real core.
     Replay(ReplayArgs),
 }
@@ -132,7 +132,7 @@ pub fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Check(args) => check(args),
+        Command::Check(args) => check(*args),
         Command::Replay(args) => replay(args),
     };
     match result {
