@@ -1,0 +1,109 @@
+//! The `cmc` command, run as a user runs it: exit codes, the JSON report,
+//! the saved counterexample and `cmc replay`, and errors that name the key.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn cmc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cmc")).args(args).output().expect("cmc runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn a_pass_exits_0_with_the_json_report() {
+    let out = cmc(&["check", "two-phase-tla", "--set", "rms=3", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(json["verdict"], "pass");
+    assert_eq!(json["distinct_states"], 288);
+    assert_eq!(json["generated_states"], 1146);
+    assert_eq!(json["depth"], 11);
+    assert_eq!(json["search"], "bfs");
+    assert!(json["elapsed_s"].is_number());
+}
+
+#[test]
+fn a_violation_exits_1_saves_a_counterexample_and_replay_reproduces_it() {
+    let file = scratch("lost-wakeup.cex.json");
+    let f = file.to_str().unwrap();
+    let out = cmc(&["check", "lock-service", "--set", "bug_lost_wakeup=1", "--save", f]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("violation of eventually property `all-requests-served`"), "{stdout}");
+    assert!(stdout.contains("counterexample ("), "{stdout}");
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("reproduce: cmc check lock-service --set bug_lost_wakeup=1"), "{stderr}");
+    assert!(stderr.contains(&format!("replay:    cmc replay {f}")), "{stderr}");
+
+    let replay = cmc(&["replay", f]);
+    assert_eq!(replay.status.code(), Some(1), "{}", text(&replay.stderr));
+    assert!(text(&replay.stdout).starts_with("violation of eventually property `all-requests-served`"));
+    let det = cmc(&["replay", f, "--det", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&det.stdout).unwrap();
+    assert_eq!(json["verdict"], "violation");
+    assert_eq!(json["property"], "all-requests-served");
+}
+
+#[test]
+fn a_tampered_counterexample_is_an_error_naming_the_step() {
+    let file = scratch("tampered.cex.json");
+    let f = file.to_str().unwrap();
+    let out = cmc(&["check", "primary-backup", "--set", "bug_ack_before_flush=1", "--save", f]);
+    assert_eq!(out.status.code(), Some(1));
+    let mut cex: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    cex["steps"][2]["fingerprint"] = serde_json::json!("00000000000000000000000000000000");
+    std::fs::write(&file, cex.to_string()).unwrap();
+    let out = cmc(&["replay", f]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(text(&out.stdout).contains("error: step 3:"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn a_bounded_search_that_is_cut_exits_3() {
+    let out = cmc(&["check", "two-phase-tla", "--search", "dfs", "--depth-max", "5"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stdout).starts_with("incomplete: depth_max = 5 reached"));
+    let out = cmc(&["check", "two-phase-tla", "--search", "simulate", "--walks", "5"]);
+    assert_eq!(out.status.code(), Some(3), "simulation is never a pass");
+    let out = cmc(&["check", "two-phase-tla", "--set", "rms=5", "--states-max", "10"]);
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn bad_input_exits_2_naming_what_is_wrong() {
+    for (args, expected) in [
+        (&["check", "no-such-core"][..], "unknown core `no-such-core`"),
+        (&["check", "two-phase-tla", "--set", "rm=3"][..], "unknown setting `rm` (known: rms)"),
+        (&["check", "two-phase-tla", "--set", "rms=9"][..], "setting `rms` = 9"),
+        (&["check", "two-phase-tla", "--set", "rms=300"][..], "setting `rms` = 300 is out of range (at most 255)"),
+        (&["check", "two-phase", "--crashes", "256"][..], "budget `crashes` = 256 (limit budget_max = 255)"),
+        (&["check", "two-phase", "--nodes", "9"][..], "9 nodes (limit nodes_max = 8"),
+        (&["check", "two-phase", "--dups", "1"][..], "the dup budget needs the bag network"),
+        (&["check", "two-phase-tla", "--search", "dfs"][..], "--search dfs needs --depth-max"),
+        (&["replay", "/nonexistent/file.json"][..], "reading /nonexistent/file.json"),
+        (&["check", "two-phase-tla", "--frobnicate"][..], "--frobnicate"),
+    ] {
+        let out = cmc(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(expected), "{args:?}: {}", text(&out.stderr));
+    }
+}
+
+#[test]
+fn list_shows_every_core_with_its_settings() {
+    let out = cmc(&["check", "--list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let s = text(&out.stdout);
+    for name in ["two-phase-tla", "two-phase", "primary-backup", "lock-service", "--set bug_lost_wakeup=0"] {
+        assert!(s.contains(name), "{name} missing from:\n{s}");
+    }
+}
