@@ -46,6 +46,34 @@ impl Level {
     }
 }
 
+/// One expanded world: its successors, computed but not yet looked up.
+struct Expansion {
+    id: u32,
+    world: World,
+    /// Working space for building successors, and for decoding new ones.
+    scratch: World,
+    /// The successors' encodings, back to back.
+    bytes: Vec<u8>,
+    /// (fingerprint, action position, end offset in `bytes`) per successor.
+    succ: Vec<(u128, u32, usize)>,
+    /// A step or limit error met while expanding; reported when this
+    /// expansion's turn comes, so that earlier worlds are looked up first.
+    error: Option<String>,
+}
+
+impl Expansion {
+    fn new(shape: &crate::world::Shape) -> Expansion {
+        Expansion {
+            id: 0,
+            world: World::empty(shape),
+            scratch: World::empty(shape),
+            bytes: Vec::new(),
+            succ: Vec::new(),
+            error: None,
+        }
+    }
+}
+
 struct Bfs<'a, 'm, C: Core> {
     c: &'a mut Checker<'m, C>,
     seen: FpSet,
@@ -139,18 +167,115 @@ impl<C: Core> Bfs<'_, '_, C> {
         Ok(Some(id))
     }
 
-    fn search(&mut self, depth_max: Option<u32>, control: &mut dyn Control) -> Found {
+    /// Computes every successor of world `id` (encoded as `bytes`) into
+    /// `exp`, with their fingerprints.
+    fn expand(&mut self, id: u32, bytes: &[u8], exp: &mut Expansion, actions: &mut Vec<Action>) {
+        let shape = self.c.engine.shape;
+        exp.id = id;
+        exp.bytes.clear();
+        exp.succ.clear();
+        exp.error = None;
+        if let Err(e) = exp.world.decode_into(&shape, bytes) {
+            exp.error = Some(format!("internal: stored world {id} does not decode: {e}"));
+            return;
+        }
+        // A direct-actions core's list is always 0..n: no need to write it
+        // out for every state.
+        let direct = self.c.engine.env.direct;
+        if direct.is_none()
+            && let Err(e) = self.c.engine.actions(&exp.world, actions)
+        {
+            exp.error = Some(e.to_string());
+            return;
+        }
+        let count = direct.map_or(actions.len(), usize::from);
+        for position in 0..count {
+            let action = match direct {
+                Some(_) => Action::Direct { index: position as u16 },
+                None => actions[position],
+            };
+            let from = exp.bytes.len();
+            match self.c.engine.apply_encoded(&exp.world, bytes, &action, &mut exp.scratch, &mut exp.bytes) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => {
+                    exp.error = Some(e.to_string());
+                    return;
+                }
+            }
+            let fp = fingerprint(&exp.bytes[from..]);
+            exp.succ.push((fp, position as u32, exp.bytes.len()));
+        }
+    }
+
+    /// Looks up the successors of one expansion, in order: stores and checks
+    /// the new ones, checks a world without successors as terminal.
+    fn absorb(
+        &mut self,
+        exp: &mut Expansion,
+        last_level: bool,
+        cut: &mut bool,
+        next: &mut Level,
+        control: &mut dyn Control,
+        next_poll: &mut u64,
+    ) -> Result<(), Found> {
+        let id = exp.id;
+        if let Some(error) = exp.error.take() {
+            return Err(Found::Error { error, id });
+        }
         let shape = self.c.engine.shape;
         let states_max = self.c.options.states_max;
+        self.c.generated += exp.succ.len() as u64;
+        let mut from = 0;
+        for &(fp, position, to) in &exp.succ {
+            let encoded = &exp.bytes[from..to];
+            from = to;
+            if last_level {
+                // Beyond the bound: note whether the bound hid a world, but
+                // do not store it.
+                *cut |= !self.seen.contains(fp);
+                continue;
+            }
+            if self.seen.contains(fp) {
+                continue;
+            }
+            if let Some(m) = states_max
+                && self.c.distinct >= m
+            {
+                return Err(Found::End(End::Incomplete(format!("states_max = {m} reached"))));
+            }
+            if let Err(e) = exp.scratch.decode_into(&shape, encoded) {
+                return Err(Found::Error { error: format!("internal: a successor does not decode: {e}"), id });
+            }
+            if next.entries.is_empty() {
+                self.c.depth += 1;
+            }
+            if let Some(new_id) = self.discover(&exp.scratch, fp, Parent { parent: id, position })? {
+                next.push(new_id, encoded);
+            }
+        }
+        if exp.succ.is_empty()
+            && let Some((property, kind)) = self.c.check_terminal(&exp.world)
+        {
+            return Err(Found::Violation { property, kind, id });
+        }
+        if self.c.generated >= *next_poll {
+            *next_poll = self.c.generated + POLL_EVERY;
+            if let Some(reason) = control.poll(&self.c.progress()) {
+                return Err(Found::End(End::Incomplete(reason)));
+            }
+        }
+        Ok(())
+    }
+
+    fn search(&mut self, depth_max: Option<u32>, control: &mut dyn Control) -> Found {
+        let shape = self.c.engine.shape;
         let mut world = World::empty(&shape);
-        let mut scratch = World::empty(&shape);
         let mut current = Level::default();
         let mut next = Level::default();
         let mut actions = Vec::new();
-        // The successors of the world being expanded: their encodings, and
-        // (fingerprint, action position, end offset) for each.
-        let mut succ_bytes: Vec<u8> = Vec::new();
-        let mut succ: Vec<(u128, u32, usize)> = Vec::new();
+        let mut first = Expansion::new(&shape);
+        let mut second = Expansion::new(&shape);
 
         for variant in 0..self.c.engine.initial_variants() {
             match self.c.engine.initial(variant, &mut world) {
@@ -178,78 +303,30 @@ impl<C: Core> Bfs<'_, '_, C> {
         loop {
             let last_level = depth_max.is_some_and(|d| self.c.depth >= d);
             let mut cut = false;
+            // Software pipeline: compute (and prefetch) the successors of
+            // world k, then look up those of world k - 1, whose buckets had
+            // the whole expansion of world k to arrive. Lookups, and so ids,
+            // violations and counts, stay in BFS order.
             let mut start = 0;
             for k in 0..current.entries.len() {
                 let (id, end) = current.entries[k];
                 let bytes = &current.bytes[start..end];
                 start = end;
-                if let Err(e) = world.decode_into(&shape, bytes) {
-                    return Found::Error { error: format!("internal: stored world {id} does not decode: {e}"), id };
-                }
-                if let Err(e) = self.c.engine.actions(&world, &mut actions) {
-                    return Found::Error { error: e.to_string(), id };
-                }
-                // Compute every successor first, then look them all up: the
-                // prefetches let the table's cache misses overlap.
-                succ_bytes.clear();
-                succ.clear();
-                for (position, action) in actions.iter().enumerate() {
-                    let from = succ_bytes.len();
-                    match self.c.engine.apply_encoded(&world, bytes, action, &mut scratch, &mut succ_bytes) {
-                        Ok(true) => {}
-                        Ok(false) => continue,
-                        Err(e) => return Found::Error { error: e.to_string(), id },
-                    }
-                    let fp = fingerprint(&succ_bytes[from..]);
-                    succ.push((fp, position as u32, succ_bytes.len()));
-                }
-                self.c.generated += succ.len() as u64;
-                for &(fp, _, _) in &succ {
+                let (now, before) = if k % 2 == 0 { (&mut first, &mut second) } else { (&mut second, &mut first) };
+                self.expand(id, bytes, now, &mut actions);
+                for &(fp, _, _) in &now.succ {
                     self.seen.prefetch(fp);
                 }
-                let mut from = 0;
-                for &(fp, position, to) in &succ {
-                    let encoded = &succ_bytes[from..to];
-                    from = to;
-                    if last_level {
-                        // Beyond the bound: note whether the bound hid a
-                        // world, but do not store it.
-                        cut |= !self.seen.contains(fp);
-                        continue;
-                    }
-                    if states_max.is_some_and(|m| self.c.distinct >= m) {
-                        if !self.seen.contains(fp) {
-                            let m = states_max.unwrap_or_default();
-                            return Found::End(End::Incomplete(format!("states_max = {m} reached")));
-                        }
-                        continue;
-                    }
-                    if self.seen.contains(fp) {
-                        continue;
-                    }
-                    if let Err(e) = scratch.decode_into(&shape, encoded) {
-                        return Found::Error { error: format!("internal: a successor does not decode: {e}"), id };
-                    }
-                    let parent = Parent { parent: id, position };
-                    if next.entries.is_empty() {
-                        self.c.depth += 1;
-                    }
-                    match self.discover(&scratch, fp, parent) {
-                        Ok(Some(new_id)) => next.push(new_id, encoded),
-                        Ok(None) => {}
-                        Err(found) => return found,
-                    }
-                }
-                if succ.is_empty()
-                    && let Some((property, kind)) = self.c.check_terminal(&world)
+                if k > 0
+                    && let Err(found) = self.absorb(before, last_level, &mut cut, &mut next, control, &mut next_poll)
                 {
-                    return Found::Violation { property, kind, id };
+                    return found;
                 }
-                if self.c.generated >= next_poll {
-                    next_poll = self.c.generated + POLL_EVERY;
-                    if let Some(reason) = control.poll(&self.c.progress()) {
-                        return Found::End(End::Incomplete(reason));
-                    }
+            }
+            if let Some(k) = current.entries.len().checked_sub(1) {
+                let last = if k % 2 == 0 { &mut first } else { &mut second };
+                if let Err(found) = self.absorb(last, last_level, &mut cut, &mut next, control, &mut next_poll) {
+                    return found;
                 }
             }
             if last_level {
