@@ -456,6 +456,10 @@ impl Effects {
         &self.items[..self.len as usize]
     }
 
+    pub(crate) fn len(&self) -> usize {
+        self.len as usize
+    }
+
     pub(crate) fn error(&self) -> Option<EffectError> {
         self.error
     }

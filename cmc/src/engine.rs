@@ -41,6 +41,8 @@ pub enum StepErrorKind {
     PersistsFull,
     #[error("the ghost log would hold more than {max} replies (limit replies_max)", max = limits::QUEUE_MAX)]
     RepliesFull,
+    #[error("an effect from a direct-actions core (its world is one state: no messages, timers, persists or replies)")]
+    EffectInDirect,
     #[error("not_enabled() from a message-passing core (only direct-actions cores may)")]
     NotEnabledOutsideDirect,
     #[error("{0}")]
@@ -51,7 +53,7 @@ pub enum StepErrorKind {
 
 /// One successor: the action taken, or none when a direct action is not
 /// enabled.
-pub(crate) type Outcome = Result<bool, StepError>;
+pub(crate) type Outcome = Result<bool, Box<StepError>>;
 
 /// Applies actions of one model. Holds scratch buffers so that a search
 /// allocates nothing per successor.
@@ -64,13 +66,25 @@ pub struct Engine<'m, C: Core> {
     effects_again: Effects,
 }
 
+/// Builds a step error; out of line, so that the hot path stays small.
+#[cold]
+#[inline(never)]
+fn step_error<C: Core>(node: NodeId, event: Event<'_>, kind: StepErrorKind) -> Box<StepError> {
+    Box::new(StepError { core: C::NAME, node, event: event.to_string(), kind })
+}
+
 impl<'m, C: Core> Engine<'m, C> {
     pub fn new(model: &'m Model<C>, det: bool) -> Result<Engine<'m, C>, ModelError> {
         model.validate()?;
         let direct = C::direct_actions(&model.settings).map(|d| d.actions);
         Ok(Engine {
             model,
-            shape: Shape { nodes: model.nodes, state_size: std::mem::size_of::<C::State>(), network: model.network },
+            shape: Shape {
+                nodes: model.nodes,
+                state_size: std::mem::size_of::<C::State>(),
+                network: model.network,
+                direct: direct.is_some(),
+            },
             env: Environment { network: model.network, budgets: model.budgets, direct },
             det,
             effects: Effects::new(),
@@ -158,11 +172,13 @@ impl<'m, C: Core> Engine<'m, C> {
             Action::Dup { from, to, msg } => {
                 out.dups -= 1;
                 let m = Msg { from, to, payload: msg };
-                network::send(Network::Bag, &mut out.net, m).map_err(|_| StepError {
-                    core: C::NAME,
-                    node: from,
-                    event: "DUP".to_string(),
-                    kind: StepErrorKind::ChannelFull { from, to },
+                network::send(Network::Bag, &mut out.net, m).map_err(|_| {
+                    Box::new(StepError {
+                        core: C::NAME,
+                        node: from,
+                        event: "DUP".to_string(),
+                        kind: StepErrorKind::ChannelFull { from, to },
+                    })
                 })?;
             }
             Action::Fire { node, timer } => {
@@ -219,16 +235,14 @@ impl<'m, C: Core> Engine<'m, C> {
         Ok(true)
     }
 
-    /// Applies `action` to `world` (whose encoding is `encoded`) and appends
+    /// Applies `action` to `world` and appends
     /// the successor's encoding to `out`; `scratch` is working space.
     /// `Ok(false)` when a direct action is not enabled (nothing appended).
-    /// For a direct action whose step emits no effect, the successor differs
-    /// from `world` only in the one node's state bytes, which come first in
-    /// the encoding, so no world is built at all.
+    /// For a direct action the successor's encoding is just the new state,
+    /// so no world is built at all.
     pub(crate) fn apply_encoded(
         &mut self,
         world: &World,
-        encoded: &[u8],
         action: &Action,
         scratch: &mut World,
         out: &mut Vec<u8>,
@@ -239,9 +253,8 @@ impl<'m, C: Core> Engine<'m, C> {
                 return Ok(false);
             };
             if self.effects.as_slice().is_empty() {
-                debug_assert_eq!(self.shape.nodes, 1, "direct-actions models have one node");
+                // The world of a direct-actions core is its one state.
                 out.extend_from_slice(state.as_bytes());
-                out.extend_from_slice(&encoded[self.shape.state_size..]);
                 return Ok(true);
             }
             scratch.copy_from(world);
@@ -251,6 +264,43 @@ impl<'m, C: Core> Engine<'m, C> {
         }
         scratch.encode_append(&self.shape, out);
         Ok(true)
+    }
+
+    /// The hot loop of calibration cores: tries every direct action on
+    /// `world` and appends each successor's encoding
+    /// to `out`, pushing (fingerprint, action index, end offset) to `succ`.
+    /// Same results as [`Engine::apply_encoded`] per index, but the state is
+    /// read once and `step` can be inlined. Falls back to `apply_encoded`
+    /// for a step that emits effects, and is not used under `--det`.
+    pub(crate) fn expand_direct(
+        &mut self,
+        world: &World,
+        scratch: &mut World,
+        out: &mut Vec<u8>,
+        succ: &mut Vec<(crate::world::Fingerprint, u32, usize)>,
+    ) -> Result<(), Box<StepError>> {
+        let count = self.env.direct.unwrap_or(0);
+        let base = self.read_state(world, 0);
+        let ctx = self.context(0);
+        for index in 0..count {
+            let mut state = base;
+            self.effects.clear();
+            C::step(&ctx, &mut state, Event::Action { index }, &mut self.effects);
+            let clean = self.effects.error().is_none() && self.effects.len() == 0;
+            if clean && self.effects.is_disabled() {
+                continue;
+            }
+            let from = out.len();
+            if clean && state.as_bytes()[..C::DURABLE] == base.as_bytes()[..C::DURABLE] {
+                // The world of a direct-actions core is its state.
+                out.extend_from_slice(state.as_bytes());
+            } else if !self.apply_encoded(world, &Action::Direct { index }, scratch, out)? {
+                // The slow path reports whatever was wrong; it cannot get here.
+                continue;
+            }
+            succ.push((fingerprint(&out[from..]), index as u32, out.len()));
+        }
+        Ok(())
     }
 
     /// Encodes `world` into `buf` and returns its fingerprint.
@@ -278,17 +328,17 @@ impl<'m, C: Core> Engine<'m, C> {
 
     /// Runs `apply_persist` for one record and checks that it touched only
     /// durable bytes.
-    fn persist(&mut self, world: &mut World, node: NodeId, record: &Payload) -> Result<(), StepError> {
+    fn persist(&mut self, world: &mut World, node: NodeId, record: &Payload) -> Result<(), Box<StepError>> {
         let before = self.read_state(world, node);
         let mut state = before;
         C::apply_persist(&self.context(node), &mut state, record.as_slice());
         if state.as_bytes()[C::DURABLE..] != before.as_bytes()[C::DURABLE..] {
-            return Err(StepError {
+            return Err(Box::new(StepError {
                 core: C::NAME,
                 node,
                 event: "apply_persist".to_string(),
                 kind: StepErrorKind::PersistChangedVolatile,
-            });
+            }));
         }
         self.write_state(world, node, &state);
         Ok(())
@@ -308,10 +358,11 @@ impl<'m, C: Core> Engine<'m, C> {
 
     /// Calls `step` on node `node` of `world` and checks it; the effects are
     /// left in `self.effects`. `None` when a direct action is not enabled.
-    fn run_step(&mut self, world: &World, node: NodeId, event: Event<'_>) -> Result<Option<C::State>, StepError> {
+    #[inline]
+    fn run_step(&mut self, world: &World, node: NodeId, event: Event<'_>) -> Result<Option<C::State>, Box<StepError>> {
         let before = self.read_state(world, node);
         let mut state = before;
-        let err = |kind| StepError { core: C::NAME, node, event: event.to_string(), kind };
+        let err = |kind| step_error::<C>(node, event, kind);
         self.effects.clear();
         let ctx = self.context(node);
         C::step(&ctx, &mut state, event, &mut self.effects);
@@ -343,8 +394,17 @@ impl<'m, C: Core> Engine<'m, C> {
 
     /// Writes the stepped state into `world` and carries out the effects in
     /// `self.effects`, in emission order.
-    fn commit(&mut self, world: &mut World, node: NodeId, event: Event<'_>, state: &C::State) -> Result<(), StepError> {
-        let err = |kind| StepError { core: C::NAME, node, event: event.to_string(), kind };
+    fn commit(
+        &mut self,
+        world: &mut World,
+        node: NodeId,
+        event: Event<'_>,
+        state: &C::State,
+    ) -> Result<(), Box<StepError>> {
+        let err = |kind| step_error::<C>(node, event, kind);
+        if self.env.direct.is_some() && self.effects.len() != 0 {
+            return Err(err(StepErrorKind::EffectInDirect));
+        }
         self.write_state(world, node, state);
         for effect in self.effects.as_slice() {
             match *effect {

@@ -59,6 +59,10 @@ pub enum ModelError {
     TooManyDirectActions { core: &'static str, actions: usize },
     #[error("core `{core}` uses direct actions, so the model has exactly 1 node, not {nodes}")]
     DirectNodes { core: &'static str, nodes: u8 },
+    #[error(
+        "core `{core}` uses direct actions, so the model has no budgets (its world is one state), but {budget} is set"
+    )]
+    DirectBudgets { core: &'static str, budget: &'static str },
     #[error("core `{core}` declares 0 initial states")]
     NoInitialStates { core: &'static str },
     #[error("the dup budget needs the bag network (FIFO never duplicates)")]
@@ -163,6 +167,18 @@ impl<C: Core> Model<C> {
             }
             if d.initial_states == 0 {
                 return Err(ModelError::NoInitialStates { core: C::NAME });
+            }
+            let b = &self.budgets;
+            for (budget, set) in [
+                ("drops", b.drops != 0),
+                ("dups", b.dups != 0),
+                ("crashes", b.crashes != 0),
+                ("clients", b.clients != 0),
+                ("timeouts", b.timeouts.is_some()),
+            ] {
+                if set {
+                    return Err(ModelError::DirectBudgets { core: C::NAME, budget });
+                }
             }
         }
         if self.budgets.dups > 0 && self.network == Network::Fifo {

@@ -14,6 +14,10 @@
 //! 5. the ghost log: its count, then each reply (node, length byte, bytes)
 //!    in emission order.
 //!
+//! A direct-actions (calibration) core's world is its one state and nothing
+//! else, as the manual says: such a core has one node, no budgets and no
+//! effects, so the other parts would be constant.
+//!
 //! Every part is canonical (FIFO channels in a fixed order, a bag sorted), so
 //! two worlds are the same state exactly when their bytes are equal. The
 //! fingerprint is the 128-bit xxh3 of those bytes. This module owns the
@@ -45,6 +49,8 @@ pub struct Shape {
     pub nodes: u8,
     pub state_size: usize,
     pub network: Network,
+    /// A direct-actions core: the encoding is the state bytes alone.
+    pub direct: bool,
 }
 
 /// One global state, decoded.
@@ -142,6 +148,9 @@ impl World {
     /// Appends the canonical encoding to `out`.
     pub fn encode_append(&self, shape: &Shape, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.states);
+        if shape.direct {
+            return;
+        }
         out.extend_from_slice(&[self.drops, self.dups, self.crashes, self.timeouts]);
         for e in &self.env {
             let t = e.timers.to_le_bytes();
@@ -172,6 +181,12 @@ impl World {
         let states = r.take(shape.nodes as usize * shape.state_size)?;
         self.states.clear();
         self.states.extend_from_slice(states);
+        if shape.direct {
+            if r.at != bytes.len() {
+                return Err(DecodeError("trailing bytes"));
+            }
+            return Ok(());
+        }
         self.drops = r.byte()?;
         self.dups = r.byte()?;
         self.crashes = r.byte()?;

@@ -209,3 +209,35 @@ fn states_max_makes_the_search_incomplete() {
         assert_eq!(r.verdict, Verdict::Pass, "exactly the state space fits: {search:?}");
     }
 }
+
+/// A direct-actions core that (wrongly) emits an effect from action 1.
+struct DirectWithEffect;
+
+impl Core for DirectWithEffect {
+    const NAME: &'static str = "test-direct-effect";
+    type State = [u8; 1];
+    type Settings = NoSettings;
+    const DURABLE: usize = 0;
+    fn step(_: &Context<'_, NoSettings>, s: &mut [u8; 1], event: Event<'_>, out: &mut Effects) {
+        match event {
+            Event::Init { .. } => {}
+            Event::Action { index: 0 } if s[0] == 0 => s[0] = 1,
+            Event::Action { index: 1 } if s[0] == 1 => out.arm(0),
+            _ => out.not_enabled(),
+        }
+    }
+    fn direct_actions(_: &NoSettings) -> Option<cmc::DirectActions> {
+        Some(cmc::DirectActions { actions: 2, initial_states: 1 })
+    }
+}
+
+#[test]
+fn a_direct_actions_core_has_no_effects_and_no_budgets() {
+    for det in [false, true] {
+        let r = check(&Model::<DirectWithEffect>::new(NoSettings), &Options { det, ..Options::default() }).unwrap();
+        assert_error(&r, "node 0, event Action(1): an effect from a direct-actions core");
+        assert_eq!(r.trace.len(), 2, "the trace leads to the world the failing action was taken from");
+    }
+    let err = Model::<DirectWithEffect>::new(NoSettings).crashes(1).validate().unwrap_err();
+    assert!(err.to_string().contains("no budgets (its world is one state), but crashes is set"), "{err}");
+}

@@ -179,9 +179,15 @@ impl<C: Core> Bfs<'_, '_, C> {
             exp.error = Some(format!("internal: stored world {id} does not decode: {e}"));
             return;
         }
+        let direct = self.c.engine.env.direct;
+        if direct.is_some() && !self.c.engine.det {
+            if let Err(e) = self.c.engine.expand_direct(&exp.world, &mut exp.scratch, &mut exp.bytes, &mut exp.succ) {
+                exp.error = Some(e.to_string());
+            }
+            return;
+        }
         // A direct-actions core's list is always 0..n: no need to write it
         // out for every state.
-        let direct = self.c.engine.env.direct;
         if direct.is_none()
             && let Err(e) = self.c.engine.actions(&exp.world, actions)
         {
@@ -189,13 +195,14 @@ impl<C: Core> Bfs<'_, '_, C> {
             return;
         }
         let count = direct.map_or(actions.len(), usize::from);
+        let action_at = |position: usize| match direct {
+            Some(_) => Action::Direct { index: position as u16 },
+            None => actions[position],
+        };
         for position in 0..count {
-            let action = match direct {
-                Some(_) => Action::Direct { index: position as u16 },
-                None => actions[position],
-            };
+            let action = action_at(position);
             let from = exp.bytes.len();
-            match self.c.engine.apply_encoded(&exp.world, bytes, &action, &mut exp.scratch, &mut exp.bytes) {
+            match self.c.engine.apply_encoded(&exp.world, &action, &mut exp.scratch, &mut exp.bytes) {
                 Ok(true) => {}
                 Ok(false) => continue,
                 Err(e) => {

@@ -369,6 +369,6 @@ fn error_report(mut report: Report, e: String) -> Report {
 
 /// The end of a search that failed in a step: the path to the world the
 /// step was taken from.
-pub(crate) fn step_error(e: StepError, path: Path) -> End {
+pub(crate) fn step_error(e: Box<StepError>, path: Path) -> End {
     End::Error { error: e.to_string(), path }
 }
