@@ -200,9 +200,7 @@ impl Control for StopAfter {
 
 #[test]
 fn a_control_can_stop_a_search_as_incomplete() {
-    let mut s = cmc_examples::two_phase_tla::TwoPhaseTlaSettings::default();
-    s.rms = 5;
-    let model = cmc_examples::two_phase_tla::model(s);
+    let model = cmc_examples::two_phase_tla::model(cmc_examples::two_phase_tla::TwoPhaseTlaSettings { rms: 5 });
     let r = check_with(&model, &Options::default(), &mut StopAfter(1)).unwrap();
     assert_eq!(r.verdict, Verdict::Incomplete);
     assert_eq!(r.reason.as_deref(), Some("stopped by the test"));
