@@ -30,6 +30,7 @@ use crate::network::{Msg, Network};
 pub type Fingerprint = u128;
 
 /// Fingerprints a world encoding.
+#[inline]
 pub fn fingerprint(bytes: &[u8]) -> Fingerprint {
     xxhash_rust::xxh3::xxh3_128(bytes)
 }

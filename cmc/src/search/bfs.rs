@@ -49,6 +49,10 @@ impl Level {
 /// One expanded world: its successors, computed but not yet looked up.
 struct Expansion {
     id: u32,
+    /// The expanded world's fingerprint: a successor equal to it (a
+    /// self-loop, common in specifications whose actions stay enabled after
+    /// taking effect) is known to be seen without a lookup.
+    fp: u128,
     world: World,
     /// Working space for building successors, and for decoding new ones.
     scratch: World,
@@ -65,6 +69,7 @@ impl Expansion {
     fn new(shape: &crate::world::Shape) -> Expansion {
         Expansion {
             id: 0,
+            fp: 0,
             world: World::empty(shape),
             scratch: World::empty(shape),
             bytes: Vec::new(),
@@ -172,6 +177,7 @@ impl<C: Core> Bfs<'_, '_, C> {
     fn expand(&mut self, id: u32, bytes: &[u8], exp: &mut Expansion, actions: &mut Vec<Action>) {
         let shape = self.c.engine.shape;
         exp.id = id;
+        exp.fp = fingerprint(bytes);
         exp.bytes.clear();
         exp.succ.clear();
         exp.error = None;
@@ -237,6 +243,10 @@ impl<C: Core> Bfs<'_, '_, C> {
         for &(fp, position, to) in &exp.succ {
             let encoded = &exp.bytes[from..to];
             from = to;
+            if fp == exp.fp {
+                // A self-loop: the expanded world is stored already.
+                continue;
+            }
             if last_level {
                 // Beyond the bound: note whether the bound hid a world, but
                 // do not store it.
@@ -322,7 +332,9 @@ impl<C: Core> Bfs<'_, '_, C> {
                 let (now, before) = if k % 2 == 0 { (&mut first, &mut second) } else { (&mut second, &mut first) };
                 self.expand(id, bytes, now, &mut actions);
                 for &(fp, _, _) in &now.succ {
-                    self.seen.prefetch(fp);
+                    if fp != now.fp {
+                        self.seen.prefetch(fp);
+                    }
                 }
                 if k > 0
                     && let Err(found) = self.absorb(before, last_level, &mut cut, &mut next, control, &mut next_poll)
