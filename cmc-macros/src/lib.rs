@@ -1,2 +1,507 @@
-//! `#[cmc::model(...)]`: declares a model as a test. Not implemented yet
-//! (issue 3); the crate exists so that the workspace has its final layout.
+//! `#[cmc::model(...)]`: declares a model as a test.
+//!
+//! On a function that returns a `cmc::Model<C>`, the attribute records the
+//! function, its keys and its expectation in `cmc::harness::MODELS` (a
+//! `linkme` distributed slice), where the runner of a `harness = false`
+//! test target finds it. Every key is checked here, so that a typo, a wrong
+//! type or an impossible combination is a compile error at its tokens.
+//!
+//! ```ignore
+//! #[cmc::model(nodes = 3, crashes = 1, expect = violation("atomicity"))]
+//! fn commit_on_timeout() -> cmc::Model<TwoPhase> {
+//!     two_phase::model(TwoPhaseSettings { bug_commit_on_timeout: 1, ..Default::default() })
+//! }
+//! ```
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as Tokens};
+use quote::{format_ident, quote};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprCall, ExprLit, ExprPath, ItemFn, Lit, Meta, Token};
+
+/// Every key, with what it takes; the compile error for an unknown key
+/// lists them.
+const KEYS: &[(&str, &str)] = &[
+    ("core", "the core type, checked against the function's return type"),
+    ("nodes", "number of nodes, 1 to 8"),
+    ("network", "fifo or bag"),
+    ("drops", "drop budget, 0 to 255"),
+    ("dups", "dup budget (bag), 0 to 255"),
+    ("crashes", "crash budget, 0 to 255"),
+    ("clients", "client requests per node, 0 to 255"),
+    ("timeouts", "timer firings over all nodes, 0 to 255"),
+    ("search", "bfs, dfs or simulate"),
+    ("depth_max", "depth bound (bfs or dfs; required for dfs)"),
+    ("walks", "simulate: number of walks"),
+    ("walk_length", "simulate: actions per walk at most"),
+    ("seed", "simulate: seed"),
+    ("states_max", "cap on distinct states (incomplete past it)"),
+    ("time_max_s", "cap on seconds (incomplete past it)"),
+    ("det", "true: run every step twice and compare"),
+    ("deadlock", "true: a world with no enabled action is a violation"),
+    ("expect", "pass, or violation(\"property\")"),
+    ("ignore", "\"reason\": run only with --ignored"),
+];
+
+/// Declares a model as a test. See the crate documentation for the keys.
+#[proc_macro_attribute]
+pub fn model(args: TokenStream, item: TokenStream) -> TokenStream {
+    match expand(args.into(), item.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// The keys as parsed, each with its span for later errors.
+#[derive(Default)]
+struct Keys {
+    core: Option<syn::Path>,
+    nodes: Option<(u64, Span)>,
+    network: Option<(String, Span)>,
+    drops: Option<(u64, Span)>,
+    dups: Option<(u64, Span)>,
+    crashes: Option<(u64, Span)>,
+    clients: Option<(u64, Span)>,
+    timeouts: Option<(u64, Span)>,
+    search: Option<(String, Span)>,
+    depth_max: Option<(u64, Span)>,
+    walks: Option<(u64, Span)>,
+    walk_length: Option<(u64, Span)>,
+    seed: Option<(u64, Span)>,
+    states_max: Option<(u64, Span)>,
+    time_max_s: Option<(u64, Span)>,
+    det: Option<bool>,
+    deadlock: Option<bool>,
+    expect: Option<(Option<String>, Span)>,
+    ignore: Option<String>,
+}
+
+fn error(span: Span, message: impl std::fmt::Display) -> syn::Error {
+    syn::Error::new(span, message)
+}
+
+fn int(expr: &Expr, key: &str, min: u64, max: u64) -> syn::Result<(u64, Span)> {
+    if let Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) = expr {
+        let v: u64 = i.base10_parse().map_err(|_| error(i.span(), format!("`{key}` takes an integer")))?;
+        if v < min || v > max {
+            return Err(error(i.span(), format!("`{key}` = {v} is out of range ({min} to {max})")));
+        }
+        return Ok((v, i.span()));
+    }
+    Err(error(expr.span(), format!("`{key}` takes an integer, {min} to {max}")))
+}
+
+fn word(expr: &Expr, key: &str, choices: &[&str]) -> syn::Result<(String, Span)> {
+    if let Expr::Path(ExprPath { path, .. }) = expr
+        && let Some(id) = path.get_ident()
+    {
+        let s = id.to_string();
+        if choices.contains(&s.as_str()) {
+            return Ok((s, id.span()));
+        }
+        return Err(error(id.span(), format!("`{key}` is one of {}, not `{s}`", choices.join(", "))));
+    }
+    Err(error(expr.span(), format!("`{key}` is one of {}", choices.join(", "))))
+}
+
+fn boolean(expr: &Expr, key: &str) -> syn::Result<bool> {
+    if let Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) = expr {
+        return Ok(b.value);
+    }
+    Err(error(expr.span(), format!("`{key}` takes true or false")))
+}
+
+fn string(expr: &Expr, key: &str) -> syn::Result<String> {
+    if let Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) = expr {
+        return Ok(s.value());
+    }
+    Err(error(expr.span(), format!("`{key}` takes a string literal")))
+}
+
+fn expectation(expr: &Expr) -> syn::Result<(Option<String>, Span)> {
+    match expr {
+        Expr::Path(ExprPath { path, .. }) if path.is_ident("pass") => Ok((None, path.span())),
+        Expr::Path(ExprPath { path, .. }) if path.is_ident("violation") => {
+            Err(error(path.span(), "`violation` names no property: write `violation(\"property name\")`"))
+        }
+        Expr::Call(ExprCall { func, args, .. }) => {
+            let Expr::Path(ExprPath { path, .. }) = &**func else {
+                return Err(error(func.span(), "`expect` is `pass` or `violation(\"property name\")`"));
+            };
+            if !path.is_ident("violation") {
+                return Err(error(path.span(), "`expect` is `pass` or `violation(\"property name\")`"));
+            }
+            if args.len() != 1 {
+                return Err(error(args.span(), "`violation` names exactly one property: `violation(\"name\")`"));
+            }
+            match &args[0] {
+                Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) if !s.value().is_empty() => Ok((Some(s.value()), s.span())),
+                other => {
+                    Err(error(other.span(), "`violation` takes the property's name as a non-empty string literal"))
+                }
+            }
+        }
+        other => Err(error(other.span(), "`expect` is `pass` or `violation(\"property name\")`")),
+    }
+}
+
+fn parse_keys(args: Tokens) -> syn::Result<Keys> {
+    let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args)?;
+    let mut k = Keys::default();
+    let mut seen: Vec<String> = Vec::new();
+    let mut errors: Option<syn::Error> = None;
+    let mut push = |e: syn::Error| match &mut errors {
+        Some(all) => all.combine(e),
+        None => errors = Some(e),
+    };
+    for meta in metas {
+        let (path, value) = match &meta {
+            Meta::NameValue(nv) => (&nv.path, Some(&nv.value)),
+            // A bare flag: `det` means `det = true`.
+            Meta::Path(p) => (p, None),
+            Meta::List(l) => {
+                push(error(l.span(), "expected `key = value`"));
+                continue;
+            }
+        };
+        let Some(ident) = path.get_ident() else {
+            push(error(path.span(), "expected a key"));
+            continue;
+        };
+        let key = ident.to_string();
+        if !KEYS.iter().any(|(name, _)| *name == key) {
+            let known: Vec<&str> = KEYS.iter().map(|(n, _)| *n).collect();
+            let hint = if key == "program" {
+                " (programs as nodes are not available in #[cmc::model] yet)".to_string()
+            } else {
+                String::new()
+            };
+            push(error(ident.span(), format!("unknown key `{key}`{hint}; known keys: {}", known.join(", "))));
+            continue;
+        }
+        if seen.contains(&key) {
+            push(error(ident.span(), format!("`{key}` is given twice")));
+            continue;
+        }
+        seen.push(key.clone());
+        let Some(value) = value else {
+            match key.as_str() {
+                "det" => k.det = Some(true),
+                "deadlock" => k.deadlock = Some(true),
+                _ => push(error(ident.span(), format!("`{key}` needs a value: `{key} = ...`"))),
+            }
+            continue;
+        };
+        let result: syn::Result<()> = (|| {
+            match key.as_str() {
+                "core" => match value {
+                    Expr::Path(ExprPath { path, .. }) => k.core = Some(path.clone()),
+                    other => return Err(error(other.span(), "`core` takes a type path")),
+                },
+                "nodes" => k.nodes = Some(int(value, &key, 1, 8)?),
+                "network" => k.network = Some(word(value, &key, &["fifo", "bag"])?),
+                "drops" => k.drops = Some(int(value, &key, 0, 255)?),
+                "dups" => k.dups = Some(int(value, &key, 0, 255)?),
+                "crashes" => k.crashes = Some(int(value, &key, 0, 255)?),
+                "clients" => k.clients = Some(int(value, &key, 0, 255)?),
+                "timeouts" => k.timeouts = Some(int(value, &key, 0, 255)?),
+                "search" => k.search = Some(word(value, &key, &["bfs", "dfs", "simulate"])?),
+                "depth_max" => k.depth_max = Some(int(value, &key, 1, u32::MAX as u64)?),
+                "walks" => k.walks = Some(int(value, &key, 1, u64::MAX)?),
+                "walk_length" => k.walk_length = Some(int(value, &key, 1, u32::MAX as u64)?),
+                "seed" => k.seed = Some(int(value, &key, 0, u64::MAX)?),
+                "states_max" => k.states_max = Some(int(value, &key, 1, u64::MAX)?),
+                "time_max_s" => k.time_max_s = Some(int(value, &key, 1, u64::MAX)?),
+                "det" => k.det = Some(boolean(value, &key)?),
+                "deadlock" => k.deadlock = Some(boolean(value, &key)?),
+                "expect" => k.expect = Some(expectation(value)?),
+                "ignore" => k.ignore = Some(string(value, &key)?),
+                _ => unreachable!("every key in KEYS is handled"),
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            push(e);
+        }
+    }
+    // Combinations that cannot mean anything.
+    let search = k.search.as_ref().map(|(s, _)| s.as_str()).unwrap_or("bfs");
+    if search == "simulate" {
+        if let Some((_, span)) = k.depth_max {
+            push(error(span, "`depth_max` bounds bfs or dfs; a simulation is bounded by `walk_length`"));
+        }
+        match &k.expect {
+            Some((Some(_), _)) => {}
+            Some((None, span)) => {
+                push(error(*span, "a simulation is never a pass: expect `violation(\"property\")`, or use bfs"))
+            }
+            None => {
+                let span = k.search.as_ref().map_or(Span::call_site(), |(_, s)| *s);
+                push(error(span, "a simulation is never a pass: add `expect = violation(\"property\")`, or use bfs"))
+            }
+        }
+    } else {
+        for (key, v) in [("walks", k.walks), ("walk_length", k.walk_length), ("seed", k.seed)] {
+            if let Some((_, span)) = v {
+                push(error(span, format!("`{key}` applies to `search = simulate` only")));
+            }
+        }
+    }
+    if search == "dfs" && k.depth_max.is_none() {
+        let span = k.search.as_ref().map_or(Span::call_site(), |(_, s)| *s);
+        push(error(span, "`search = dfs` needs `depth_max = N`"));
+    }
+    if let (Some((1.., span)), Some(("fifo", _))) = (k.dups, k.network.as_ref().map(|(n, s)| (n.as_str(), s))) {
+        push(error(span, "`dups` needs `network = bag` (FIFO never duplicates)"));
+    }
+    match errors {
+        Some(e) => Err(e),
+        None => Ok(k),
+    }
+}
+
+fn opt_u8(v: Option<(u64, Span)>) -> Tokens {
+    match v {
+        Some((v, _)) => {
+            let v = v as u8;
+            quote!(::core::option::Option::Some(#v))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn opt_u64(v: Option<(u64, Span)>) -> Tokens {
+    match v {
+        Some((v, _)) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
+    let keys = parse_keys(args)?;
+    let func: ItemFn = syn::parse2(item)?;
+    let name = &func.sig.ident;
+    if !func.sig.inputs.is_empty() {
+        return Err(error(func.sig.inputs.span(), "a model function takes no arguments"));
+    }
+    if let syn::ReturnType::Default = func.sig.output {
+        return Err(error(func.sig.span(), "a model function returns the model: `-> cmc::Model<YourCore>`"));
+    }
+    if func.sig.asyncness.is_some() || !func.sig.generics.params.is_empty() {
+        return Err(error(func.sig.span(), "a model function is a plain function with no generics"));
+    }
+
+    let nodes = opt_u8(keys.nodes);
+    let network = match keys.network.as_ref().map(|(n, _)| n.as_str()) {
+        Some("fifo") => quote!(::core::option::Option::Some(::cmc::Network::Fifo)),
+        Some(_) => quote!(::core::option::Option::Some(::cmc::Network::Bag)),
+        None => quote!(::core::option::Option::None),
+    };
+    let (drops, dups, crashes, clients, timeouts) =
+        (opt_u8(keys.drops), opt_u8(keys.dups), opt_u8(keys.crashes), opt_u8(keys.clients), opt_u8(keys.timeouts));
+    let search = match keys.search.as_ref().map(|(s, _)| s.as_str()).unwrap_or("bfs") {
+        "dfs" => {
+            let d = keys.depth_max.map_or(1, |(d, _)| d as u32);
+            quote!(::cmc::Search::Dfs { depth_max: #d })
+        }
+        "simulate" => {
+            let walks = keys.walks.map_or(1000, |(w, _)| w);
+            let walk_length = keys.walk_length.map_or(100, |(w, _)| w as u32);
+            let seed = keys.seed.map_or(0, |(s, _)| s);
+            quote!(::cmc::Search::Simulate { walks: #walks, walk_length: #walk_length, seed: #seed })
+        }
+        _ => match keys.depth_max {
+            Some((d, _)) => {
+                let d = d as u32;
+                quote!(::cmc::Search::Bfs { depth_max: ::core::option::Option::Some(#d) })
+            }
+            None => quote!(::cmc::Search::Bfs { depth_max: ::core::option::Option::None }),
+        },
+    };
+    let states_max = opt_u64(keys.states_max);
+    let time_max_s = opt_u64(keys.time_max_s);
+    let det = keys.det.unwrap_or(false);
+    let deadlock = keys.deadlock.unwrap_or(false);
+    let expect = match &keys.expect {
+        Some((Some(p), _)) => quote!(::cmc::harness::Expect::Violation(#p)),
+        _ => quote!(::cmc::harness::Expect::Pass),
+    };
+    let ignore = match &keys.ignore {
+        Some(r) => quote!(::core::option::Option::Some(#r)),
+        None => quote!(::core::option::Option::None),
+    };
+    let core_check = keys.core.as_ref().map(|core| {
+        quote! {
+            // `core = ...` must name the core the function's model uses.
+            const _: fn() -> ::cmc::Model<#core> = #name;
+        }
+    });
+    let function = name.to_string();
+    let build = format_ident!("__cmc_build_{}", name);
+    let entry = format_ident!("__CMC_MODEL_{}", name.to_string().to_uppercase());
+
+    Ok(quote! {
+        #[allow(dead_code)]
+        #func
+
+        #core_check
+
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        fn #build(
+            attributes: &::cmc::harness::Attributes,
+        ) -> ::core::result::Result<::std::boxed::Box<dyn ::cmc::catalog::DynModel>, ::cmc::ModelError> {
+            ::cmc::harness::prepare(#name(), attributes)
+        }
+
+        #[::cmc::linkme::distributed_slice(::cmc::harness::MODELS)]
+        #[linkme(crate = ::cmc::linkme)]
+        #[doc(hidden)]
+        static #entry: ::cmc::harness::Declared = ::cmc::harness::Declared {
+            module: ::core::module_path!(),
+            function: #function,
+            file: ::core::file!(),
+            line: ::core::line!(),
+            attributes: ::cmc::harness::Attributes {
+                nodes: #nodes,
+                network: #network,
+                drops: #drops,
+                dups: #dups,
+                crashes: #crashes,
+                clients: #clients,
+                timeouts: #timeouts,
+                search: #search,
+                states_max: #states_max,
+                time_max_s: #time_max_s,
+                det: #det,
+                deadlock: #deadlock,
+                expect: #expect,
+                ignore: #ignore,
+            },
+            build: #build,
+        };
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The compile error `#[cmc::model(args)]` on a well-formed function
+    /// gives, or `None` when it compiles.
+    fn error_of(args: Tokens) -> Option<String> {
+        let item = quote!(
+            fn m() -> cmc::Model<X> {
+                todo!()
+            }
+        );
+        expand(args, item).err().map(|e| e.to_string())
+    }
+
+    #[test]
+    fn accepts_every_key() {
+        assert_eq!(error_of(quote!()), None);
+        assert_eq!(
+            error_of(quote!(
+                core = X,
+                nodes = 3,
+                network = bag,
+                drops = 1,
+                dups = 2,
+                crashes = 1,
+                clients = 2,
+                timeouts = 4,
+                search = dfs,
+                depth_max = 20,
+                states_max = 1000,
+                time_max_s = 60,
+                det = true,
+                deadlock,
+                expect = violation("atomicity"),
+                ignore = "slow"
+            )),
+            None
+        );
+        assert_eq!(
+            error_of(quote!(search = simulate, walks = 10, walk_length = 5, seed = 7, expect = violation("p"))),
+            None
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_is_named() {
+        let e = error_of(quote!(nodse = 3)).unwrap();
+        assert!(e.starts_with("unknown key `nodse`; known keys: core, nodes,"), "{e}");
+        let e = error_of(quote!(program = "a.out")).unwrap();
+        assert!(e.contains("programs as nodes are not available"), "{e}");
+    }
+
+    #[test]
+    fn wrong_types_and_ranges_are_named() {
+        for (args, message) in [
+            (quote!(nodes = "3"), "`nodes` takes an integer, 1 to 8"),
+            (quote!(nodes = 9), "`nodes` = 9 is out of range (1 to 8)"),
+            (quote!(drops = 256), "`drops` = 256 is out of range (0 to 255)"),
+            (quote!(network = tcp), "`network` is one of fifo, bag, not `tcp`"),
+            (quote!(search = random), "`search` is one of bfs, dfs, simulate, not `random`"),
+            (quote!(det = 1), "`det` takes true or false"),
+            (quote!(ignore = slow), "`ignore` takes a string literal"),
+            (quote!(nodes = 2, nodes = 3), "`nodes` is given twice"),
+        ] {
+            let e = error_of(args).unwrap();
+            assert_eq!(e, message);
+        }
+    }
+
+    #[test]
+    fn an_expectation_must_name_a_property() {
+        for (args, message) in [
+            (quote!(expect = violation), "`violation` names no property"),
+            (quote!(expect = violation()), "`violation` names exactly one property"),
+            (quote!(expect = violation("")), "non-empty string literal"),
+            (quote!(expect = violation(atomicity)), "non-empty string literal"),
+            (quote!(expect = failure("x")), "`expect` is `pass` or `violation(\"property name\")`"),
+        ] {
+            let e = error_of(args).unwrap();
+            assert!(e.contains(message), "{e}");
+        }
+    }
+
+    #[test]
+    fn impossible_combinations_are_errors() {
+        for (args, message) in [
+            (quote!(search = dfs), "`search = dfs` needs `depth_max = N`"),
+            (quote!(search = simulate), "a simulation is never a pass"),
+            (quote!(search = simulate, depth_max = 3, expect = violation("p")), "`depth_max` bounds bfs or dfs"),
+            (quote!(walks = 3), "`walks` applies to `search = simulate` only"),
+            (quote!(network = fifo, dups = 1), "`dups` needs `network = bag`"),
+        ] {
+            let e = error_of(args.clone()).unwrap_or_else(|| panic!("{args} compiles"));
+            assert!(e.contains(message), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_function_must_return_a_model_and_take_nothing() {
+        let e = expand(
+            quote!(),
+            quote!(
+                fn m(x: u8) -> cmc::Model<X> {
+                    todo!()
+                }
+            ),
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "a model function takes no arguments");
+        let e = expand(
+            quote!(),
+            quote!(
+                fn m() {}
+            ),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("returns the model"));
+    }
+}

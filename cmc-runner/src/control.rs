@@ -38,6 +38,12 @@ impl RunControl {
         RunControl { start: now, time_max, progress: std::io::stderr().is_terminal(), last_progress: now }
     }
 
+    /// A control with no progress line (for tests, whose output libtest
+    /// owns).
+    pub fn quiet(time_max: Option<Duration>) -> RunControl {
+        RunControl { progress: false, ..RunControl::new(time_max) }
+    }
+
     pub fn elapsed_s(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
     }

@@ -3,4 +3,5 @@
 
 pub mod cli;
 pub mod control;
+pub mod harness;
 pub mod repro;

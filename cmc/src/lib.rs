@@ -13,6 +13,7 @@ pub mod action;
 pub mod catalog;
 pub mod core;
 pub mod engine;
+pub mod harness;
 pub mod model;
 pub mod network;
 pub mod property;
@@ -22,7 +23,11 @@ pub mod search;
 pub mod trace;
 pub mod world;
 
+pub use linkme;
 pub use zerocopy;
+
+/// Declares a model as a test: see the `cmc-macros` crate.
+pub use cmc_macros::model;
 
 pub use crate::action::Action;
 pub use crate::core::{

@@ -67,6 +67,8 @@ pub enum ModelError {
     NoInitialStates { core: &'static str },
     #[error("the dup budget needs the bag network (FIFO never duplicates)")]
     DupsNeedBag,
+    #[error("the model expects a violation of `{name}`, but has no such property (it has: {known})")]
+    UnknownExpectedProperty { name: String, known: String },
     #[error("two properties are named `{name}`")]
     DuplicateProperty { name: String },
     #[error("a property has an empty name")]
