@@ -107,3 +107,38 @@ fn list_shows_every_core_with_its_settings() {
         assert!(s.contains(name), "{name} missing from:\n{s}");
     }
 }
+
+#[test]
+fn ctrl_c_stops_the_search_and_prints_the_partial_report_as_incomplete() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    // Big enough to run for seconds: stopped long before it ends.
+    let child = Command::new(env!("CARGO_BIN_EXE_cmc"))
+        .args(["check", "two-phase-tla", "--set", "rms=8", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until cmc catches SIGINT (bit 1 of SigCgt), so the signal
+    // cannot arrive before the handler.
+    let status = format!("/proc/{}/status", child.id());
+    let catching = || {
+        std::fs::read_to_string(&status).ok().and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("SigCgt:"))?.to_string();
+            u64::from_str_radix(line.trim_start_matches("SigCgt:").trim(), 16).ok()
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while catching().is_none_or(|mask| mask & 2 == 0) {
+        assert!(std::time::Instant::now() < deadline, "cmc never installed its SIGINT handler");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the partial report, as JSON");
+    assert_eq!(json["verdict"], "incomplete");
+    assert_eq!(json["reason"], "interrupted (Ctrl-C)");
+    assert!(json["distinct_states"].as_u64().unwrap() > 0);
+}
