@@ -18,3 +18,15 @@ fn rms_5() -> Model<TwoPhaseTla> {
 fn rms_3_dfs() -> Model<TwoPhaseTla> {
     model(TwoPhaseTlaSettings { rms: 3 })
 }
+
+/// TLC: 296,448 distinct, 2,744,706 generated, depth 23.
+#[cmc::model]
+fn rms_7() -> Model<TwoPhaseTla> {
+    model(TwoPhaseTlaSettings { rms: 7 })
+}
+
+/// TLC: 1,745,408 distinct, 18,507,778 generated, depth 26.
+#[cmc::model]
+fn rms_8() -> Model<TwoPhaseTla> {
+    model(TwoPhaseTlaSettings { rms: 8 })
+}
