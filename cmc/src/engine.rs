@@ -272,6 +272,7 @@ impl<'m, C: Core> Engine<'m, C> {
     /// Same results as [`Engine::apply_encoded`] per index, but the state is
     /// read once and `step` can be inlined. Falls back to `apply_encoded`
     /// for a step that emits effects, and is not used under `--det`.
+    #[inline]
     pub(crate) fn expand_direct(
         &mut self,
         world: &World,

@@ -23,6 +23,9 @@ pub mod search;
 pub mod trace;
 pub mod world;
 
+#[cfg(target_os = "linux")]
+pub mod process;
+
 pub use linkme;
 pub use zerocopy;
 
@@ -38,7 +41,9 @@ pub use crate::engine::{Engine, StepError, StepErrorKind};
 pub use crate::model::{Budgets, Identity, Model, ModelError};
 pub use crate::network::{Msg, Network};
 pub use crate::property::{Kind, Property, View};
-pub use crate::replay::{ReplayError, replay};
+pub use crate::replay::{ReplayError, replay, replay_with};
 pub use crate::report::{CounterexampleFile, Report, Verdict};
-pub use crate::search::{Control, NoControl, Options, Progress, Search, check, check_with};
+pub use crate::search::{
+    Control, CoreExplorer, Explore, NoControl, Options, Progress, Search, check, check_with, explore,
+};
 pub use crate::world::{Fingerprint, World};

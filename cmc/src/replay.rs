@@ -2,14 +2,15 @@
 //! fingerprint after every action and that the same property fails at the
 //! end. A replay that does not reproduce is an error naming the step.
 
-use crate::action::Action;
+use std::str::FromStr;
+
+use crate::action::BadAction;
 use crate::core::Core;
 use crate::engine::Engine;
 use crate::model::{Model, ModelError};
-use crate::property::{Kind, View};
+use crate::property::Kind;
 use crate::report::{CounterexampleFile, Report, Verdict};
-use crate::search::{Checker, Options, Search};
-use crate::world::World;
+use crate::search::{Checker, CoreExplorer, Explore, Options, Search};
 
 /// Why a counterexample file cannot be replayed against a model.
 #[derive(Debug, thiserror::Error)]
@@ -21,7 +22,7 @@ pub enum ReplayError {
     #[error("the file names property `{0}`, which the model does not have")]
     UnknownProperty(String),
     #[error("step {step}: {source}")]
-    BadAction { step: usize, source: crate::action::BadAction },
+    BadAction { step: usize, source: BadAction },
     #[error("the file has no steps")]
     Empty,
 }
@@ -33,25 +34,34 @@ pub fn replay<C: Core>(model: &Model<C>, file: &CounterexampleFile, det: bool) -
     if file.model.core != C::NAME {
         return Err(ReplayError::WrongCore { file: file.model.core.clone(), model: C::NAME.to_string() });
     }
-    let property = model
+    let engine = Engine::new(model, det)?;
+    replay_with(CoreExplorer::new(engine), file, det)
+}
+
+/// Replays `file` through any front end.
+pub fn replay_with<E: Explore>(explorer: E, file: &CounterexampleFile, det: bool) -> Result<Report, ReplayError>
+where
+    E::Action: FromStr<Err = BadAction>,
+{
+    let options = Options { search: Search::Bfs { depth_max: None }, states_max: None, det, deadlock: false };
+    let mut checker = Checker::new(explorer, &options);
+    let (index, kind) = checker
         .properties
         .iter()
-        .find(|p| p.name == file.property)
+        .position(|(name, _)| *name == file.property)
+        .map(|i| (i, checker.properties[i].1))
         .ok_or_else(|| ReplayError::UnknownProperty(file.property.clone()))?;
     let mut path = Vec::with_capacity(file.steps.len());
     for (i, st) in file.steps.iter().enumerate() {
-        path.push(st.action.parse::<Action>().map_err(|source| ReplayError::BadAction { step: i + 1, source })?);
+        path.push(st.action.parse::<E::Action>().map_err(|source| ReplayError::BadAction { step: i + 1, source })?);
     }
     if path.is_empty() {
         return Err(ReplayError::Empty);
     }
-    let options = Options { search: Search::Bfs { depth_max: None }, states_max: None, det, deadlock: false };
-    let engine = Engine::new(model, det)?;
-    let mut checker = Checker::new(engine, &options);
     let mut report = checker.empty_report(format!("replay({})", file.search));
-    let shape = *checker.engine.shape();
-    let mut world = World::empty(&shape);
-    let mut next = World::empty(&shape);
+    let e = &mut checker.explorer;
+    let mut world = e.empty_world();
+    let mut next = e.empty_world();
     let mut actions = Vec::new();
     let fail = |mut report: Report, reason: String| {
         report.verdict = Verdict::Error;
@@ -60,26 +70,28 @@ pub fn replay<C: Core>(model: &Model<C>, file: &CounterexampleFile, det: bool) -
     };
     for (i, (action, st)) in path.iter().zip(&file.steps).enumerate() {
         let step = i + 1;
-        let is_init = matches!(action, Action::Init { .. });
-        if is_init != (i == 0) {
-            return fail(report, format!("step {step}: {action} (a trace starts with INIT and has it only there)"));
-        }
-        if !is_init {
-            if let Err(e) = checker.engine.actions(&world, &mut actions) {
-                return fail(report, format!("step {step}: {e}"));
+        let outcome = if i == 0 {
+            match (0..e.initial_variants()).find(|&v| e.init_action(v) == *action) {
+                Some(variant) => e.initial(variant, &mut next),
+                None => return fail(report, format!("step 1: {action} (a trace starts with an initial world)")),
+            }
+        } else {
+            if let Err(err) = e.actions(&world, &mut actions) {
+                return fail(report, format!("step {step}: {err}"));
             }
             if !actions.contains(action) {
                 return fail(report, format!("step {step}: {action} is not enabled in the replayed world"));
             }
-        }
-        match checker.engine.apply(&world, action, &mut next) {
+            e.apply(&world, action, &mut next)
+        };
+        match outcome {
             Ok(true) => {}
             Ok(false) => return fail(report, format!("step {step}: {action} is not enabled (the core says)")),
-            Err(e) => return fail(report, format!("step {step}: {e}")),
+            Err(err) => return fail(report, format!("step {step}: {err}")),
         }
         std::mem::swap(&mut world, &mut next);
         report.generated_states += 1;
-        let rendered = checker.render_step(action, &world);
+        let rendered = e.render(action, &world);
         if rendered.fingerprint != st.fingerprint {
             return fail(
                 report,
@@ -93,30 +105,25 @@ pub fn replay<C: Core>(model: &Model<C>, file: &CounterexampleFile, det: bool) -
     }
     report.depth = report.trace.len() as u32;
     report.distinct_states = report.trace.len() as u64;
-    let view = View::<C>::new(&world, &model.settings);
-    let fails = match property.kind {
-        Kind::Always => !property.holds(&view),
+    let fails = match kind {
+        Kind::Always => !e.holds(index, &world),
         Kind::Eventually => {
-            checker.engine.actions(&world, &mut actions).map_err(|_| ReplayError::Empty).ok();
-            let mut stuck = true;
+            let mut stuck = e.actions(&world, &mut actions).is_ok();
             for a in &actions {
-                if matches!(checker.engine.apply(&world, a, &mut next), Ok(true) | Err(_)) {
+                if matches!(e.apply(&world, a, &mut next), Ok(true) | Err(_)) {
                     stuck = false;
                     break;
                 }
             }
-            stuck && !property.holds(&view)
+            stuck && !e.holds(index, &world)
         }
         Kind::Sometimes => false,
     };
     if !fails {
-        return fail(
-            report,
-            format!("the replayed trace does not violate {} property `{}`", property.kind, property.name),
-        );
+        return fail(report, format!("the replayed trace does not violate {kind} property `{}`", file.property));
     }
     report.verdict = Verdict::Violation;
-    report.property = Some(property.name.clone());
-    report.kind = Some(property.kind);
+    report.property = Some(file.property.clone());
+    report.kind = Some(kind);
     Ok(report)
 }

@@ -8,12 +8,10 @@
 //! Memory per distinct state: its fingerprint in the seen set (16 bytes plus
 //! the table's slack) and its parent link (8 bytes). Worlds themselves are
 //! kept only for the current and the next level; a trace is rebuilt by
-//! re-running the parent links' actions through the core.
+//! re-running the parent links' actions.
 
-use super::{Checker, Control, End, FpSet, POLL_EVERY, Path, step_error};
-use crate::action::Action;
-use crate::core::Core;
-use crate::world::{World, fingerprint};
+use super::{Checker, Control, End, Explore, FpSet, POLL_EVERY};
+use crate::world::Fingerprint;
 
 /// How a distinct state was first reached.
 #[derive(Clone, Copy)]
@@ -27,18 +25,19 @@ struct Parent {
 
 const ROOT: u32 = u32::MAX;
 
-/// One BFS level: worlds as encoded bytes, with their state ids.
+/// One BFS level: worlds in their stored form, with their state ids and
+/// fingerprints.
 #[derive(Default)]
 struct Level {
     bytes: Vec<u8>,
-    /// (state id, end offset in `bytes`).
-    entries: Vec<(u32, usize)>,
+    /// (state id, fingerprint, end offset in `bytes`).
+    entries: Vec<(u32, Fingerprint, usize)>,
 }
 
 impl Level {
-    fn push(&mut self, id: u32, world: &[u8]) {
+    fn push(&mut self, id: u32, fp: Fingerprint, world: &[u8]) {
         self.bytes.extend_from_slice(world);
-        self.entries.push((id, self.bytes.len()));
+        self.entries.push((id, fp, self.bytes.len()));
     }
     fn clear(&mut self) {
         self.bytes.clear();
@@ -47,15 +46,15 @@ impl Level {
 }
 
 /// One expanded world: its successors, computed but not yet looked up.
-struct Expansion {
+struct Expansion<W> {
     id: u32,
     /// The expanded world's fingerprint: a successor equal to it (a
     /// self-loop, common in specifications whose actions stay enabled after
     /// taking effect) is known to be seen without a lookup.
-    fp: u128,
-    world: World,
+    fp: Fingerprint,
+    world: W,
     /// Working space for building successors, and for decoding new ones.
-    scratch: World,
+    scratch: W,
     /// The successors' encodings, back to back.
     bytes: Vec<u8>,
     /// (fingerprint, action position, end offset in `bytes`) per successor.
@@ -65,13 +64,13 @@ struct Expansion {
     error: Option<String>,
 }
 
-impl Expansion {
-    fn new(shape: &crate::world::Shape) -> Expansion {
+impl<W> Expansion<W> {
+    fn new<E: Explore<World = W>>(e: &E) -> Self {
         Expansion {
             id: 0,
             fp: 0,
-            world: World::empty(shape),
-            scratch: World::empty(shape),
+            world: e.empty_world(),
+            scratch: e.empty_world(),
             bytes: Vec::new(),
             succ: Vec::new(),
             error: None,
@@ -79,8 +78,8 @@ impl Expansion {
     }
 }
 
-struct Bfs<'a, 'm, C: Core> {
-    c: &'a mut Checker<'m, C>,
+struct Bfs<'a, E: Explore> {
+    c: &'a mut Checker<E>,
     seen: FpSet,
     parents: Vec<Parent>,
     /// Ids of the first witness of each `sometimes` property.
@@ -88,8 +87,8 @@ struct Bfs<'a, 'm, C: Core> {
     witnessed: Vec<usize>,
 }
 
-pub(crate) fn run<C: Core>(c: &mut Checker<'_, C>, depth_max: Option<u32>, control: &mut dyn Control) -> End {
-    let witness_ids = vec![None; c.engine.model.properties.len()];
+pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: Option<u32>, control: &mut dyn Control) -> End<E::Action> {
+    let witness_ids = vec![None; c.properties.len()];
     let mut bfs = Bfs { c, seen: FpSet::default(), parents: Vec::new(), witness_ids, witnessed: Vec::new() };
     let found = bfs.search(depth_max, control);
     let Bfs { c, parents, witness_ids, .. } = bfs;
@@ -107,15 +106,15 @@ pub(crate) fn run<C: Core>(c: &mut Checker<'_, C>, depth_max: Option<u32>, contr
 
 /// How the level loop ended; violations carry a state id, turned into a
 /// path once the search's tables are no longer borrowed.
-enum Found {
-    End(End),
+enum Found<A> {
+    End(End<A>),
     Violation { property: String, kind: crate::property::Kind, id: u32 },
     Error { error: String, id: u32 },
 }
 
 /// Rebuilds the actions that reach state `id`, by following parent links to
 /// a root and re-running each action list.
-fn path_to<C: Core>(c: &mut Checker<'_, C>, parents: &[Parent], id: u32) -> Path {
+fn path_to<E: Explore>(c: &mut Checker<E>, parents: &[Parent], id: u32) -> Vec<E::Action> {
     let mut chain = Vec::new();
     let mut at = id;
     loop {
@@ -127,21 +126,23 @@ fn path_to<C: Core>(c: &mut Checker<'_, C>, parents: &[Parent], id: u32) -> Path
         at = p.parent;
     }
     chain.reverse();
-    let mut path = vec![Action::Init { variant: chain[0] }];
-    let shape = c.engine.shape;
-    let mut world = World::empty(&shape);
-    let mut next = World::empty(&shape);
+    let e = &mut c.explorer;
+    let mut path = vec![e.init_action(chain[0])];
+    let mut world = e.empty_world();
+    let mut next = e.empty_world();
     let mut actions = Vec::new();
-    if c.engine.initial(chain[0], &mut world).is_err() {
+    if !matches!(e.initial(chain[0], &mut world), Ok(true)) {
         return path;
     }
     for &position in &chain[1..] {
-        if c.engine.actions(&world, &mut actions).is_err() {
+        if e.actions(&world, &mut actions).is_err() {
             return path;
         }
-        let action = actions[position as usize];
+        let Some(&action) = actions.get(position as usize) else {
+            return path;
+        };
         path.push(action);
-        if !matches!(c.engine.apply(&world, &action, &mut next), Ok(true)) {
+        if !matches!(e.apply(&world, &action, &mut next), Ok(true)) {
             return path;
         }
         std::mem::swap(&mut world, &mut next);
@@ -149,10 +150,10 @@ fn path_to<C: Core>(c: &mut Checker<'_, C>, parents: &[Parent], id: u32) -> Path
     path
 }
 
-impl<C: Core> Bfs<'_, '_, C> {
+impl<E: Explore> Bfs<'_, E> {
     /// Records a world reached for the first time (`bytes` is its encoding,
     /// `world` it decoded); checks its invariants.
-    fn discover(&mut self, world: &World, fp: u128, parent: Parent) -> Result<Option<u32>, Found> {
+    fn discover(&mut self, world: &E::World, fp: Fingerprint, parent: Parent) -> Result<Option<u32>, Found<E::Action>> {
         if !self.seen.insert(fp) {
             return Ok(None);
         }
@@ -172,52 +173,27 @@ impl<C: Core> Bfs<'_, '_, C> {
         Ok(Some(id))
     }
 
-    /// Computes every successor of world `id` (encoded as `bytes`) into
+    /// Computes every successor of world `id` (stored as `bytes`) into
     /// `exp`, with their fingerprints.
-    fn expand(&mut self, id: u32, bytes: &[u8], exp: &mut Expansion, actions: &mut Vec<Action>) {
-        let shape = self.c.engine.shape;
+    fn expand(
+        &mut self,
+        (id, fp): (u32, Fingerprint),
+        bytes: &[u8],
+        exp: &mut Expansion<E::World>,
+        actions: &mut Vec<E::Action>,
+    ) {
         exp.id = id;
-        exp.fp = fingerprint(bytes);
+        exp.fp = fp;
         exp.bytes.clear();
         exp.succ.clear();
         exp.error = None;
-        if let Err(e) = exp.world.decode_into(&shape, bytes) {
-            exp.error = Some(format!("internal: stored world {id} does not decode: {e}"));
+        let e = &mut self.c.explorer;
+        if let Err(err) = e.load(bytes, &mut exp.world) {
+            exp.error = Some(format!("internal: stored world {id} does not load: {err}"));
             return;
         }
-        let direct = self.c.engine.env.direct;
-        if direct.is_some() && !self.c.engine.det {
-            if let Err(e) = self.c.engine.expand_direct(&exp.world, &mut exp.scratch, &mut exp.bytes, &mut exp.succ) {
-                exp.error = Some(e.to_string());
-            }
-            return;
-        }
-        // A direct-actions core's list is always 0..n: no need to write it
-        // out for every state.
-        if direct.is_none()
-            && let Err(e) = self.c.engine.actions(&exp.world, actions)
-        {
-            exp.error = Some(e.to_string());
-            return;
-        }
-        let count = direct.map_or(actions.len(), usize::from);
-        let action_at = |position: usize| match direct {
-            Some(_) => Action::Direct { index: position as u16 },
-            None => actions[position],
-        };
-        for position in 0..count {
-            let action = action_at(position);
-            let from = exp.bytes.len();
-            match self.c.engine.apply_encoded(&exp.world, &action, &mut exp.scratch, &mut exp.bytes) {
-                Ok(true) => {}
-                Ok(false) => continue,
-                Err(e) => {
-                    exp.error = Some(e.to_string());
-                    return;
-                }
-            }
-            let fp = fingerprint(&exp.bytes[from..]);
-            exp.succ.push((fp, position as u32, exp.bytes.len()));
+        if let Err(err) = e.expand(&exp.world, bytes, &mut exp.scratch, actions, &mut exp.bytes, &mut exp.succ) {
+            exp.error = Some(err);
         }
     }
 
@@ -225,18 +201,17 @@ impl<C: Core> Bfs<'_, '_, C> {
     /// the new ones, checks a world without successors as terminal.
     fn absorb(
         &mut self,
-        exp: &mut Expansion,
+        exp: &mut Expansion<E::World>,
         last_level: bool,
         cut: &mut bool,
         next: &mut Level,
         control: &mut dyn Control,
         next_poll: &mut u64,
-    ) -> Result<(), Found> {
+    ) -> Result<(), Found<E::Action>> {
         let id = exp.id;
         if let Some(error) = exp.error.take() {
             return Err(Found::Error { error, id });
         }
-        let shape = self.c.engine.shape;
         let states_max = self.c.options.states_max;
         self.c.generated += exp.succ.len() as u64;
         let mut from = 0;
@@ -261,14 +236,14 @@ impl<C: Core> Bfs<'_, '_, C> {
             {
                 return Err(Found::End(End::Incomplete(format!("states_max = {m} reached"))));
             }
-            if let Err(e) = exp.scratch.decode_into(&shape, encoded) {
-                return Err(Found::Error { error: format!("internal: a successor does not decode: {e}"), id });
+            if let Err(e) = self.c.explorer.load(encoded, &mut exp.scratch) {
+                return Err(Found::Error { error: format!("internal: a successor does not load: {e}"), id });
             }
             if next.entries.is_empty() {
                 self.c.depth += 1;
             }
             if let Some(new_id) = self.discover(&exp.scratch, fp, Parent { parent: id, position })? {
-                next.push(new_id, encoded);
+                next.push(new_id, fp, encoded);
             }
         }
         if exp.succ.is_empty()
@@ -285,25 +260,26 @@ impl<C: Core> Bfs<'_, '_, C> {
         Ok(())
     }
 
-    fn search(&mut self, depth_max: Option<u32>, control: &mut dyn Control) -> Found {
-        let shape = self.c.engine.shape;
-        let mut world = World::empty(&shape);
+    fn search(&mut self, depth_max: Option<u32>, control: &mut dyn Control) -> Found<E::Action> {
+        let mut world = self.c.explorer.empty_world();
+        let mut stored = Vec::new();
         let mut current = Level::default();
         let mut next = Level::default();
         let mut actions = Vec::new();
-        let mut first = Expansion::new(&shape);
-        let mut second = Expansion::new(&shape);
+        let mut first = Expansion::new(&self.c.explorer);
+        let mut second = Expansion::new(&self.c.explorer);
 
-        for variant in 0..self.c.engine.initial_variants() {
-            match self.c.engine.initial(variant, &mut world) {
+        for variant in 0..self.c.explorer.initial_variants() {
+            match self.c.explorer.initial(variant, &mut world) {
                 Ok(true) => {}
                 Ok(false) => continue,
-                Err(e) => return Found::End(step_error(e, Vec::new())),
+                Err(error) => return Found::End(End::Error { error, path: Vec::new() }),
             }
             self.c.generated += 1;
-            let fp = self.c.engine.fingerprint(&world, &mut self.c.buf);
+            stored.clear();
+            let fp = self.c.explorer.store(&world, &mut stored);
             match self.discover(&world, fp, Parent { parent: ROOT, position: variant }) {
-                Ok(Some(id)) => current.push(id, &self.c.buf),
+                Ok(Some(id)) => current.push(id, fp, &stored),
                 Ok(None) => {}
                 Err(found) => {
                     self.c.depth = 1;
@@ -326,11 +302,11 @@ impl<C: Core> Bfs<'_, '_, C> {
             // violations and counts, stay in BFS order.
             let mut start = 0;
             for k in 0..current.entries.len() {
-                let (id, end) = current.entries[k];
+                let (id, fp, end) = current.entries[k];
                 let bytes = &current.bytes[start..end];
                 start = end;
                 let (now, before) = if k % 2 == 0 { (&mut first, &mut second) } else { (&mut second, &mut first) };
-                self.expand(id, bytes, now, &mut actions);
+                self.expand((id, fp), bytes, now, &mut actions);
                 for &(fp, _, _) in &now.succ {
                     if fp != now.fp {
                         self.seen.prefetch(fp);

@@ -7,38 +7,35 @@
 //! stored; if any of them was never reached within the bound, the bound hid
 //! part of the state space and the verdict is incomplete, never pass.
 
-use super::{Checker, Control, End, FpMap, FpSet, POLL_EVERY, Path, step_error};
-use crate::action::Action;
-use crate::core::Core;
-use crate::world::World;
+use super::{Checker, Control, End, Explore, FpMap, FpSet, POLL_EVERY};
 
 /// One world on the stack.
-struct Frame {
-    world: World,
-    /// The action that reached this world (`Init` for a root).
-    via: Action,
+struct Frame<E: Explore> {
+    world: E::World,
+    /// The action that reached this world (the initial action for a root).
+    via: E::Action,
     depth: u32,
-    actions: Vec<Action>,
+    actions: Vec<E::Action>,
     next: usize,
     enabled: bool,
 }
 
-pub(crate) fn run<C: Core>(c: &mut Checker<'_, C>, depth_max: u32, control: &mut dyn Control) -> End {
-    let shape = c.engine.shape;
+pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: u32, control: &mut dyn Control) -> End<E::Action> {
     let states_max = c.options.states_max;
     let mut seen: FpMap<u32> = FpMap::default();
     let mut beyond = FpSet::default();
-    let mut stack: Vec<Frame> = Vec::new();
+    let mut stack: Vec<Frame<E>> = Vec::new();
     let mut witnessed = Vec::new();
-    let mut scratch = World::empty(&shape);
+    let mut scratch = c.explorer.empty_world();
+    let mut stored = Vec::new();
     let mut next_poll = POLL_EVERY;
-    let path_of = |stack: &[Frame]| -> Path { stack.iter().map(|f| f.via).collect() };
+    let path_of = |stack: &[Frame<E>]| -> Vec<E::Action> { stack.iter().map(|f| f.via).collect() };
     if depth_max == 0 {
         return End::Incomplete("depth_max = 0 explores nothing".to_string());
     }
 
     let mut variant = 0;
-    let variants = c.engine.initial_variants();
+    let variants = c.explorer.initial_variants();
     loop {
         // Take the next world: a successor of the top frame, or the next
         // initial world when the stack is empty.
@@ -49,13 +46,13 @@ pub(crate) fn run<C: Core>(c: &mut Checker<'_, C>, depth_max: u32, control: &mut
                 }
                 let v = variant;
                 variant += 1;
-                match c.engine.initial(v, &mut scratch) {
+                match c.explorer.initial(v, &mut scratch) {
                     Ok(true) => {}
                     Ok(false) => continue,
-                    Err(e) => return step_error(e, Vec::new()),
+                    Err(error) => return End::Error { error, path: Vec::new() },
                 }
                 c.generated += 1;
-                (Action::Init { variant: v }, 1)
+                (c.explorer.init_action(v), 1)
             }
             Some(top) => {
                 if top.next == top.actions.len() {
@@ -71,10 +68,10 @@ pub(crate) fn run<C: Core>(c: &mut Checker<'_, C>, depth_max: u32, control: &mut
                 }
                 let action = top.actions[top.next];
                 top.next += 1;
-                match c.engine.apply(&top.world, &action, &mut scratch) {
+                match c.explorer.apply(&top.world, &action, &mut scratch) {
                     Ok(true) => {}
                     Ok(false) => continue,
-                    Err(e) => return step_error(e, path_of(&stack)),
+                    Err(error) => return End::Error { error, path: path_of(&stack) },
                 }
                 top.enabled = true;
                 c.generated += 1;
@@ -87,7 +84,8 @@ pub(crate) fn run<C: Core>(c: &mut Checker<'_, C>, depth_max: u32, control: &mut
                 return End::Incomplete(reason);
             }
         }
-        let fp = c.engine.fingerprint(&scratch, &mut c.buf);
+        stored.clear();
+        let fp = c.explorer.store(&scratch, &mut stored);
         if depth > depth_max {
             beyond.insert(fp);
             continue;
@@ -119,13 +117,12 @@ pub(crate) fn run<C: Core>(c: &mut Checker<'_, C>, depth_max: u32, control: &mut
             }
         }
         let mut actions = Vec::new();
-        if let Err(e) = c.engine.actions(&scratch, &mut actions) {
+        if let Err(error) = c.explorer.actions(&scratch, &mut actions) {
             let mut path = path_of(&stack);
             path.push(via);
-            return End::Error { error: e.to_string(), path };
+            return End::Error { error, path };
         }
-        let mut world = World::empty(&shape);
-        world.copy_from(&scratch);
+        let world = std::mem::replace(&mut scratch, c.explorer.empty_world());
         stack.push(Frame { world, via, depth, actions, next: 0, enabled: false });
     }
     if beyond.iter().any(|fp| !seen.contains_key(&fp)) {

@@ -1,24 +1,26 @@
 //! The searches: breadth-first with TLC's semantics, depth-first with a
-//! bound, seeded simulation. All share the engine (which applies actions)
-//! and [`Checker`] (which evaluates properties and renders traces). None of
-//! them does I/O; the caller may stop a search through [`Control`].
+//! bound, seeded simulation. All are generic over [`Explore`] (the state
+//! graph: initial worlds, actions, successors) and share [`Checker`]
+//! (counts, properties, traces). None of them does I/O; the caller may stop
+//! a search through [`Control`].
 
 mod bfs;
 mod dfs;
+mod explore;
 mod fpset;
 mod simulate;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::action::Action;
+pub use explore::{CoreExplorer, Explore};
+
 use crate::core::Core;
-use crate::engine::{Engine, StepError};
+use crate::engine::Engine;
 use crate::model::{Model, ModelError};
-use crate::property::{Kind, View};
-use crate::report::{NodeText, Report, Step, Verdict, Witness, WorldText};
-use crate::trace::hex;
-use crate::world::{Fingerprint, World};
+use crate::property::Kind;
+use crate::report::{Report, Step, Verdict, Witness};
+use crate::world::Fingerprint;
 
 /// Which search to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,13 +109,18 @@ pub fn check_with<C: Core>(
     control: &mut dyn Control,
 ) -> Result<Report, ModelError> {
     let engine = Engine::new(model, options.det)?;
-    let mut checker = Checker::new(engine, options);
+    Ok(explore(CoreExplorer::new(engine), options, control))
+}
+
+/// Runs the search `options` ask for over any state graph.
+pub fn explore<E: Explore>(explorer: E, options: &Options, control: &mut dyn Control) -> Report {
+    let mut checker = Checker::new(explorer, options);
     let end = match options.search {
         Search::Bfs { depth_max } => bfs::run(&mut checker, depth_max, control),
         Search::Dfs { depth_max } => dfs::run(&mut checker, depth_max, control),
         Search::Simulate { walks, walk_length, seed } => simulate::run(&mut checker, walks, walk_length, seed, control),
     };
-    Ok(checker.finish(end))
+    checker.finish(end)
 }
 
 /// A hasher for fingerprints, which are already uniform: it keeps the low
@@ -139,50 +146,38 @@ pub(crate) use fpset::FpSet;
 pub(crate) type FpMap<V> = HashMap<Fingerprint, V, BuildHasherDefault<FpHasher>>;
 
 /// How a search ended, before the report is assembled.
-pub(crate) enum End {
+pub(crate) enum End<A> {
     /// Explored everything within the search's reach.
     Complete,
     /// A property failed; the actions that lead to the failing world.
-    Violation { property: String, kind: Kind, path: Path },
+    Violation { property: String, kind: Kind, path: Vec<A> },
     /// Stopped early.
     Incomplete(String),
-    /// A step failed; the actions to the world it was taken from, and the
-    /// action that failed.
-    Error { error: String, path: Path },
+    /// A step failed; the actions to the world it was taken from.
+    Error { error: String, path: Vec<A> },
 }
 
-/// A trace as the actions that build it, starting with `Init`.
-pub(crate) type Path = Vec<Action>;
-
 /// Properties, counts and trace rendering, shared by the searches.
-pub(crate) struct Checker<'m, C: Core> {
-    pub engine: Engine<'m, C>,
+pub(crate) struct Checker<E: Explore> {
+    pub explorer: E,
     pub options: Options,
     pub distinct: u64,
     pub generated: u64,
     pub depth: u32,
+    /// (name, kind) of each property, by index.
+    pub properties: Vec<(String, Kind)>,
     /// For each property, whether it is `sometimes` and still unwitnessed.
     pub unwitnessed: Vec<bool>,
     /// Witness paths of `sometimes` properties, by property index.
-    pub witnesses: Vec<Option<Path>>,
-    pub buf: Vec<u8>,
+    pub witnesses: Vec<Option<Vec<E::Action>>>,
 }
 
-impl<'m, C: Core> Checker<'m, C> {
-    pub fn new(engine: Engine<'m, C>, options: &Options) -> Self {
-        let props = &engine.model.properties;
-        let unwitnessed = props.iter().map(|p| p.kind == Kind::Sometimes).collect();
-        let witnesses = props.iter().map(|_| None).collect();
-        Checker {
-            engine,
-            options: *options,
-            distinct: 0,
-            generated: 0,
-            depth: 0,
-            unwitnessed,
-            witnesses,
-            buf: Vec::new(),
-        }
+impl<E: Explore> Checker<E> {
+    pub fn new(explorer: E, options: &Options) -> Self {
+        let properties = explorer.properties();
+        let unwitnessed = properties.iter().map(|(_, k)| *k == Kind::Sometimes).collect();
+        let witnesses = properties.iter().map(|_| None).collect();
+        Checker { explorer, options: *options, distinct: 0, generated: 0, depth: 0, properties, unwitnessed, witnesses }
     }
 
     pub fn progress(&self) -> Progress {
@@ -192,19 +187,17 @@ impl<'m, C: Core> Checker<'m, C> {
     /// Checks the invariants on a newly found world; returns the first that
     /// fails. Also records which `sometimes` properties it witnesses (their
     /// indices are returned through `witnessed`).
-    pub fn check_new(&mut self, world: &World, witnessed: &mut Vec<usize>) -> Option<usize> {
+    pub fn check_new(&mut self, world: &E::World, witnessed: &mut Vec<usize>) -> Option<usize> {
         witnessed.clear();
-        let model = self.engine.model;
-        let view = View::<C>::new(world, &model.settings);
-        for (i, p) in model.properties.iter().enumerate() {
-            match p.kind {
+        for i in 0..self.properties.len() {
+            match self.properties[i].1 {
                 Kind::Always => {
-                    if !p.holds(&view) {
+                    if !self.explorer.holds(i, world) {
                         return Some(i);
                     }
                 }
                 Kind::Sometimes => {
-                    if self.unwitnessed[i] && p.holds(&view) {
+                    if self.unwitnessed[i] && self.explorer.holds(i, world) {
                         self.unwitnessed[i] = false;
                         witnessed.push(i);
                     }
@@ -217,12 +210,10 @@ impl<'m, C: Core> Checker<'m, C> {
 
     /// Checks a world with no enabled action: the `eventually` properties,
     /// then deadlock when asked. Returns the failing property's name and kind.
-    pub fn check_terminal(&self, world: &World) -> Option<(String, Kind)> {
-        let model = self.engine.model;
-        let view = View::<C>::new(world, &model.settings);
-        for p in &model.properties {
-            if p.kind == Kind::Eventually && !p.holds(&view) {
-                return Some((p.name.clone(), p.kind));
+    pub fn check_terminal(&self, world: &E::World) -> Option<(String, Kind)> {
+        for (i, (name, kind)) in self.properties.iter().enumerate() {
+            if *kind == Kind::Eventually && !self.explorer.holds(i, world) {
+                return Some((name.clone(), *kind));
             }
         }
         if self.options.deadlock {
@@ -232,67 +223,32 @@ impl<'m, C: Core> Checker<'m, C> {
     }
 
     pub fn property(&self, i: usize) -> (String, Kind) {
-        let p = &self.engine.model.properties[i];
-        (p.name.clone(), p.kind)
+        self.properties[i].clone()
     }
 
-    /// Re-runs `path` through the core and renders every world. A path the
-    /// search recorded always replays; if it did not, the checker's own
-    /// bookkeeping would be wrong, which is reported rather than hidden.
-    pub fn render(&mut self, path: &[Action]) -> Result<Vec<Step>, String> {
+    /// Re-runs `path` and renders every world. A path the search recorded
+    /// always replays; if it did not, the checker's own bookkeeping would be
+    /// wrong, which is reported rather than hidden.
+    pub fn render(&mut self, path: &[E::Action]) -> Result<Vec<Step>, String> {
         let mut steps = Vec::with_capacity(path.len());
-        let mut world = World::empty(&self.engine.shape);
-        let mut next = World::empty(&self.engine.shape);
+        let mut world = self.explorer.empty_world();
+        let mut next = self.explorer.empty_world();
         for (i, action) in path.iter().enumerate() {
-            let ok = self.engine.apply(&world, action, &mut next).map_err(|e| e.to_string())?;
+            let ok = if i == 0 {
+                let variant = (0..self.explorer.initial_variants())
+                    .find(|&v| self.explorer.init_action(v) == *action)
+                    .ok_or_else(|| format!("internal: a recorded trace starts with {action}, not an initial world"))?;
+                self.explorer.initial(variant, &mut next)?
+            } else {
+                self.explorer.apply(&world, action, &mut next)?
+            };
             if !ok {
                 return Err(format!("internal: step {} ({action}) of a recorded trace is not enabled", i + 1));
             }
             std::mem::swap(&mut world, &mut next);
-            steps.push(self.render_step(action, &world));
+            steps.push(self.explorer.render(action, &world));
         }
         Ok(steps)
-    }
-
-    pub fn render_step(&mut self, action: &Action, world: &World) -> Step {
-        let fp = self.engine.fingerprint(world, &mut self.buf);
-        let label = match *action {
-            Action::Direct { index } => C::action_label(&self.engine.model.settings, index),
-            _ => action.to_string(),
-        };
-        Step { action: action.to_string(), label, fingerprint: format!("{fp:032x}"), world: self.world_text(world) }
-    }
-
-    pub fn world_text(&self, world: &World) -> WorldText {
-        let view = View::<C>::new(world, &self.engine.model.settings);
-        let bits = |v: u32, n: usize| (0..n as u8).filter(|i| v & (1 << i) != 0).collect::<Vec<u8>>();
-        let nodes = (0..world.nodes())
-            .map(|n| {
-                let e = world.env(n);
-                NodeText {
-                    state: format!("{:?}", view.state(n)),
-                    timers: bits(e.timers as u32, 16),
-                    wakes: bits(e.wakes as u32, 8),
-                    resets: bits(e.resets as u32, 8),
-                    clients_left: e.clients_left,
-                    pending_persists: world.persists_of(n).map(hex).collect(),
-                }
-            })
-            .collect();
-        let (drops, dups, crashes, timeouts) = world.budgets_left();
-        WorldText {
-            nodes,
-            network: world
-                .messages()
-                .iter()
-                .map(|m| format!("{}->{}: {}", m.from, m.to, hex(m.payload.as_slice())))
-                .collect(),
-            replies: world.replies().map(|(n, b)| format!("{n}: {}", hex(b))).collect(),
-            drops_left: drops,
-            dups_left: dups,
-            crashes_left: crashes,
-            timeouts_left: self.engine.model.budgets.timeouts.map(|_| timeouts),
-        }
     }
 
     /// A report with the verdict pass and this checker's counts.
@@ -303,7 +259,7 @@ impl<'m, C: Core> Checker<'m, C> {
             kind: None,
             reason: None,
             search,
-            model: self.engine.model.identity(),
+            model: self.explorer.identity(),
             distinct_states: self.distinct,
             generated_states: self.generated,
             depth: self.depth,
@@ -314,12 +270,11 @@ impl<'m, C: Core> Checker<'m, C> {
     }
 
     /// Assembles the report.
-    pub fn finish(mut self, end: End) -> Report {
-        let model = self.engine.model;
+    pub fn finish(mut self, end: End<E::Action>) -> Report {
         let mut report = self.empty_report(self.options.search.describe());
-        for i in 0..model.properties.len() {
+        for i in 0..self.properties.len() {
             if let Some(path) = self.witnesses[i].take() {
-                let property = model.properties[i].name.clone();
+                let property = self.properties[i].0.clone();
                 match self.render(&path) {
                     Ok(trace) => report.witnesses.push(Witness { property, trace }),
                     Err(e) => return error_report(report, e),
@@ -328,10 +283,10 @@ impl<'m, C: Core> Checker<'m, C> {
         }
         match end {
             End::Complete => {
-                let missing = model.properties.iter().zip(&self.unwitnessed).find(|(_, u)| **u);
-                if let Some((p, _)) = missing {
+                let missing = self.properties.iter().zip(&self.unwitnessed).find(|(_, u)| **u);
+                if let Some(((name, _), _)) = missing {
                     report.verdict = Verdict::Violation;
-                    report.property = Some(p.name.clone());
+                    report.property = Some(name.clone());
                     report.kind = Some(Kind::Sometimes);
                     report.reason = Some("no reachable world satisfies it".to_string());
                 }
@@ -365,10 +320,4 @@ fn error_report(mut report: Report, e: String) -> Report {
     report.verdict = Verdict::Error;
     report.reason = Some(e);
     report
-}
-
-/// The end of a search that failed in a step: the path to the world the
-/// step was taken from.
-pub(crate) fn step_error(e: Box<StepError>, path: Path) -> End {
-    End::Error { error: e.to_string(), path }
 }

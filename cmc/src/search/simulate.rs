@@ -4,10 +4,7 @@
 //! walk reproduces alone. A simulation reports a violation it finds and
 //! otherwise says how many walks found none: it is never a pass.
 
-use super::{Checker, Control, End, FpSet, POLL_EVERY, Path, step_error};
-use crate::action::Action;
-use crate::core::Core;
-use crate::world::World;
+use super::{Checker, Control, End, Explore, FpSet, POLL_EVERY};
 
 /// SplitMix64 (Steele, Lea and Flood): small, fast, and fixed forever, so a
 /// seed means the same walks on every machine and every version.
@@ -39,46 +36,50 @@ impl SplitMix64 {
     }
 }
 
-pub(crate) fn run<C: Core>(
-    c: &mut Checker<'_, C>,
+pub(crate) fn run<E: Explore>(
+    c: &mut Checker<E>,
     walks: u64,
     walk_length: u32,
     seed: u64,
     control: &mut dyn Control,
-) -> End {
-    let shape = c.engine.shape;
+) -> End<E::Action> {
     let mut seen = FpSet::default();
-    let mut world = World::empty(&shape);
-    let mut next = World::empty(&shape);
+    let mut world = c.explorer.empty_world();
+    let mut next = c.explorer.empty_world();
+    let mut stored = Vec::new();
     let mut actions = Vec::new();
-    let mut enabled: Vec<Action> = Vec::new();
+    let mut enabled: Vec<E::Action> = Vec::new();
+    let mut variants_ok: Vec<u32> = Vec::new();
     let mut witnessed = Vec::new();
     let mut next_poll = POLL_EVERY;
-    let variants = c.engine.initial_variants();
+    let variants = c.explorer.initial_variants();
 
     for walk in 0..walks {
         let mut rng = SplitMix64::new(SplitMix64::new(seed ^ walk.wrapping_mul(0xa076_1d64_78bd_642f)).next_u64());
         // The initial worlds that exist.
-        enabled.clear();
+        variants_ok.clear();
         for v in 0..variants {
-            match c.engine.initial(v, &mut next) {
-                Ok(true) => enabled.push(Action::Init { variant: v }),
+            match c.explorer.initial(v, &mut next) {
+                Ok(true) => variants_ok.push(v),
                 Ok(false) => {}
-                Err(e) => return step_error(e, Vec::new()),
+                Err(error) => return End::Error { error, path: Vec::new() },
             }
             c.generated += 1;
         }
-        if enabled.is_empty() {
+        if variants_ok.is_empty() {
             return End::Incomplete("no initial world (simulation is never a pass)".to_string());
         }
-        let start = enabled[rng.below(enabled.len())];
-        let mut path: Path = vec![start];
-        if let Err(e) = c.engine.apply(&world.clone(), &start, &mut world) {
-            return step_error(e, Vec::new());
+        let start = variants_ok[rng.below(variants_ok.len())];
+        let mut path: Vec<E::Action> = vec![c.explorer.init_action(start)];
+        match c.explorer.initial(start, &mut world) {
+            Ok(true) => {}
+            Ok(false) => unreachable!("an initial world exists again"),
+            Err(error) => return End::Error { error, path: Vec::new() },
         }
         let mut depth = 1;
         loop {
-            let fp = c.engine.fingerprint(&world, &mut c.buf);
+            stored.clear();
+            let fp = c.explorer.store(&world, &mut stored);
             if seen.insert(fp) {
                 c.distinct += 1;
             }
@@ -94,17 +95,19 @@ pub(crate) fn run<C: Core>(
             if depth > walk_length {
                 break;
             }
-            if let Err(e) = c.engine.actions(&world, &mut actions) {
-                return End::Error { error: e.to_string(), path };
+            if let Err(error) = c.explorer.actions(&world, &mut actions) {
+                return End::Error { error, path };
             }
             enabled.clear();
             for action in &actions {
-                match c.engine.apply(&world, action, &mut next) {
-                    Ok(true) => enabled.push(*action),
+                match c.explorer.apply(&world, action, &mut next) {
+                    Ok(true) => {
+                        enabled.push(*action);
+                        c.generated += 1;
+                    }
                     Ok(false) => {}
-                    Err(e) => return step_error(e, path),
+                    Err(error) => return End::Error { error, path },
                 }
-                c.generated += 1;
             }
             if enabled.is_empty() {
                 if let Some((property, kind)) = c.check_terminal(&world) {
@@ -113,10 +116,10 @@ pub(crate) fn run<C: Core>(
                 break;
             }
             let action = enabled[rng.below(enabled.len())];
-            match c.engine.apply(&world, &action, &mut next) {
+            match c.explorer.apply(&world, &action, &mut next) {
                 Ok(true) => {}
                 Ok(false) => unreachable!("an enabled action is enabled again"),
-                Err(e) => return step_error(e, path),
+                Err(error) => return End::Error { error, path },
             }
             std::mem::swap(&mut world, &mut next);
             path.push(action);

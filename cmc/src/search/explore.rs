@@ -1,0 +1,224 @@
+//! What a search explores: a state graph given by initial worlds, the
+//! actions enabled in a world, and the world an action leads to. The
+//! searches are generic over [`Explore`], so the in-process engine
+//! ([`CoreExplorer`]) and the process front end share BFS, DFS, simulation
+//! and replay.
+//!
+//! A world has two byte forms: its *stored* form, which a search keeps in
+//! its queues and can load back, and its canonical bytes, which the
+//! fingerprint hashes. For a core they are the same; a front end that
+//! rebuilds worlds by replaying their actions also stores the actions.
+
+use std::fmt;
+
+use crate::action::Action;
+use crate::core::Core;
+use crate::engine::Engine;
+use crate::model::Identity;
+use crate::property::{Kind, View};
+use crate::report::{NodeText, Step, WorldText};
+use crate::trace::hex;
+use crate::world::{Fingerprint, World, fingerprint};
+
+/// A state graph the searches can explore.
+pub trait Explore {
+    type World;
+    type Action: Copy + PartialEq + fmt::Display;
+
+    /// A world to build into (its contents do not matter).
+    fn empty_world(&self) -> Self::World;
+    /// How many initial worlds there may be.
+    fn initial_variants(&self) -> u32;
+    /// The action that stands for initial world `variant` in a trace.
+    fn init_action(&self, variant: u32) -> Self::Action;
+    /// Builds initial world `variant`; `Ok(false)` if there is no such world.
+    fn initial(&mut self, variant: u32, out: &mut Self::World) -> Result<bool, String>;
+    /// The actions enabled in `world`, in a fixed order (from the world
+    /// alone: never from a core's or program's state).
+    fn actions(&mut self, world: &Self::World, out: &mut Vec<Self::Action>) -> Result<(), String>;
+    /// Takes `action` in `world`; `Ok(false)` if it turns out not enabled
+    /// (direct actions only).
+    fn apply(&mut self, world: &Self::World, action: &Self::Action, out: &mut Self::World) -> Result<bool, String>;
+    /// Appends the stored form of `world` to `out` and returns the
+    /// fingerprint of its canonical bytes.
+    fn store(&mut self, world: &Self::World, out: &mut Vec<u8>) -> Fingerprint;
+    /// Loads a stored form back.
+    fn load(&mut self, stored: &[u8], out: &mut Self::World) -> Result<(), String>;
+
+    /// Every successor of `world` (stored as `stored`): appends each one's
+    /// stored form to `out` and pushes (fingerprint, action position, end
+    /// offset in `out`). The default takes each action in turn; a front end
+    /// may do better.
+    fn expand(
+        &mut self,
+        world: &Self::World,
+        stored: &[u8],
+        scratch: &mut Self::World,
+        actions: &mut Vec<Self::Action>,
+        out: &mut Vec<u8>,
+        succ: &mut Vec<(Fingerprint, u32, usize)>,
+    ) -> Result<(), String> {
+        let _ = stored;
+        self.actions(world, actions)?;
+        for (position, action) in actions.iter().enumerate() {
+            if self.apply(world, action, scratch)? {
+                let fp = self.store(scratch, out);
+                succ.push((fp, position as u32, out.len()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The model's properties, by index: (name, kind).
+    fn properties(&self) -> Vec<(String, Kind)>;
+    /// Whether property `index` holds in `world`.
+    fn holds(&self, index: usize, world: &Self::World) -> bool;
+    /// One trace step for people and files: the action and the world after.
+    fn render(&mut self, action: &Self::Action, world: &Self::World) -> Step;
+    /// What identifies the model in reports and counterexample files.
+    fn identity(&self) -> Identity;
+}
+
+/// The in-process front end: a core's model, through the engine.
+pub struct CoreExplorer<'m, C: Core> {
+    pub(crate) engine: Engine<'m, C>,
+    buf: Vec<u8>,
+}
+
+impl<'m, C: Core> CoreExplorer<'m, C> {
+    pub fn new(engine: Engine<'m, C>) -> Self {
+        CoreExplorer { engine, buf: Vec::new() }
+    }
+
+    fn world_text(&self, world: &World) -> WorldText {
+        let model = self.engine.model;
+        let view = View::<C>::new(world, &model.settings);
+        let bits = |v: u32, n: usize| (0..n as u8).filter(|i| v & (1 << i) != 0).collect::<Vec<u8>>();
+        let nodes = (0..world.nodes())
+            .map(|n| {
+                let e = world.env(n);
+                NodeText {
+                    state: format!("{:?}", view.state(n)),
+                    timers: bits(e.timers as u32, 16),
+                    wakes: bits(e.wakes as u32, 8),
+                    resets: bits(e.resets as u32, 8),
+                    clients_left: e.clients_left,
+                    pending_persists: world.persists_of(n).map(hex).collect(),
+                }
+            })
+            .collect();
+        let (drops, dups, crashes, timeouts) = world.budgets_left();
+        WorldText {
+            nodes,
+            network: world
+                .messages()
+                .iter()
+                .map(|m| format!("{}->{}: {}", m.from, m.to, hex(m.payload.as_slice())))
+                .collect(),
+            replies: world.replies().map(|(n, b)| format!("{n}: {}", hex(b))).collect(),
+            drops_left: drops,
+            dups_left: dups,
+            crashes_left: crashes,
+            timeouts_left: model.budgets.timeouts.map(|_| timeouts),
+        }
+    }
+}
+
+impl<C: Core> Explore for CoreExplorer<'_, C> {
+    type World = World;
+    type Action = Action;
+
+    fn empty_world(&self) -> World {
+        World::empty(&self.engine.shape)
+    }
+
+    fn initial_variants(&self) -> u32 {
+        self.engine.initial_variants()
+    }
+
+    fn init_action(&self, variant: u32) -> Action {
+        Action::Init { variant }
+    }
+
+    fn initial(&mut self, variant: u32, out: &mut World) -> Result<bool, String> {
+        self.engine.initial(variant, out).map_err(|e| e.to_string())
+    }
+
+    fn actions(&mut self, world: &World, out: &mut Vec<Action>) -> Result<(), String> {
+        self.engine.actions(world, out).map_err(|e| e.to_string())
+    }
+
+    fn apply(&mut self, world: &World, action: &Action, out: &mut World) -> Result<bool, String> {
+        self.engine.apply(world, action, out).map_err(|e| e.to_string())
+    }
+
+    fn store(&mut self, world: &World, out: &mut Vec<u8>) -> Fingerprint {
+        let from = out.len();
+        world.encode_append(&self.engine.shape, out);
+        fingerprint(&out[from..])
+    }
+
+    fn load(&mut self, stored: &[u8], out: &mut World) -> Result<(), String> {
+        out.decode_into(&self.engine.shape, stored).map_err(|e| e.to_string())
+    }
+
+    fn expand(
+        &mut self,
+        world: &World,
+        _stored: &[u8],
+        scratch: &mut World,
+        actions: &mut Vec<Action>,
+        out: &mut Vec<u8>,
+        succ: &mut Vec<(Fingerprint, u32, usize)>,
+    ) -> Result<(), String> {
+        let e = &mut self.engine;
+        match e.env.direct {
+            // The hot loop of calibration cores: the state is read once and
+            // the core's step can be inlined.
+            Some(_) if !e.det => e.expand_direct(world, scratch, out, succ).map_err(|e| e.to_string()),
+            // A direct-actions core's list is always 0..n: no need to write
+            // it out for every state.
+            Some(count) => {
+                for index in 0..count {
+                    let from = out.len();
+                    if e.apply_encoded(world, &Action::Direct { index }, scratch, out).map_err(|e| e.to_string())? {
+                        succ.push((fingerprint(&out[from..]), index as u32, out.len()));
+                    }
+                }
+                Ok(())
+            }
+            None => {
+                e.actions(world, actions).map_err(|e| e.to_string())?;
+                for (position, action) in actions.iter().enumerate() {
+                    let from = out.len();
+                    if e.apply_encoded(world, action, scratch, out).map_err(|e| e.to_string())? {
+                        succ.push((fingerprint(&out[from..]), position as u32, out.len()));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn properties(&self) -> Vec<(String, Kind)> {
+        self.engine.model.properties.iter().map(|p| (p.name.clone(), p.kind)).collect()
+    }
+
+    fn holds(&self, index: usize, world: &World) -> bool {
+        let model = self.engine.model;
+        model.properties[index].holds(&View::<C>::new(world, &model.settings))
+    }
+
+    fn render(&mut self, action: &Action, world: &World) -> Step {
+        let fp = self.engine.fingerprint(world, &mut self.buf);
+        let label = match *action {
+            Action::Direct { index } => C::action_label(&self.engine.model.settings, index),
+            _ => action.to_string(),
+        };
+        Step { action: action.to_string(), label, fingerprint: format!("{fp:032x}"), world: self.world_text(world) }
+    }
+
+    fn identity(&self) -> Identity {
+        self.engine.model.identity()
+    }
+}
