@@ -222,8 +222,43 @@ impl<C: Core> Model<C> {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Identity {
     pub core: String,
+    /// Every setting, in declaration order (a JSON object in files).
+    #[serde(with = "ordered_map")]
     pub settings: Vec<(String, u64)>,
     pub nodes: u8,
     pub network: Network,
     pub budgets: Budgets,
+}
+
+/// (key, value) pairs as a JSON object that keeps their order.
+mod ordered_map {
+    use serde::de::{MapAccess, Visitor};
+    use serde::ser::SerializeMap;
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(pairs: &[(String, u64)], s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(pairs.len()))?;
+        for (k, v) in pairs {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, u64)>, D::Error> {
+        struct Pairs;
+        impl<'de> Visitor<'de> for Pairs {
+            type Value = Vec<(String, u64)>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of setting names to integers")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, u64>()? {
+                    out.push((k, v));
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(Pairs)
+    }
 }
