@@ -1,2 +1,58 @@
-//! The preload library of the process front end. Not implemented yet
-//! (issue 4); the crate exists so that the workspace has its final layout.
+//! The preload library of cmc's process front end, loaded into every node
+//! with `LD_PRELOAD` by the supervisor (`cmc::process`).
+//!
+//! It owns what the seccomp filter cannot see or cannot make deterministic:
+//!
+//! - the heap, served from a fixed address range so that `malloc` returns
+//!   the same pointers on every run ([`heap`]);
+//! - the clock and randomness: the libc entry points (`clock_gettime`,
+//!   `gettimeofday`, `time`, `getrandom`, `getentropy`) issue the real system
+//!   call, which the supervisor is notified of and answers from the world's
+//!   logical clock and the node's random stream; the vDSO entry points, which
+//!   never reach seccomp, are patched to do the same ([`vdso`]); `rdtsc` is
+//!   made to fault once the vDSO no longer needs it;
+//! - the handshake: its constructor announces itself to the supervisor with
+//!   an `ioctl` on fd 3 (see [`HELLO_REQUEST`]), so that a node started
+//!   without the preload is detected as an error instead of running with
+//!   real time and real entropy;
+//! - exec: it stacks a plain filter that kills the process on `execve`, which
+//!   the supervisor's own filter must allow (the node is spawned with
+//!   `CLONE_VFORK`, and a notified exec would deadlock the spawn).
+//!
+//! It does not model sockets, files or state reports: those are the
+//! supervisor's. `/dev/urandom` reads are answered by the supervisor too
+//! (it notifies `openat`). It has no dependency but `libc`, allocates nothing
+//! through Rust's allocator and never panics on its paths: it runs inside an
+//! arbitrary C program, before and around its `main`.
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod heap;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod shim;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod vdso;
+
+/// The `ioctl` request number of the handshake on fd 3 (`'C' 'M' 'C' 1`).
+/// The supervisor (`cmc::process::supervisor`) keeps the same constants.
+pub const HELLO_REQUEST: u64 = 0x434d_4301;
+/// The magic at the start of [`Hello`].
+pub const HELLO_MAGIC: u64 = 0x6f6c_6568_2d63_6d63; // "cmc-helo", little endian
+/// The version of the handshake.
+pub const HELLO_VERSION: u32 = 1;
+
+/// What the preload tells the supervisor at start-up, by `ioctl(3,
+/// HELLO_REQUEST, &hello)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Hello {
+    pub magic: u64,
+    pub version: u32,
+    /// vDSO entry points found, one bit each (see `vdso::ENTRIES`).
+    pub vdso_found: u32,
+    /// vDSO entry points patched; must equal `vdso_found`.
+    pub vdso_patched: u32,
+    /// Nonzero when `rdtsc` was made to fault.
+    pub tsc_trapped: u32,
+    /// The base address of the fixed heap.
+    pub heap_base: u64,
+}

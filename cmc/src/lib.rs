@@ -23,6 +23,9 @@ pub mod search;
 pub mod trace;
 pub mod world;
 
+#[cfg(target_os = "linux")]
+pub mod process;
+
 pub use linkme;
 pub use zerocopy;
 

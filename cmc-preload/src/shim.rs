@@ -1,0 +1,106 @@
+//! The libc entry points for time and randomness, and the constructor.
+//!
+//! Each entry point issues the real system call: the supervisor's filter
+//! notifies it and the supervisor answers from the world (the logical clock,
+//! the node's random stream). Run outside cmc, the calls reach the kernel
+//! and behave as usual.
+
+use core::ffi::{c_int, c_long, c_void};
+
+use crate::{HELLO_MAGIC, HELLO_REQUEST, HELLO_VERSION, Hello, heap, vdso};
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn clock_gettime(clock: libc::clockid_t, tp: *mut libc::timespec) -> c_int {
+    unsafe { libc::syscall(libc::SYS_clock_gettime, clock as c_long, tp) as c_int }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -> c_int {
+    unsafe { libc::syscall(libc::SYS_gettimeofday, tv, tz) as c_int }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn time(t: *mut libc::time_t) -> libc::time_t {
+    unsafe { libc::syscall(libc::SYS_time, t) as libc::time_t }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn getrandom(buf: *mut c_void, len: usize, flags: libc::c_uint) -> isize {
+    unsafe { libc::syscall(libc::SYS_getrandom, buf, len, flags as c_long) as isize }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn getentropy(buf: *mut c_void, len: usize) -> c_int {
+    if len > 256 {
+        unsafe { *libc::__errno_location() = libc::EIO };
+        return -1;
+    }
+    let mut done = 0;
+    while done < len {
+        let n = unsafe { getrandom((buf as *mut u8).add(done).cast(), len - done, 0) };
+        if n < 0 {
+            if unsafe { *libc::__errno_location() } == libc::EINTR {
+                continue;
+            }
+            return -1;
+        }
+        done += n as usize;
+    }
+    0
+}
+
+/// The constructor, run by ld.so before the program's `main`.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static INIT: extern "C" fn() = init;
+
+extern "C" fn init() {
+    let (found, patched) = unsafe { vdso::patch() };
+    // rdtsc may fault only once no vDSO clock needs it (research, pitfall 3):
+    // an unpatched vDSO reads the TSC itself.
+    let tsc_trapped = found != 0 && found == patched;
+    if tsc_trapped {
+        unsafe { libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV, 0, 0, 0) };
+    }
+    let hello = Hello {
+        magic: HELLO_MAGIC,
+        version: HELLO_VERSION,
+        vdso_found: found,
+        vdso_patched: patched,
+        tsc_trapped: tsc_trapped as u32,
+        heap_base: heap::BASE as u64,
+    };
+    let answered = unsafe { libc::syscall(libc::SYS_ioctl, 3 as c_long, HELLO_REQUEST, &hello as *const Hello) } == 0;
+    if answered {
+        forbid_exec();
+    }
+}
+
+/// Stacks a filter that kills the process on `execve` or `execveat`. The
+/// supervisor sees the node die of SIGSYS and reports an exec in the
+/// target; its own filter cannot notify exec (see the module comment of the
+/// crate).
+fn forbid_exec() {
+    const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+    let ld = |k: u32| libc::sock_filter { code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16, jt: 0, jf: 0, k };
+    let jeq = |k: u32, jt: u8, jf: u8| libc::sock_filter {
+        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+        jt,
+        jf,
+        k,
+    };
+    let ret = |k: u32| libc::sock_filter { code: (libc::BPF_RET | libc::BPF_K) as u16, jt: 0, jf: 0, k };
+    let prog = [
+        ld(4),
+        jeq(AUDIT_ARCH_X86_64, 0, 4),
+        ld(0),
+        jeq(libc::SYS_execve as u32, 2, 0),
+        jeq(libc::SYS_execveat as u32, 1, 0),
+        ret(libc::SECCOMP_RET_ALLOW),
+        ret(libc::SECCOMP_RET_KILL_PROCESS),
+    ];
+    let fprog = libc::sock_fprog { len: prog.len() as u16, filter: prog.as_ptr() as *mut libc::sock_filter };
+    unsafe {
+        libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER as c_long, 0 as c_long, &fprog);
+    }
+}

@@ -1,0 +1,244 @@
+//! Actions of the process front end (manual, "Programs as nodes"; DESIGN
+//! 6.2), computed from the world alone: this module reads a
+//! [`ProcessWorld`] and never a process.
+//!
+//! The enumeration order is fixed, so runs are deterministic and
+//! counterexamples stable:
+//!
+//! 1. DELIVER(n, conn) by node: n is blocked reading `conn` and a message
+//!    is travelling toward it (the oldest is delivered);
+//! 2. EOF(n, conn) by node: n is blocked reading `conn`, nothing is
+//!    travelling toward it and its peer is gone;
+//! 3. ACCEPT(n, from) by node, then dialer (nodes ascending, then `client`):
+//!    n is blocked in `accept` and a connection from `from` waits at it (the
+//!    oldest from that dialer is taken; connections from one dialer arrive in
+//!    the order it made them, connections from different dialers race);
+//! 4. DROP(conn, to) by connection label, toward the target then toward the
+//!    dialer, while drop budget is left: the oldest message is lost;
+//! 5. TIMEOUT(n) by node, while timeout budget is left: n is blocked in a
+//!    read or an accept;
+//! 6. CLIENT(n) by node: n is live and has client budget left;
+//! 7. CRASH(n) by node, while crash budget is left: n is live.
+//!
+//! Tokens (`Display`, `FromStr`), as counterexample files store them:
+//! `DELIVER(1, 0.2)`, `EOF(1, 0.2)`, `ACCEPT(0, 1)`, `ACCEPT(0, client)`,
+//! `DROP(0.2, 1)`, `TIMEOUT(1)`, `CLIENT(0)`, `CRASH(2)`; connection labels
+//! are described in [`super::world::Label`].
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::world::{Blocked, ConnKind, End, Label, Life, ProcessWorld, Side};
+
+/// One possible step of the process environment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProcessAction {
+    Deliver {
+        node: u8,
+        conn: Label,
+    },
+    Eof {
+        node: u8,
+        conn: Label,
+    },
+    /// `from`: the dialing node, or `None` for a client of the checker.
+    Accept {
+        node: u8,
+        from: Option<u8>,
+    },
+    /// The oldest message on `conn` travelling toward node `to`.
+    Drop {
+        conn: Label,
+        to: u8,
+    },
+    Timeout {
+        node: u8,
+    },
+    Client {
+        node: u8,
+    },
+    Crash {
+        node: u8,
+    },
+}
+
+/// Lists the actions enabled in `world`, in the documented order, into `out`
+/// (cleared first).
+pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
+    out.clear();
+    let nodes = world.nodes.len() as u8;
+    let reading = |n: u8| match world.nodes[n as usize].blocked {
+        Blocked::Read { fd } => world.conn_of(n, fd),
+        _ => None,
+    };
+    let waiting = |n: u8, label: &Label, side: Side| {
+        let c = &world.conns[label];
+        match side {
+            Side::Target => !c.to_target.is_empty(),
+            Side::Dialer => !c.to_dialer.is_empty(),
+        }
+        .then_some(n)
+    };
+    for n in 0..nodes {
+        if let Some((conn, side)) = reading(n) {
+            if world.conns.contains_key(&conn) && waiting(n, &conn, side).is_some() {
+                out.push(ProcessAction::Deliver { node: n, conn });
+            }
+        }
+    }
+    for n in 0..nodes {
+        if let Some((conn, side)) = reading(n) {
+            let drained = !world.conns.contains_key(&conn) || waiting(n, &conn, side).is_none();
+            if drained && world.peer_gone(&conn, side) {
+                out.push(ProcessAction::Eof { node: n, conn });
+            }
+        }
+    }
+    for n in 0..nodes {
+        if !matches!(world.nodes[n as usize].blocked, Blocked::Accept { .. }) {
+            continue;
+        }
+        let mut from: Vec<Option<u8>> = world
+            .conns
+            .iter()
+            .filter(|(_, c)| c.target == n && c.target_end == End::Pending)
+            .filter_map(|(l, _)| match l.kind {
+                ConnKind::Node => Some(Some(l.node)),
+                ConnKind::Client => Some(None),
+                ConnKind::Timer => None,
+            })
+            .collect();
+        // Nodes ascending, then the client (`None` sorts first in Option).
+        from.sort_by_key(|f| (f.is_none(), *f));
+        from.dedup();
+        out.extend(from.into_iter().map(|from| ProcessAction::Accept { node: n, from }));
+    }
+    if world.drops > 0 {
+        for (label, c) in &world.conns {
+            if !c.to_target.is_empty() {
+                out.push(ProcessAction::Drop { conn: *label, to: c.target });
+            }
+            if let (false, Some(d)) = (c.to_dialer.is_empty(), ProcessWorld::dialer_node(label)) {
+                out.push(ProcessAction::Drop { conn: *label, to: d });
+            }
+        }
+    }
+    if world.timeouts > 0 {
+        for n in 0..nodes {
+            if world.nodes[n as usize].blocked != Blocked::Nothing {
+                out.push(ProcessAction::Timeout { node: n });
+            }
+        }
+    }
+    for n in 0..nodes {
+        let node = &world.nodes[n as usize];
+        if node.life == Life::Live && node.clients_left > 0 {
+            out.push(ProcessAction::Client { node: n });
+        }
+    }
+    if world.crashes > 0 {
+        for n in 0..nodes {
+            if world.nodes[n as usize].life == Life::Live {
+                out.push(ProcessAction::Crash { node: n });
+            }
+        }
+    }
+}
+
+impl fmt::Display for ProcessAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ProcessAction::Deliver { node, conn } => write!(f, "DELIVER({node}, {conn})"),
+            ProcessAction::Eof { node, conn } => write!(f, "EOF({node}, {conn})"),
+            ProcessAction::Accept { node, from: Some(d) } => write!(f, "ACCEPT({node}, {d})"),
+            ProcessAction::Accept { node, from: None } => write!(f, "ACCEPT({node}, client)"),
+            ProcessAction::Drop { conn, to } => write!(f, "DROP({conn}, {to})"),
+            ProcessAction::Timeout { node } => write!(f, "TIMEOUT({node})"),
+            ProcessAction::Client { node } => write!(f, "CLIENT({node})"),
+            ProcessAction::Crash { node } => write!(f, "CRASH({node})"),
+        }
+    }
+}
+
+/// A token that is not a process action.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("bad process action `{0}`")]
+pub struct BadProcessAction(pub String);
+
+impl FromStr for ProcessAction {
+    type Err = BadProcessAction;
+
+    fn from_str(s: &str) -> Result<ProcessAction, BadProcessAction> {
+        let bad = || BadProcessAction(s.to_string());
+        let open = s.find('(').ok_or_else(bad)?;
+        let inner = s[open + 1..].strip_suffix(')').ok_or_else(bad)?;
+        let args: Vec<&str> = inner.split(',').map(str::trim).collect();
+        let node =
+            |i: usize| -> Result<u8, BadProcessAction> { args.get(i).ok_or_else(bad)?.parse().map_err(|_| bad()) };
+        let label =
+            |i: usize| -> Result<Label, BadProcessAction> { args.get(i).ok_or_else(bad)?.parse().map_err(|_| bad()) };
+        let arity = |n: usize| if args.len() == n { Ok(()) } else { Err(bad()) };
+        Ok(match &s[..open] {
+            "DELIVER" => {
+                arity(2)?;
+                ProcessAction::Deliver { node: node(0)?, conn: label(1)? }
+            }
+            "EOF" => {
+                arity(2)?;
+                ProcessAction::Eof { node: node(0)?, conn: label(1)? }
+            }
+            "ACCEPT" => {
+                arity(2)?;
+                let from = if args[1] == "client" { None } else { Some(node(1)?) };
+                ProcessAction::Accept { node: node(0)?, from }
+            }
+            "DROP" => {
+                arity(2)?;
+                ProcessAction::Drop { conn: label(0)?, to: node(1)? }
+            }
+            "TIMEOUT" => {
+                arity(1)?;
+                ProcessAction::Timeout { node: node(0)? }
+            }
+            "CLIENT" => {
+                arity(1)?;
+                ProcessAction::Client { node: node(0)? }
+            }
+            "CRASH" => {
+                arity(1)?;
+                ProcessAction::Crash { node: node(0)? }
+            }
+            _ => return Err(bad()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip() {
+        let l = Label { kind: ConnKind::Node, node: 0, k: 2 };
+        let c = Label { kind: ConnKind::Client, node: 1, k: 0 };
+        let t = Label { kind: ConnKind::Timer, node: 3, k: 9 };
+        let all = [
+            ProcessAction::Deliver { node: 1, conn: l },
+            ProcessAction::Eof { node: 1, conn: t },
+            ProcessAction::Accept { node: 0, from: Some(1) },
+            ProcessAction::Accept { node: 0, from: None },
+            ProcessAction::Drop { conn: c, to: 1 },
+            ProcessAction::Timeout { node: 1 },
+            ProcessAction::Client { node: 0 },
+            ProcessAction::Crash { node: 2 },
+        ];
+        for a in all {
+            let token = a.to_string();
+            assert_eq!(token.parse::<ProcessAction>(), Ok(a), "{token}");
+        }
+        assert_eq!(all[0].to_string(), "DELIVER(1, 0.2)");
+        assert_eq!(all[3].to_string(), "ACCEPT(0, client)");
+        assert!("DELIVER(1)".parse::<ProcessAction>().is_err());
+        assert!("FIRE(1, 2)".parse::<ProcessAction>().is_err());
+    }
+}

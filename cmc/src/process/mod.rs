@@ -1,0 +1,219 @@
+//! The process front end (Linux x86-64): unmodified C programs as nodes,
+//! one process per node, under seccomp user notification and
+//! `cmc-preload.so` (manual, "Programs as nodes"; DESIGN 6;
+//! `../shared/research/process-frontend.md`).
+//!
+//! It owns processes, their system calls and the world they make: the
+//! [`supervisor`] starts the nodes ([`spawn`], [`filter`]), answers every
+//! modelled call itself ([`notif`]) and detects quiescence; [`world`] is the
+//! canonical state it builds; [`action`] lists what can happen next from a
+//! world alone; [`engine`] puts them together with the in-process engine's
+//! shape (initial world, enabled actions, apply by stateless replay,
+//! fingerprint). [`view`] is the `struct cmc_view` of `cmc.h`.
+//!
+//! It does not search, check properties or read model files: the searches
+//! and the model-file front door are shared with the in-process front end
+//! and live elsewhere.
+
+pub mod action;
+pub mod engine;
+pub mod filter;
+pub mod notif;
+pub mod spawn;
+pub mod supervisor;
+pub mod syscalls;
+pub mod view;
+pub mod world;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use nix::errno::Errno;
+
+pub use action::{BadProcessAction, ProcessAction};
+pub use engine::{ProcessEngine, Stats};
+pub use view::CmcView;
+pub use world::{Blocked, Conn, ConnKind, End, Label, Life, NodeWorld, ProcessWorld, Side, VFd};
+
+/// The limits of the process front end (manual, LIMITS). Crossing one is an
+/// error naming it, never a truncation.
+pub mod limits {
+    /// Nodes in a model.
+    pub const NODES_MAX: usize = 8;
+    /// Bytes in one write on a connection (and in the client request).
+    pub const WRITE_BYTES_MAX: usize = 64;
+    /// Messages in flight over all connections.
+    pub const MESSAGES_IN_FLIGHT_MAX: usize = 128;
+    /// Open connection ends per node.
+    pub const CONNECTIONS_PER_NODE_MAX: usize = 16;
+    /// Replies in the ghost log.
+    pub const REPLIES_MAX: usize = 64;
+    /// Bytes of one state or durable record.
+    pub const STATE_BYTES_MAX: usize = 64;
+    /// Every budget, and every per-node counter (connects, timer
+    /// connections).
+    pub const BUDGET_MAX: usize = 255;
+}
+
+/// How long a node may stay silent in a call the checker does not model
+/// before that is an error (manual, LIMITS).
+pub const STALL_TIMEOUT_DEFAULT: Duration = Duration::from_secs(10);
+
+/// Node i listens on 127.0.0.1, port `PORT_BASE + i`.
+pub const PORT_BASE: u16 = 20000;
+
+/// What the environment may do, at most, on one path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Budgets {
+    pub crashes: u8,
+    pub drops: u8,
+    pub timeouts: u8,
+    /// Client connections per node.
+    pub clients: u8,
+}
+
+/// What to run: the program, how many nodes, the environment.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub program: PathBuf,
+    /// Arguments after the node number.
+    pub args: Vec<String>,
+    pub nodes: u8,
+    pub budgets: Budgets,
+    /// The bytes a client sends on a CLIENT connection.
+    pub request: Vec<u8>,
+    /// `cmc-preload.so`; `None` starts the nodes without it, which the
+    /// supervisor reports as an error (kept for the test that shows it).
+    pub preload: Option<PathBuf>,
+    /// See [`STALL_TIMEOUT_DEFAULT`].
+    pub stall_timeout: Duration,
+    /// Where each node's stdout and stderr go (`node<i>.log`, truncated at
+    /// each start of a replay); `None` discards them.
+    pub log_dir: Option<PathBuf>,
+    /// The nodes' working directory; `None` is the checker's.
+    pub workdir: Option<PathBuf>,
+    /// Pin the supervisor's thread and its nodes to the CPU it runs on:
+    /// a cross-CPU round trip costs about 100 µs against 8 µs (research,
+    /// pitfall 24).
+    pub pin_cpu: bool,
+}
+
+impl Config {
+    /// `nodes` copies of `program` with no budgets, the preload found by
+    /// [`find_preload`], the default stall timeout and logs discarded.
+    pub fn new(program: impl Into<PathBuf>, nodes: u8) -> Config {
+        Config {
+            program: program.into(),
+            args: Vec::new(),
+            nodes,
+            budgets: Budgets::default(),
+            request: Vec::new(),
+            preload: find_preload(),
+            stall_timeout: STALL_TIMEOUT_DEFAULT,
+            log_dir: None,
+            workdir: None,
+            pin_cpu: true,
+        }
+    }
+
+    /// Checks every limit and file before anything starts.
+    pub fn validate(&self) -> Result<(), ProcessError> {
+        let bad = |key: &'static str, reason: String| Err(ProcessError::Config { key, reason });
+        if self.nodes == 0 || self.nodes as usize > limits::NODES_MAX {
+            return bad("nodes", format!("{} nodes (limit nodes_max = {})", self.nodes, limits::NODES_MAX));
+        }
+        if self.request.len() > limits::WRITE_BYTES_MAX {
+            return bad(
+                "request",
+                format!("{} bytes (limit write_bytes_max = {})", self.request.len(), limits::WRITE_BYTES_MAX),
+            );
+        }
+        check_program(&self.program)?;
+        if let Some(p) = &self.preload {
+            if !p.is_file() {
+                return Err(ProcessError::Preload { path: p.clone(), reason: "no such file".to_string() });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where `cmc-preload.so` is: `$CMC_PRELOAD`, or `libcmc_preload.so` next to
+/// the running executable or one directory up (cargo puts test binaries in
+/// `target/<profile>/deps`).
+pub fn find_preload() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CMC_PRELOAD") {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    [dir.join("libcmc_preload.so"), dir.parent()?.join("libcmc_preload.so")].into_iter().find(|p| p.is_file())
+}
+
+/// A target must be an x86-64 ELF executable built `-no-pie` (fixed
+/// addresses) and dynamically linked (else the preload never loads).
+fn check_program(path: &Path) -> Result<(), ProcessError> {
+    let bad = |reason: &str| Err(ProcessError::Program { path: path.to_path_buf(), reason: reason.to_string() });
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => return bad(&e.to_string()),
+    };
+    if bytes.len() < 64 || bytes[..4] != *b"\x7fELF" || bytes[4] != 2 {
+        return bad("not a 64-bit ELF file");
+    }
+    let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
+    if u16_at(18) != 62 {
+        return bad("not an x86-64 program");
+    }
+    if u16_at(16) != 2 {
+        return bad("not built -no-pie (ELF type is not EXEC): a target must have fixed addresses");
+    }
+    let (phoff, phentsize, phnum) = (u64_at(32) as usize, u16_at(54) as usize, u16_at(56) as usize);
+    let has_interp = (0..phnum).any(|i| {
+        let at = phoff + i * phentsize;
+        at + 4 <= bytes.len() && u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default()) == 3
+    });
+    if !has_interp {
+        return bad("statically linked: cmc-preload could not load into it");
+    }
+    Ok(())
+}
+
+/// Everything that stops the process front end. Each names the node, the
+/// system call, the file or the limit concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("model key `{key}`: {reason}")]
+    Config { key: &'static str, reason: String },
+    #[error("program {path}: {reason}")]
+    Program { path: PathBuf, reason: String },
+    #[error("preload {path}: {reason}")]
+    Preload { path: PathBuf, reason: String },
+    #[error("node {node}: spawn failed while {step}: {errno}")]
+    Spawn { node: u8, step: &'static str, errno: Errno },
+    #[error(
+        "node {node}: started without cmc-preload ({detail}); a target must be dynamically linked and run with cmc-preload.so"
+    )]
+    MissingPreload { node: u8, detail: String },
+    #[error(
+        "node {node}: cmc-preload found vDSO entry points {found:#x} but patched only {patched:#x}; the node could read real time or entropy"
+    )]
+    VdsoUnpatched { node: u8, found: u32, patched: u32 },
+    #[error(
+        "node {node}: silent for {seconds:.1} s in {call}, a call the checker does not model (limit stall_timeout)"
+    )]
+    Stall { node: u8, call: String, seconds: f64 },
+    #[error("node {node}: {call} is not modelled: {detail}")]
+    Unmodelled { node: u8, call: String, detail: String },
+    #[error("node {node}: {what} in a target is not supported ({call})")]
+    Forbidden { node: u8, what: &'static str, call: String },
+    #[error("node {node}: {detail} (limit {limit} = {max})")]
+    Limit { node: u8, limit: &'static str, max: usize, detail: String },
+    #[error("supervisor: {call} failed: {errno}")]
+    Sys { call: &'static str, errno: Errno },
+    #[error("node {node}: supervisor's {call} failed: {errno}")]
+    NodeSys { node: u8, call: &'static str, errno: Errno },
+    #[error("action {action} is not enabled in this world")]
+    NotEnabled { action: String },
+}

@@ -1,0 +1,382 @@
+//! The process world (DESIGN 6.2): every node's reported state, durable
+//! record, liveness and what it is blocked in, its virtual descriptors, every
+//! connection's messages in order, the connections waiting to be accepted,
+//! the ghost log of client replies, the budgets left, the logical clock and
+//! each node's count of random bytes consumed.
+//!
+//! This module owns the world's data and its canonical encoding; the
+//! supervisor edits it as the nodes make calls, and `action` reads it. Every
+//! identity in it is keyed by (node, per-node counter), never by the order in
+//! which notifications arrived (research, pitfall 5), and every collection is
+//! kept sorted, so two worlds are the same state exactly when their
+//! encodings are equal.
+//!
+//! Encoding, in order (integers little endian):
+//!
+//! 1. budgets left: crashes, drops, timeouts (one byte each); the clock (u32);
+//! 2. per node: life (tag, i32 status), blocked-in (tag, u16 fd), clients
+//!    left, dials, timer connections, random bytes used (u64), the state
+//!    record (length byte, bytes), the durable record (a presence byte, then
+//!    length byte and bytes), its virtual descriptors (count, then each as
+//!    u16 fd and a tagged kind);
+//! 3. connections in label order: count (u16), then each as label (kind,
+//!    node, k), target, the two ends' states, the queue toward the target and
+//!    the queue toward the dialer (each a count, then length-prefixed
+//!    messages);
+//! 4. the ghost log: count, then each reply as node, length byte, bytes.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+
+use crate::world::{Fingerprint, fingerprint};
+
+/// Who opened a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ConnKind {
+    /// A node dialled another node's port.
+    Node = 0,
+    /// The checker dialled a node as a client (CLIENT).
+    Client = 1,
+    /// The checker's synthetic timer connection (TIMEOUT in `accept`).
+    Timer = 2,
+}
+
+/// A connection's identity: `Node` connections are numbered by their dialer
+/// (`node` is the dialer, `k` its count of connects), client and timer
+/// connections by the node they reach.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Label {
+    pub kind: ConnKind,
+    pub node: u8,
+    pub k: u8,
+}
+
+impl fmt::Display for Label {
+    /// `0.2` (node 0's third connect), `c1.0` (first client of node 1),
+    /// `t1.0` (first timer connection of node 1).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            ConnKind::Node => write!(f, "{}.{}", self.node, self.k),
+            ConnKind::Client => write!(f, "c{}.{}", self.node, self.k),
+            ConnKind::Timer => write!(f, "t{}.{}", self.node, self.k),
+        }
+    }
+}
+
+impl std::str::FromStr for Label {
+    type Err = ();
+    fn from_str(s: &str) -> Result<Label, ()> {
+        let (kind, rest) = match s.as_bytes().first() {
+            Some(b'c') => (ConnKind::Client, &s[1..]),
+            Some(b't') => (ConnKind::Timer, &s[1..]),
+            _ => (ConnKind::Node, s),
+        };
+        let (node, k) = rest.split_once('.').ok_or(())?;
+        Ok(Label { kind, node: node.parse().map_err(|_| ())?, k: k.parse().map_err(|_| ())? })
+    }
+}
+
+/// The state of one end of a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Not yet accepted (the target end only).
+    Pending = 0,
+    Open = 1,
+    /// Closed by its owner; the owner is still alive.
+    Closed = 2,
+    /// Its owner's process is gone (exited or crashed), or it never had one
+    /// (the checker's end of a timer connection).
+    Gone = 3,
+}
+
+impl End {
+    /// Nothing more will be read at this end.
+    pub fn done(self) -> bool {
+        matches!(self, End::Closed | End::Gone)
+    }
+}
+
+/// One connection. Its dialer end belongs to node `label.node` for `Node`
+/// connections and to the checker otherwise.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conn {
+    pub target: u8,
+    pub dialer_end: End,
+    pub target_end: End,
+    pub to_target: VecDeque<Vec<u8>>,
+    pub to_dialer: VecDeque<Vec<u8>>,
+}
+
+/// Which end of a connection a descriptor is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Dialer = 0,
+    Target = 1,
+}
+
+/// A descriptor the checker answers for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VFd {
+    /// A socket not (yet) connected: bound to `port`, maybe listening.
+    Socket { port: Option<u16>, listening: bool },
+    /// One end of a connection.
+    Conn { label: Label, side: Side },
+    /// `/dev/urandom` and its kin: reads draw from the node's random stream.
+    Random,
+}
+
+/// What became of a node's process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Life {
+    Live,
+    Exited(i32),
+    /// Killed by a signal it caused (not by a CRASH action).
+    Signaled(i32),
+}
+
+/// The modelled call a node is blocked in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocked {
+    /// Running (never at quiescence) or exited.
+    Nothing,
+    Accept {
+        fd: i32,
+    },
+    Read {
+        fd: i32,
+    },
+}
+
+/// One node's part of the world.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeWorld {
+    pub life: Life,
+    pub blocked: Blocked,
+    pub clients_left: u8,
+    /// Connects made so far: the `k` of its next connection.
+    pub dials: u8,
+    /// Timer connections made so far at this node.
+    pub timer_conns: u8,
+    pub random_used: u64,
+    /// The last record written to fd 3 (empty until the first).
+    pub state: Vec<u8>,
+    /// The last record written to fd 193, kept across crashes.
+    pub durable: Option<Vec<u8>>,
+    pub fds: BTreeMap<i32, VFd>,
+}
+
+/// One global state of the process front end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessWorld {
+    pub crashes: u8,
+    pub drops: u8,
+    pub timeouts: u8,
+    /// Logical seconds: one per TIMEOUT.
+    pub clock: u32,
+    pub nodes: Vec<NodeWorld>,
+    pub conns: BTreeMap<Label, Conn>,
+    /// The ghost log: (node, bytes written on a client connection).
+    pub replies: Vec<(u8, Vec<u8>)>,
+}
+
+impl ProcessWorld {
+    /// A world before any node has started.
+    pub fn new(nodes: u8, budgets: &super::Budgets) -> ProcessWorld {
+        let node = NodeWorld {
+            life: Life::Live,
+            blocked: Blocked::Nothing,
+            clients_left: budgets.clients,
+            dials: 0,
+            timer_conns: 0,
+            random_used: 0,
+            state: Vec::new(),
+            durable: None,
+            fds: BTreeMap::new(),
+        };
+        ProcessWorld {
+            crashes: budgets.crashes,
+            drops: budgets.drops,
+            timeouts: budgets.timeouts,
+            clock: 0,
+            nodes: vec![node; nodes as usize],
+            conns: BTreeMap::new(),
+            replies: Vec::new(),
+        }
+    }
+
+    /// Messages in flight on every connection.
+    pub fn in_flight(&self) -> usize {
+        self.conns.values().map(|c| c.to_target.len() + c.to_dialer.len()).sum()
+    }
+
+    /// The node owning the dialer end of `label`, if a node does.
+    pub fn dialer_node(label: &Label) -> Option<u8> {
+        (label.kind == ConnKind::Node).then_some(label.node)
+    }
+
+    /// The connection `fd` of node `n` is an end of, and which end.
+    pub fn conn_of(&self, n: u8, fd: i32) -> Option<(Label, Side)> {
+        match self.nodes[n as usize].fds.get(&fd) {
+            Some(VFd::Conn { label, side }) => Some((*label, *side)),
+            _ => None,
+        }
+    }
+
+    /// The queue toward `side` of connection `label`.
+    pub fn queue_toward(&mut self, label: &Label, side: Side) -> Option<&mut VecDeque<Vec<u8>>> {
+        let c = self.conns.get_mut(label)?;
+        Some(match side {
+            Side::Target => &mut c.to_target,
+            Side::Dialer => &mut c.to_dialer,
+        })
+    }
+
+    /// The far end of `side` has gone (exited or crashed, or never had a
+    /// process): EOF may be delivered once the connection is drained.
+    pub fn peer_gone(&self, label: &Label, side: Side) -> bool {
+        let Some(c) = self.conns.get(label) else { return true };
+        match side {
+            Side::Target => c.dialer_end == End::Gone,
+            Side::Dialer => c.target_end == End::Gone,
+        }
+    }
+
+    /// Removes connections nobody can read any more. A client connection's
+    /// checker end never reads, so it goes with its node's end.
+    pub fn retire(&mut self) {
+        self.conns.retain(|label, c| {
+            let dialer_done = label.kind == ConnKind::Client || c.dialer_end.done();
+            !(dialer_done && c.target_end.done())
+        });
+    }
+
+    /// Node `n` closed its end `side` of `label`: what was travelling toward
+    /// that end can never be read.
+    pub fn close_end(&mut self, label: &Label, side: Side) {
+        if let Some(c) = self.conns.get_mut(label) {
+            match side {
+                Side::Dialer => {
+                    c.dialer_end = End::Closed;
+                    c.to_dialer.clear();
+                }
+                Side::Target => {
+                    c.target_end = End::Closed;
+                    c.to_target.clear();
+                }
+            }
+        }
+        self.retire();
+    }
+
+    /// Node `n`'s process is gone: every end it owned is gone, connections
+    /// waiting at it are refused, its descriptors and blocked call vanish.
+    /// After an exit, what it wrote before is still delivered (a closing
+    /// socket sends its data, then EOF); after a crash (the machine died) it
+    /// is lost with everything else in flight to and from the node, as the
+    /// in-process engine's CRASH empties the node's channels.
+    pub fn node_gone(&mut self, n: u8, crashed: bool) {
+        for (label, c) in self.conns.iter_mut() {
+            if Self::dialer_node(label) == Some(n) {
+                c.dialer_end = End::Gone;
+                c.to_dialer.clear();
+                if crashed {
+                    c.to_target.clear();
+                }
+            }
+            if c.target == n {
+                c.target_end = End::Gone;
+                c.to_target.clear();
+                if crashed {
+                    c.to_dialer.clear();
+                }
+            }
+        }
+        self.retire();
+        let node = &mut self.nodes[n as usize];
+        node.fds.clear();
+        node.blocked = Blocked::Nothing;
+    }
+
+    /// The canonical encoding (see the module doc), into `out` (cleared).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&[self.crashes, self.drops, self.timeouts]);
+        out.extend_from_slice(&self.clock.to_le_bytes());
+        for node in &self.nodes {
+            let (tag, status) = match node.life {
+                Life::Live => (0u8, 0),
+                Life::Exited(c) => (1, c),
+                Life::Signaled(s) => (2, s),
+            };
+            out.push(tag);
+            out.extend_from_slice(&status.to_le_bytes());
+            let (tag, fd) = match node.blocked {
+                Blocked::Nothing => (0u8, 0),
+                Blocked::Accept { fd } => (1, fd),
+                Blocked::Read { fd } => (2, fd),
+            };
+            out.push(tag);
+            out.extend_from_slice(&(fd as u16).to_le_bytes());
+            out.extend_from_slice(&[node.clients_left, node.dials, node.timer_conns]);
+            out.extend_from_slice(&node.random_used.to_le_bytes());
+            push_bytes(out, &node.state);
+            match &node.durable {
+                None => out.push(0),
+                Some(d) => {
+                    out.push(1);
+                    push_bytes(out, d);
+                }
+            }
+            out.push(node.fds.len() as u8);
+            for (&fd, v) in &node.fds {
+                out.extend_from_slice(&(fd as u16).to_le_bytes());
+                match *v {
+                    VFd::Socket { port, listening } => {
+                        out.push(0);
+                        out.extend_from_slice(&port.unwrap_or(0).to_le_bytes());
+                        out.push(port.is_some() as u8 | (listening as u8) << 1);
+                    }
+                    VFd::Conn { label, side } => {
+                        out.push(1);
+                        push_label(out, &label);
+                        out.push(side as u8);
+                    }
+                    VFd::Random => out.push(2),
+                }
+            }
+        }
+        out.extend_from_slice(&(self.conns.len() as u16).to_le_bytes());
+        for (label, c) in &self.conns {
+            push_label(out, label);
+            out.extend_from_slice(&[c.target, c.dialer_end as u8, c.target_end as u8]);
+            for q in [&c.to_target, &c.to_dialer] {
+                out.push(q.len() as u8);
+                for m in q {
+                    push_bytes(out, m);
+                }
+            }
+        }
+        out.push(self.replies.len() as u8);
+        for (n, r) in &self.replies {
+            out.push(*n);
+            push_bytes(out, r);
+        }
+    }
+
+    /// The 128-bit xxh3 fingerprint of the encoding; `buf` is scratch.
+    pub fn fingerprint(&self, buf: &mut Vec<u8>) -> Fingerprint {
+        self.encode(buf);
+        fingerprint(buf)
+    }
+}
+
+fn push_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    // Every record, message and reply is at most 64 bytes (the supervisor
+    // enforces the limits before anything enters the world).
+    out.push(b.len() as u8);
+    out.extend_from_slice(b);
+}
+
+fn push_label(out: &mut Vec<u8>, l: &Label) {
+    out.extend_from_slice(&[l.kind as u8, l.node, l.k]);
+}

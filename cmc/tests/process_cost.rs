@@ -1,0 +1,89 @@
+//! Costs of the process front end, printed, never asserted (STYLE: timings
+//! belong in benchmarks). Run by hand:
+//!
+//! ```text
+//! cargo build --release -p cmc-preload
+//! CMC_PRELOAD=$PWD/target/release/libcmc_preload.so \
+//!     cargo test -p cmc --release --test process_cost -- --ignored --nocapture
+//! ```
+#![cfg(target_os = "linux")]
+
+mod process_support;
+
+use std::time::{Duration, Instant};
+
+use cmc::process::{Budgets, Config, ProcessEngine};
+use process_support::{actions, config};
+
+const RUNS: u32 = 200;
+
+fn show(label: &str, total: Duration, count: u64) {
+    let us = total.as_secs_f64() * 1e6 / count as f64;
+    println!("{label:<60} {us:>9.1} µs");
+}
+
+fn timed(f: impl FnOnce()) -> Duration {
+    let t = Instant::now();
+    f();
+    t.elapsed()
+}
+
+fn costs(label: &str, c: Config, tokens: &[&str]) {
+    let prefix = actions(tokens);
+    let mut e = ProcessEngine::new(c).expect("valid");
+    let (mut start, mut stop, mut replay, mut last) = Default::default();
+    let (mut start_notifs, mut replay_notifs) = (0, 0);
+    for _ in 0..RUNS {
+        let n0 = e.stats().notifications;
+        start += timed(|| drop(e.initial().expect("starts")));
+        let n1 = e.stats().notifications;
+        stop += timed(|| e.stop());
+        replay += timed(|| drop(e.replay(&prefix).expect("replays")));
+        replay_notifs += e.stats().notifications - n1;
+        start_notifs += n1 - n0;
+        e.replay(&prefix[..prefix.len() - 1]).expect("replays");
+        last += timed(|| drop(e.apply(&prefix[..prefix.len() - 1], &prefix[prefix.len() - 1]).expect("applies")));
+    }
+    let k = prefix.len() as u64;
+    println!("{label}");
+    show("  start every node to quiescence", start, RUNS as u64);
+    println!("      notifications: {:.1}", start_notifs as f64 / RUNS as f64);
+    show("  kill and reap every node", stop, RUNS as u64);
+    show(&format!("  replay of {k} actions from scratch (stop, start, actions)"), replay, RUNS as u64);
+    show(
+        "  per action within a replay ((replay - stop - start) / k)",
+        replay.saturating_sub(start + stop),
+        RUNS as u64 * k,
+    );
+    println!("      notifications per action: {:.1}", (replay_notifs - start_notifs) as f64 / (RUNS as u64 * k) as f64);
+    show(&format!("  one action on running processes ({})", prefix[prefix.len() - 1]), last, RUNS as u64);
+}
+
+#[test]
+#[ignore = "measurement: prints costs, run by hand with --ignored --nocapture"]
+fn process_front_costs() {
+    let mut c = config("counter", 3);
+    c.budgets = Budgets { crashes: 1, drops: 0, timeouts: 4, clients: 2 };
+    c.request = b"+".to_vec();
+    let tokens = [
+        "ACCEPT(0, 1)",
+        "DELIVER(0, 1.0)",
+        "DELIVER(1, 1.0)",
+        "EOF(0, 1.0)",
+        "CLIENT(0)",
+        "ACCEPT(0, client)",
+        "DELIVER(0, c0.0)",
+        "TIMEOUT(0)",
+        "ACCEPT(0, 2)",
+        "DELIVER(0, 2.0)",
+    ];
+    costs("counter, 3 nodes, pinned to one CPU", c.clone(), &tokens);
+    c.pin_cpu = false;
+    costs("counter, 3 nodes, not pinned", c.clone(), &tokens);
+    c.pin_cpu = true;
+    c.nodes = 1;
+    costs("counter, 1 node, pinned", c, &["CLIENT(0)", "ACCEPT(0, client)", "DELIVER(0, c0.0)"]);
+    let mut crash = config("counter", 3);
+    crash.budgets.crashes = 1;
+    costs("counter, 3 nodes, CRASH(0) and its restart", crash, &["CRASH(0)"]);
+}

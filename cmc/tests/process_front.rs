@@ -1,0 +1,244 @@
+//! The process front end on real programs (`examples/c`): state reports,
+//! every action, determinism, and each misbehaviour reported as an error.
+#![cfg(target_os = "linux")]
+
+mod process_support;
+
+use std::time::Duration;
+
+use cmc::process::supervisor::{EPOCH_BASE, VIRTUAL_PID_BASE, random_stream};
+use cmc::process::{Blocked, Config, Life, ProcessEngine, ProcessError, ProcessWorld};
+use process_support::{actions, config, enabled, preload, program, program_with, replay};
+
+// The counter's phases (examples/c/counter.c).
+const ACCEPTING: u8 = 1;
+const SERVING: u8 = 2;
+const SENT: u8 = 3;
+const DONE: u8 = 4;
+
+fn counter(crashes: u8, drops: u8, timeouts: u8, clients: u8) -> Config {
+    let mut c = config("counter", 2);
+    c.budgets = cmc::process::Budgets { crashes, drops, timeouts, clients };
+    c.request = b"+".to_vec();
+    c
+}
+
+#[test]
+fn the_initial_world_holds_each_nodes_reported_state() {
+    let w = replay(&counter(0, 0, 0, 0), &[]);
+    assert_eq!(w.nodes[0].state, [0, ACCEPTING, 0, 0]);
+    assert_eq!(w.nodes[1].state, [1, SENT, 0, 0]);
+    assert!(matches!(w.nodes[0].blocked, Blocked::Accept { .. }));
+    assert!(matches!(w.nodes[1].blocked, Blocked::Read { .. }));
+    assert_eq!(w.nodes[0].durable, None, "nothing made durable yet");
+    assert_eq!(enabled(&w), ["ACCEPT(0, 1)"], "only the client's connect can go on");
+}
+
+#[test]
+fn a_request_and_its_reply_end_in_eof() {
+    let c = counter(0, 0, 0, 0);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
+    assert_eq!(w.nodes[0].state, [0, SERVING, 1, 0]);
+    assert_eq!(w.nodes[0].durable.as_deref(), Some(&[1u8][..]));
+    assert_eq!(enabled(&w), ["DELIVER(1, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)"]);
+    assert_eq!(w.nodes[1].state, [1, DONE, 1, 0], "the client read \"ok\" and the count");
+    assert_eq!(w.nodes[1].life, Life::Exited(0));
+    assert_eq!(enabled(&w), ["EOF(0, 1.0)"], "the client is gone and the connection drained");
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)", "EOF(0, 1.0)"]);
+    assert_eq!(w.nodes[0].state, [0, ACCEPTING, 1, 0]);
+    assert!(w.conns.is_empty(), "both ends are done: the connection is gone");
+    assert_eq!(enabled(&w), Vec::<String>::new(), "nothing left to do");
+}
+
+#[test]
+fn a_crashed_node_restarts_and_recovers_its_durable_record() {
+    let c = counter(1, 0, 0, 0);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "CRASH(0)"]);
+    assert_eq!(w.crashes, 0);
+    assert_eq!(w.nodes[0].state, [0, ACCEPTING, 1, 0], "count 1 read back from fd 193");
+    assert_eq!(w.nodes[0].life, Life::Live);
+    assert_eq!(enabled(&w), ["EOF(1, 1.0)"], "the reply was lost with the crash; the client sees the server gone");
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "CRASH(0)", "EOF(1, 1.0)"]);
+    assert_eq!(w.nodes[1].state, [1, DONE, b'E', 0]);
+}
+
+#[test]
+fn a_client_request_is_answered_into_the_ghost_log() {
+    let c = counter(0, 0, 0, 1);
+    let w = replay(&c, &[]);
+    assert_eq!(enabled(&w), ["ACCEPT(0, 1)", "CLIENT(0)", "CLIENT(1)"]);
+    let w = replay(&c, &["CLIENT(0)"]);
+    assert_eq!(enabled(&w), ["ACCEPT(0, 1)", "ACCEPT(0, client)", "CLIENT(1)"], "two dialers race");
+    let w = replay(&c, &["CLIENT(0)", "ACCEPT(0, client)", "DELIVER(0, c0.0)"]);
+    assert_eq!(w.replies, vec![(0, b"ok\x01".to_vec())]);
+    assert_eq!(w.nodes[0].clients_left, 0);
+}
+
+#[test]
+fn a_timeout_wakes_a_read_with_t_and_an_accept_with_a_timer_connection() {
+    let c = counter(0, 0, 2, 0);
+    let w = replay(&c, &["TIMEOUT(1)"]);
+    assert_eq!(w.nodes[1].state, [1, DONE, b'T', 0]);
+    assert_eq!(w.clock, 1);
+    let w = replay(&c, &["TIMEOUT(0)"]);
+    assert_eq!(w.nodes[0].state, [0, ACCEPTING, 0, 1], "read 'T' from the timer connection, closed it");
+    assert_eq!(w.clock, 1);
+    assert_eq!(w.nodes[0].timer_conns, 1);
+    assert_eq!(w.timeouts, 1);
+}
+
+#[test]
+fn a_drop_loses_the_oldest_message() {
+    let c = counter(0, 1, 0, 0);
+    let w = replay(&c, &[]);
+    assert_eq!(enabled(&w), ["ACCEPT(0, 1)", "DROP(1.0, 0)"]);
+    let w = replay(&c, &["DROP(1.0, 0)", "ACCEPT(0, 1)"]);
+    assert_eq!(w.nodes[0].state, [0, SERVING, 0, 0]);
+    assert_eq!(enabled(&w), Vec::<String>::new(), "the request is lost: both wait for ever");
+}
+
+#[test]
+fn an_action_that_is_not_enabled_is_an_error() {
+    let mut e = ProcessEngine::new(counter(0, 0, 0, 0)).expect("valid");
+    let err = e.replay(&actions(&["DELIVER(0, 1.0)"])).expect_err("not enabled");
+    assert!(matches!(err, ProcessError::NotEnabled { .. }), "{err}");
+}
+
+fn encode(w: &ProcessWorld) -> (Vec<u8>, u128) {
+    let mut buf = Vec::new();
+    let fp = ProcessEngine::fingerprint(w, &mut buf);
+    (buf, fp)
+}
+
+#[test]
+fn the_same_replay_gives_the_same_bytes_and_fingerprints() {
+    let c = counter(1, 1, 1, 2);
+    let prefix = [
+        "CLIENT(0)",
+        "ACCEPT(0, 1)",
+        "DELIVER(0, 1.0)",
+        "CRASH(0)",
+        "CLIENT(0)",
+        "ACCEPT(0, client)",
+        "DELIVER(0, c0.1)",
+        "TIMEOUT(1)",
+    ];
+    let mut e = ProcessEngine::new(c.clone()).expect("valid");
+    let mut first = Vec::new();
+    for i in 0..=prefix.len() {
+        first.push(encode(&e.replay(&actions(&prefix[..i])).expect("replays")));
+    }
+    let mut again = ProcessEngine::new(c).expect("valid");
+    for (i, want) in first.iter().enumerate() {
+        let got = encode(&again.replay(&actions(&prefix[..i])).expect("replays"));
+        assert_eq!(&got, want, "replay of {} actions", i);
+    }
+    // Extending the running processes gives what a fresh replay gives.
+    let mut stepwise = ProcessEngine::new(counter(1, 1, 1, 2)).expect("valid");
+    stepwise.initial().expect("starts");
+    let all = actions(&prefix);
+    for i in 0..all.len() {
+        let w = stepwise.apply(&all[..i], &all[i]).expect("applies");
+        assert_eq!(encode(&w), first[i + 1], "apply of action {i}");
+    }
+    assert_eq!(stepwise.stats().replays, 1, "applying in order never restarts");
+}
+
+#[test]
+fn clock_randomness_and_heap_addresses_are_the_same_on_every_run() {
+    let c = config("probe", 2);
+    let a = replay(&c, &[]);
+    let b = replay(&c, &[]);
+    for n in 0..2 {
+        let s = &a.nodes[n].state;
+        assert_eq!(s.len(), 64, "node {n} reported its probe");
+        assert_eq!(s, &b.nodes[n].state, "node {n} saw the same values twice");
+        let word = |i: usize| u64::from_ne_bytes(s[8 * i..8 * i + 8].try_into().unwrap());
+        assert_eq!(word(0), EPOCH_BASE as u64, "time() is the logical clock");
+        assert_eq!(word(1), 0, "CLOCK_MONOTONIC starts at 0");
+        assert_eq!(word(2), EPOCH_BASE as u64 * 1_000_000_000, "timespec_get goes through the patched vDSO");
+        assert_eq!(word(3), EPOCH_BASE as u64 * 1_000_000, "gettimeofday");
+        assert_eq!(s[32..40], random_stream(n as u8, 0, 8)[..], "getrandom draws the node's stream");
+        assert_eq!(s[40..48], random_stream(n as u8, 8, 8)[..], "/dev/urandom draws the same stream");
+        assert_eq!(word(6) >> 44, 1, "malloc serves the fixed heap at 0x100000000000");
+        let pid = u32::from_ne_bytes(s[56..60].try_into().unwrap());
+        assert_eq!(pid as i64, VIRTUAL_PID_BASE + n as i64, "getpid() is virtual");
+    }
+    assert_ne!(a.nodes[0].state[32..], a.nodes[1].state[32..], "each node has its own stream");
+}
+
+fn probe_error(mode: &str, stall: Duration) -> ProcessError {
+    let mut c = config("probe", 1);
+    c.args = vec![mode.to_string()];
+    c.stall_timeout = stall;
+    let mut e = ProcessEngine::new(c).expect("valid");
+    e.initial().expect_err(mode)
+}
+
+#[test]
+fn a_node_silent_in_an_unmodelled_call_is_an_error_naming_it() {
+    // One second, not ten, to keep the suite fast; long enough that a
+    // loaded machine does not catch the node still starting up.
+    let err = probe_error("stall", Duration::from_secs(1));
+    let ProcessError::Stall { node, call, seconds } = &err else { panic!("{err}") };
+    assert_eq!((*node, call.as_str()), (0, "rt_sigsuspend"), "{err}");
+    assert!(*seconds >= 1.0, "{err}");
+    assert!(err.to_string().starts_with("node 0: silent for"), "{err}");
+    let err = probe_error("busy", Duration::from_secs(1));
+    assert!(matches!(&err, ProcessError::Stall { call, .. } if call.contains("busy loop")), "{err}");
+}
+
+#[test]
+fn the_stall_timeout_is_ten_seconds_by_default() {
+    assert_eq!(Config::new("x", 1).stall_timeout, Duration::from_secs(10));
+}
+
+#[test]
+fn misbehaving_programs_are_errors_naming_node_and_call() {
+    let long = Duration::from_secs(10);
+    let err = probe_error("sleep", long);
+    assert!(matches!(&err, ProcessError::Unmodelled { node: 0, call, .. } if call == "clock_nanosleep"), "{err}");
+    let err = probe_error("thread", long);
+    assert!(matches!(&err, ProcessError::Forbidden { node: 0, call, .. } if call.starts_with("clone")), "{err}");
+    let err = probe_error("exec", long);
+    assert!(matches!(&err, ProcessError::Forbidden { node: 0, what: "exec", .. }), "{err}");
+    let err = probe_error("bigstate", long);
+    assert!(matches!(&err, ProcessError::Limit { node: 0, limit: "state_bytes_max", max: 64, .. }), "{err}");
+}
+
+#[test]
+fn a_node_started_without_the_preload_is_an_error() {
+    let mut c = config("probe", 2);
+    c.preload = None;
+    let err = ProcessEngine::new(c).expect("valid").initial().expect_err("no preload");
+    assert!(matches!(err, ProcessError::MissingPreload { .. }), "{err}");
+    assert!(err.to_string().contains("without cmc-preload"), "{err}");
+}
+
+#[test]
+fn a_position_independent_program_is_rejected_before_it_starts() {
+    let mut c = Config::new(program_with("probe", &["-pie", "-fPIE"]), 1);
+    c.preload = Some(preload());
+    let err = ProcessEngine::new(c).err().expect("PIE is rejected");
+    assert!(matches!(&err, ProcessError::Program { reason, .. } if reason.contains("-no-pie")), "{err}");
+    let err = ProcessEngine::new(Config::new(program("probe"), 9)).err().expect("9 nodes");
+    assert!(matches!(&err, ProcessError::Config { key: "nodes", .. }), "{err}");
+}
+
+#[test]
+fn concurrent_starts_give_one_world_whatever_the_arrival_order() {
+    // Two clients start at once and race to connect to the server: the
+    // world must not depend on which notification arrived first.
+    let c = config("counter", 3);
+    let mut e = ProcessEngine::new(c).expect("valid");
+    let first = encode(&e.initial().expect("starts"));
+    let after = actions(&["ACCEPT(0, 2)", "DELIVER(0, 2.0)"]);
+    let first_after = encode(&e.replay(&after).expect("replays"));
+    for _ in 0..15 {
+        assert_eq!(encode(&e.initial().expect("starts")), first);
+        assert_eq!(encode(&e.replay(&after).expect("replays")), first_after);
+    }
+    let w = e.initial().expect("starts");
+    assert_eq!(enabled(&w), ["ACCEPT(0, 1)", "ACCEPT(0, 2)"]);
+}
