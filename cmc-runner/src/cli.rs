@@ -34,6 +34,8 @@ enum Command {
     Check(Box<CheckArgs>),
     /// Replay a saved counterexample file through the real core.
     Replay(ReplayArgs),
+    /// Check Disk Paxos from a TLC configuration file, as `tlc -workers 1 -deadlock -config FILE.cfg MODULE.tla`.
+    Calibrate(crate::calibrate::CalibrateArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -134,6 +136,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(args) => check(*args),
         Command::Replay(args) => replay(args),
+        Command::Calibrate(args) => crate::calibrate::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,5 +1,6 @@
 //! Example protocol cores, each with planted bugs selected through settings.
 
+pub mod disk_paxos;
 pub mod lock_service;
 pub mod primary_backup;
 pub mod two_phase;
@@ -13,6 +14,10 @@ pub fn catalog() -> Vec<Entry> {
         Entry::new(
             "TwoPhase from the TLA+ examples (Lamport's two-phase commit) as a direct-actions core; TLC's counts",
             two_phase_tla::model,
+        ),
+        Entry::new(
+            "Disk Paxos (HDiskSynod, TLA+ examples) as a direct-actions core; calibrated against TLC",
+            disk_paxos::model,
         ),
         Entry::new(
             "two-phase commit over messages: coordinator timeout, durable votes and decision, crash recovery",

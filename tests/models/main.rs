@@ -3,6 +3,7 @@
 //! its counterexample snapshot under `snapshots/`. Run with `cargo test`;
 //! review a changed snapshot with `cargo insta review`.
 
+mod disk_paxos;
 mod lock_service;
 mod primary_backup;
 mod two_phase;
