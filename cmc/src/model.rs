@@ -213,6 +213,7 @@ impl<C: Core> Model<C> {
             nodes: self.nodes,
             network: self.network,
             budgets: self.budgets,
+            model_file: None,
         }
     }
 }
@@ -228,6 +229,10 @@ pub struct Identity {
     pub nodes: u8,
     pub network: Network,
     pub budgets: Budgets,
+    /// For a program: the model file that declares it, so that `cmc replay`
+    /// can rebuild it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_file: Option<String>,
 }
 
 /// (key, value) pairs as a JSON object that keeps their order.

@@ -4,7 +4,6 @@
 
 use std::str::FromStr;
 
-use crate::action::BadAction;
 use crate::core::Core;
 use crate::engine::Engine;
 use crate::model::{Model, ModelError};
@@ -21,8 +20,8 @@ pub enum ReplayError {
     WrongCore { file: String, model: String },
     #[error("the file names property `{0}`, which the model does not have")]
     UnknownProperty(String),
-    #[error("step {step}: {source}")]
-    BadAction { step: usize, source: BadAction },
+    #[error("step {step}: {message}")]
+    BadAction { step: usize, message: String },
     #[error("the file has no steps")]
     Empty,
 }
@@ -41,7 +40,8 @@ pub fn replay<C: Core>(model: &Model<C>, file: &CounterexampleFile, det: bool) -
 /// Replays `file` through any front end.
 pub fn replay_with<E: Explore>(explorer: E, file: &CounterexampleFile, det: bool) -> Result<Report, ReplayError>
 where
-    E::Action: FromStr<Err = BadAction>,
+    E::Action: FromStr,
+    <E::Action as FromStr>::Err: std::fmt::Display,
 {
     let options = Options { search: Search::Bfs { depth_max: None }, states_max: None, det, deadlock: false };
     let mut checker = Checker::new(explorer, &options);
@@ -53,7 +53,8 @@ where
         .ok_or_else(|| ReplayError::UnknownProperty(file.property.clone()))?;
     let mut path = Vec::with_capacity(file.steps.len());
     for (i, st) in file.steps.iter().enumerate() {
-        path.push(st.action.parse::<E::Action>().map_err(|source| ReplayError::BadAction { step: i + 1, source })?);
+        let action = st.action.parse::<E::Action>();
+        path.push(action.map_err(|e| ReplayError::BadAction { step: i + 1, message: e.to_string() })?);
     }
     if path.is_empty() {
         return Err(ReplayError::Empty);

@@ -11,13 +11,14 @@
 //! shape (initial world, enabled actions, apply by stateless replay,
 //! fingerprint). [`view`] is the `struct cmc_view` of `cmc.h`.
 //!
-//! It does not search, check properties or read model files: the searches
-//! and the model-file front door are shared with the in-process front end
-//! and live elsewhere.
+//! [`explore`] makes a [`ProgramModel`] (program, environment, properties)
+//! a state graph for the shared searches; `model_file` reads one from TOML.
 
 pub mod action;
 pub mod engine;
+pub mod explore;
 pub mod filter;
+pub mod model_file;
 pub mod notif;
 pub mod spawn;
 pub mod supervisor;
@@ -32,6 +33,7 @@ use nix::errno::Errno;
 
 pub use action::{BadProcessAction, ProcessAction};
 pub use engine::{ProcessEngine, Stats};
+pub use explore::{PathWorld, ProcessExplorer, ProcessStep, ProgramModel, ProgramProperty};
 pub use view::CmcView;
 pub use world::{Blocked, Conn, ConnKind, End, Label, Life, NodeWorld, ProcessWorld, Side, VFd};
 

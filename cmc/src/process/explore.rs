@@ -1,0 +1,265 @@
+//! The process front end as a state graph for the searches: a
+//! [`ProgramModel`] (program, environment, properties) explored through a
+//! [`ProcessEngine`] by stateless replay.
+//!
+//! A world is the actions that reach it and the canonical world they make.
+//! Its stored form (what BFS keeps in its queues) is its action tokens, and
+//! loading one replays them; its fingerprint is that of the canonical world
+//! bytes alone, so two paths to the same world are one state.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::action::{BadProcessAction, ProcessAction};
+use super::engine::ProcessEngine;
+use super::world::{Life, ProcessWorld};
+use super::{Config, ProcessError};
+use crate::model::{Budgets as CoreBudgets, Identity};
+use crate::network::Network;
+use crate::property::Kind;
+use crate::report::{NodeText, Step, WorldText};
+use crate::search::Explore;
+use crate::trace::hex;
+use crate::world::Fingerprint;
+
+/// A predicate over a process world.
+pub type WorldPredicate = dyn Fn(&ProcessWorld) -> bool + Send + Sync;
+
+/// A named property of a program model.
+pub struct ProgramProperty {
+    pub name: String,
+    pub kind: Kind,
+    pub predicate: Box<WorldPredicate>,
+}
+
+/// A program, its environment and its properties: what a model file or a
+/// `#[cmc::model(program = ...)]` declares.
+pub struct ProgramModel {
+    /// The model's name in reports (the model file's stem, say).
+    pub name: String,
+    pub config: Config,
+    pub properties: Vec<ProgramProperty>,
+    /// The model file it came from, recorded in counterexample files so
+    /// that `cmc replay` can rebuild it.
+    pub model_file: Option<String>,
+}
+
+impl ProgramModel {
+    pub fn new(name: impl Into<String>, config: Config) -> ProgramModel {
+        ProgramModel { name: name.into(), config, properties: Vec::new(), model_file: None }
+    }
+
+    /// Adds an invariant.
+    pub fn always(mut self, name: &str, p: impl Fn(&ProcessWorld) -> bool + Send + Sync + 'static) -> Self {
+        self.properties.push(ProgramProperty { name: name.to_string(), kind: Kind::Always, predicate: Box::new(p) });
+        self
+    }
+
+    /// Adds a bounded-liveness property.
+    pub fn eventually(mut self, name: &str, p: impl Fn(&ProcessWorld) -> bool + Send + Sync + 'static) -> Self {
+        self.properties.push(ProgramProperty {
+            name: name.to_string(),
+            kind: Kind::Eventually,
+            predicate: Box::new(p),
+        });
+        self
+    }
+
+    /// What identifies the model in reports and counterexample files.
+    pub fn identity(&self) -> Identity {
+        let b = &self.config.budgets;
+        Identity {
+            core: format!("program:{}", self.name),
+            settings: Vec::new(),
+            nodes: self.config.nodes,
+            network: Network::Fifo,
+            budgets: CoreBudgets {
+                drops: b.drops,
+                dups: 0,
+                crashes: b.crashes,
+                clients: b.clients,
+                timeouts: Some(b.timeouts),
+            },
+            model_file: self.model_file.clone(),
+        }
+    }
+}
+
+/// A step of a process trace: the start, or one action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProcessStep {
+    /// Every node started and run to quiescence.
+    Start,
+    Act(ProcessAction),
+}
+
+impl fmt::Display for ProcessStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProcessStep::Start => f.write_str("START"),
+            ProcessStep::Act(a) => a.fmt(f),
+        }
+    }
+}
+
+impl FromStr for ProcessStep {
+    type Err = BadProcessAction;
+    fn from_str(s: &str) -> Result<ProcessStep, BadProcessAction> {
+        if s == "START" {
+            return Ok(ProcessStep::Start);
+        }
+        s.parse().map(ProcessStep::Act)
+    }
+}
+
+/// A world and the actions that reach it.
+#[derive(Clone, Debug)]
+pub struct PathWorld {
+    pub path: Vec<ProcessAction>,
+    pub world: ProcessWorld,
+}
+
+/// Explores a [`ProgramModel`]. Owns node processes, so it stays on the
+/// thread that made it.
+pub struct ProcessExplorer<'m> {
+    model: &'m ProgramModel,
+    engine: ProcessEngine,
+    buf: Vec<u8>,
+}
+
+impl<'m> ProcessExplorer<'m> {
+    pub fn new(model: &'m ProgramModel) -> Result<ProcessExplorer<'m>, ProcessError> {
+        model.config.validate()?;
+        Ok(ProcessExplorer { model, engine: ProcessEngine::new(model.config.clone())?, buf: Vec::new() })
+    }
+
+    /// The engine's counters (replays, actions, spawns, notifications).
+    pub fn stats(&self) -> super::Stats {
+        self.engine.stats()
+    }
+}
+
+fn err(e: ProcessError) -> String {
+    e.to_string()
+}
+
+impl Explore for ProcessExplorer<'_> {
+    type World = PathWorld;
+    type Action = ProcessStep;
+
+    fn empty_world(&self) -> PathWorld {
+        PathWorld { path: Vec::new(), world: ProcessWorld::new(self.model.config.nodes, &self.model.config.budgets) }
+    }
+
+    fn initial_variants(&self) -> u32 {
+        1
+    }
+
+    fn init_action(&self, _variant: u32) -> ProcessStep {
+        ProcessStep::Start
+    }
+
+    fn initial(&mut self, _variant: u32, out: &mut PathWorld) -> Result<bool, String> {
+        out.path.clear();
+        out.world = self.engine.initial().map_err(err)?;
+        Ok(true)
+    }
+
+    fn actions(&mut self, world: &PathWorld, out: &mut Vec<ProcessStep>) -> Result<(), String> {
+        let mut actions = Vec::new();
+        ProcessEngine::actions(&world.world, &mut actions);
+        out.clear();
+        out.extend(actions.into_iter().map(ProcessStep::Act));
+        Ok(())
+    }
+
+    fn apply(&mut self, world: &PathWorld, action: &ProcessStep, out: &mut PathWorld) -> Result<bool, String> {
+        let ProcessStep::Act(a) = action else {
+            return Err("START is only the first step of a trace".to_string());
+        };
+        out.world = self.engine.apply(&world.path, a).map_err(err)?;
+        out.path.clone_from(&world.path);
+        out.path.push(*a);
+        Ok(true)
+    }
+
+    fn store(&mut self, world: &PathWorld, out: &mut Vec<u8>) -> Fingerprint {
+        for (i, a) in world.path.iter().enumerate() {
+            if i > 0 {
+                out.push(b';');
+            }
+            out.extend_from_slice(a.to_string().as_bytes());
+        }
+        ProcessEngine::fingerprint(&world.world, &mut self.buf)
+    }
+
+    fn load(&mut self, stored: &[u8], out: &mut PathWorld) -> Result<(), String> {
+        let text = std::str::from_utf8(stored).map_err(|e| format!("stored path is not text: {e}"))?;
+        out.path.clear();
+        for token in text.split(';').filter(|t| !t.is_empty()) {
+            out.path.push(token.parse().map_err(|e: BadProcessAction| e.to_string())?);
+        }
+        out.world = self.engine.replay(&out.path).map_err(err)?;
+        Ok(())
+    }
+
+    fn properties(&self) -> Vec<(String, Kind)> {
+        self.model.properties.iter().map(|p| (p.name.clone(), p.kind)).collect()
+    }
+
+    fn holds(&self, index: usize, world: &PathWorld) -> bool {
+        (self.model.properties[index].predicate)(&world.world)
+    }
+
+    fn render(&mut self, action: &ProcessStep, world: &PathWorld) -> Step {
+        let fp = ProcessEngine::fingerprint(&world.world, &mut self.buf);
+        let w = &world.world;
+        let nodes = w
+            .nodes
+            .iter()
+            .map(|n| {
+                let life = match n.life {
+                    Life::Live => format!("{:?}", n.blocked),
+                    Life::Exited(c) => format!("exited {c}"),
+                    Life::Signaled(s) => format!("killed by signal {s}"),
+                };
+                let durable = n.durable.as_deref().map_or("-".to_string(), hex);
+                NodeText {
+                    state: format!("state {} durable {} ({life})", hex(&n.state), durable),
+                    timers: Vec::new(),
+                    wakes: Vec::new(),
+                    resets: Vec::new(),
+                    clients_left: n.clients_left,
+                    pending_persists: Vec::new(),
+                }
+            })
+            .collect();
+        let mut network = Vec::new();
+        for (label, c) in &w.conns {
+            for m in &c.to_target {
+                network.push(format!("{label} ->{}: {}", c.target, hex(m)));
+            }
+            for m in &c.to_dialer {
+                network.push(format!("{label} <-{}: {}", c.target, hex(m)));
+            }
+        }
+        Step {
+            action: action.to_string(),
+            label: action.to_string(),
+            fingerprint: format!("{fp:032x}"),
+            world: WorldText {
+                nodes,
+                network,
+                replies: w.replies.iter().map(|(n, b)| format!("{n}: {}", hex(b))).collect(),
+                drops_left: w.drops,
+                dups_left: 0,
+                crashes_left: w.crashes,
+                timeouts_left: Some(w.timeouts),
+            },
+        }
+    }
+
+    fn identity(&self) -> Identity {
+        self.model.identity()
+    }
+}

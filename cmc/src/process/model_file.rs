@@ -1,0 +1,221 @@
+//! Model files (DESIGN 6.3): TOML that says which program, which environment
+//! and which invariants; it carries no behaviour. Unknown keys, wrong types
+//! and missing files are errors naming the key or the path.
+//!
+//! ```toml
+//! program = "build/register"      # relative to this file
+//! args = []
+//! nodes = 3
+//! crashes = 1
+//! drops = 1
+//! timeouts = 2
+//! clients = 1
+//! request = "w1"
+//! search = "bfs"                  # bfs, dfs or simulate
+//! depth_max = 20
+//! properties = "build/register_props.so"
+//! invariants = ["acked_writes_survive"]
+//! ```
+//!
+//! Invariants are C functions `int NAME(const struct cmc_view *)` in the
+//! shared object `properties` names (see `cmc.h`); nonzero means it holds.
+
+use std::ffi::{CString, c_void};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use super::explore::{ProgramModel, ProgramProperty};
+use super::view::CmcView;
+use super::world::ProcessWorld;
+use super::{Budgets, Config};
+use crate::property::Kind;
+use crate::search::{Options, Search};
+
+/// What a model file may say. Unknown keys are errors.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    program: String,
+    #[serde(default)]
+    args: Vec<String>,
+    nodes: u8,
+    #[serde(default)]
+    crashes: u8,
+    #[serde(default)]
+    drops: u8,
+    #[serde(default)]
+    timeouts: u8,
+    #[serde(default)]
+    clients: u8,
+    #[serde(default)]
+    request: String,
+    #[serde(default)]
+    search: Option<String>,
+    depth_max: Option<u32>,
+    walks: Option<u64>,
+    walk_length: Option<u32>,
+    seed: Option<u64>,
+    states_max: Option<u64>,
+    properties: Option<String>,
+    #[serde(default)]
+    invariants: Vec<String>,
+}
+
+/// A model file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelFileError {
+    #[error("{path}: {message}")]
+    Read { path: PathBuf, message: String },
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}: key `{key}`: {message}")]
+    Key { path: PathBuf, key: &'static str, message: String },
+}
+
+/// A model file, read: the program model and how to search it.
+pub struct ModelFile {
+    pub model: ProgramModel,
+    pub options: Options,
+}
+
+/// Reads the model file at `path`. Relative paths in it are relative to
+/// the file's folder.
+pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ModelFileError::Read { path: path.to_path_buf(), message: e.to_string() })?;
+    let raw: Raw = toml::from_str(&text)
+        .map_err(|e| ModelFileError::Parse { path: path.to_path_buf(), message: e.to_string().trim().to_string() })?;
+    let key = |key: &'static str, message: String| ModelFileError::Key { path: path.to_path_buf(), key, message };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let program = dir.join(&raw.program);
+    if !program.is_file() {
+        return Err(key("program", format!("{} is not a file", program.display())));
+    }
+    let mut config = Config::new(&program, raw.nodes);
+    config.args = raw.args;
+    config.budgets = Budgets { crashes: raw.crashes, drops: raw.drops, timeouts: raw.timeouts, clients: raw.clients };
+    config.request = raw.request.into_bytes();
+    config.validate().map_err(|e| key("program", e.to_string()))?;
+
+    let search = match raw.search.as_deref().unwrap_or("bfs") {
+        "bfs" => Search::Bfs { depth_max: raw.depth_max },
+        "dfs" => Search::Dfs {
+            depth_max: raw.depth_max.ok_or_else(|| key("depth_max", "search = \"dfs\" needs depth_max".into()))?,
+        },
+        "simulate" => {
+            if raw.depth_max.is_some() {
+                return Err(key("depth_max", "a simulation is bounded by walk_length, not depth_max".into()));
+            }
+            Search::Simulate {
+                walks: raw.walks.unwrap_or(100),
+                walk_length: raw.walk_length.unwrap_or(20),
+                seed: raw.seed.unwrap_or(0),
+            }
+        }
+        other => return Err(key("search", format!("`{other}` (expected bfs, dfs or simulate)"))),
+    };
+    if !matches!(search, Search::Simulate { .. }) {
+        for (k, set) in
+            [("walks", raw.walks.is_some()), ("walk_length", raw.walk_length.is_some()), ("seed", raw.seed.is_some())]
+        {
+            if set {
+                return Err(key(k, "applies to search = \"simulate\" only".into()));
+            }
+        }
+    }
+    let options = Options { search, states_max: raw.states_max, det: false, deadlock: false };
+
+    let name = path.file_stem().map_or("model".to_string(), |s| s.to_string_lossy().into_owned());
+    let mut model = ProgramModel::new(name, config);
+    model.model_file = Some(path.display().to_string());
+    match (&raw.properties, raw.invariants.is_empty()) {
+        (None, true) => {}
+        (None, false) => return Err(key("invariants", "invariants need `properties`, the shared object".into())),
+        (Some(_), true) => return Err(key("invariants", "`properties` names a shared object but no invariant".into())),
+        (Some(so), false) => {
+            let so = dir.join(so);
+            let library = Library::open(&so).map_err(|m| key("properties", m))?;
+            for name in &raw.invariants {
+                let f = library.symbol(name).map_err(|m| key("invariants", m))?;
+                let lib = Arc::clone(&library);
+                model.properties.push(ProgramProperty {
+                    name: name.clone(),
+                    kind: Kind::Always,
+                    predicate: Box::new(move |w: &ProcessWorld| {
+                        let _keep_loaded = &lib;
+                        let view = CmcView::of(w);
+                        // SAFETY: `f` was found in the library, which `lib`
+                        // keeps loaded, under the signature cmc.h declares:
+                        // `int NAME(const struct cmc_view *)`; the view is a
+                        // complete, initialised `struct cmc_view`.
+                        unsafe { f(&*view) != 0 }
+                    }),
+                });
+            }
+        }
+    }
+    Ok(ModelFile { model, options })
+}
+
+type Predicate = unsafe extern "C" fn(*const CmcView) -> i32;
+
+/// A shared object of C predicates, kept loaded while any predicate from it
+/// lives.
+struct Library {
+    handle: *mut c_void,
+    path: PathBuf,
+}
+
+// SAFETY: a dlopen handle may be used from any thread; we only dlsym and
+// dlclose it.
+unsafe impl Send for Library {}
+// SAFETY: as above.
+unsafe impl Sync for Library {}
+
+impl Library {
+    fn open(path: &Path) -> Result<Arc<Library>, String> {
+        if !path.is_file() {
+            return Err(format!("{} is not a file", path.display()));
+        }
+        let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| "a NUL in the path".to_string())?;
+        // SAFETY: `c` is a NUL-terminated path; RTLD_NOW resolves everything
+        // now so that a broken object fails here, not mid-search.
+        let handle = unsafe { nix::libc::dlopen(c.as_ptr(), nix::libc::RTLD_NOW | nix::libc::RTLD_LOCAL) };
+        if handle.is_null() {
+            return Err(format!("{}: {}", path.display(), dlerror()));
+        }
+        Ok(Arc::new(Library { handle, path: path.to_path_buf() }))
+    }
+
+    fn symbol(&self, name: &str) -> Result<Predicate, String> {
+        let c = CString::new(name).map_err(|_| format!("`{name}` has a NUL"))?;
+        // SAFETY: a live handle and a NUL-terminated name.
+        let f = unsafe { nix::libc::dlsym(self.handle, c.as_ptr()) };
+        if f.is_null() {
+            return Err(format!("no function `{name}` in {}", self.path.display()));
+        }
+        // SAFETY: cmc.h declares every invariant as `int NAME(const struct
+        // cmc_view *)`; a non-null symbol is taken to be one.
+        Ok(unsafe { std::mem::transmute::<*mut c_void, Predicate>(f) })
+    }
+}
+
+impl Drop for Library {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from dlopen and no predicate outlives the
+        // last Arc.
+        unsafe { nix::libc::dlclose(self.handle) };
+    }
+}
+
+fn dlerror() -> String {
+    // SAFETY: dlerror returns a thread-local message or null.
+    let p = unsafe { nix::libc::dlerror() };
+    if p.is_null() {
+        return "unknown dlopen error".to_string();
+    }
+    // SAFETY: non-null, NUL-terminated, valid until the next dl call here.
+    unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
