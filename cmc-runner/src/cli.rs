@@ -21,9 +21,22 @@ pub const EXIT_USAGE: u8 = 2;
 
 #[derive(Parser, Debug)]
 #[command(name = "cmc", version, about = "A model checker for protocol code", after_help = EXIT_HELP)]
+#[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// Check the program a model file (TOML) names: `cmc --model-file FILE`.
+    #[arg(long, value_name = "FILE")]
+    model_file: Option<PathBuf>,
+    /// With --model-file: print the JSON report on stdout instead of text.
+    #[arg(long, requires = "model_file")]
+    json: bool,
+    /// With --model-file: stop (incomplete) after this many seconds.
+    #[arg(long, requires = "model_file")]
+    time_max: Option<f64>,
+    /// With --model-file: where to save a counterexample (default: target/cmc/NAME.cex.json).
+    #[arg(long, requires = "model_file")]
+    save: Option<PathBuf>,
 }
 
 const EXIT_HELP: &str = "Exit codes: 0 pass, 1 violation, 2 usage or input error, 3 incomplete, 4 error (a core misbehaved or crossed a limit).";
@@ -133,10 +146,15 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
         }
     };
-    let result = match cli.command {
-        Command::Check(args) => check(*args),
-        Command::Replay(args) => replay(args),
-        Command::Calibrate(args) => crate::calibrate::run(&args),
+    let result = match (cli.command, cli.model_file) {
+        (Some(Command::Check(args)), _) => check(*args),
+        (Some(Command::Replay(args)), _) => replay(args),
+        (Some(Command::Calibrate(args)), _) => crate::calibrate::run(&args),
+        (None, Some(file)) => crate::program::run(&file, cli.json, cli.time_max, cli.save.as_deref()),
+        (None, None) => {
+            eprintln!("cmc: error: give a command (check, replay, calibrate) or --model-file FILE; see cmc --help");
+            return ExitCode::from(EXIT_USAGE);
+        }
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -243,6 +261,9 @@ fn replay(args: ReplayArgs) -> Result<u8> {
     if file.cmc_counterexample != 1 {
         bail!("{}: format version {} (this cmc reads 1)", args.file.display(), file.cmc_counterexample);
     }
+    if file.model.model_file.is_some() {
+        return crate::program::replay(&args.file, &file, args.det, args.json);
+    }
     let catalog = cmc_examples::catalog();
     let entry = find(&catalog, &file.model.core).with_context(|| format!("{}", args.file.display()))?;
     let model =
@@ -257,7 +278,7 @@ fn replay(args: ReplayArgs) -> Result<u8> {
     Ok(exit_code(report.verdict))
 }
 
-fn print_report(report: &Report, json: bool) {
+pub(crate) fn print_report(report: &Report, json: bool) {
     if json {
         println!("{}", report.to_json());
     } else {
@@ -266,12 +287,12 @@ fn print_report(report: &Report, json: bool) {
     }
 }
 
-fn default_save_path(name: &str) -> PathBuf {
+pub(crate) fn default_save_path(name: &str) -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target"));
     target.join("cmc").join(format!("{name}.cex.json"))
 }
 
-fn save(path: &Path, cex: &CounterexampleFile) -> Result<()> {
+pub(crate) fn save(path: &Path, cex: &CounterexampleFile) -> Result<()> {
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {

@@ -5,4 +5,5 @@ pub mod calibrate;
 pub mod cli;
 pub mod control;
 pub mod harness;
+pub mod program;
 pub mod repro;

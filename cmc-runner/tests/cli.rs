@@ -142,3 +142,69 @@ fn ctrl_c_stops_the_search_and_prints_the_partial_report_as_incomplete() {
     assert_eq!(json["reason"], "interrupted (Ctrl-C)");
     assert!(json["distinct_states"].as_u64().unwrap() > 0);
 }
+
+/// `cmc-preload.so` for the `cmc` under test: `$CMC_PRELOAD`, or built once
+/// into the integration tests' temporary folder.
+fn preload() -> PathBuf {
+    if let Some(p) = std::env::var_os("CMC_PRELOAD") {
+        return PathBuf::from(p);
+    }
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("preload-target");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "-p", "cmc-preload", "--target-dir"])
+        .arg(&target)
+        .current_dir(&root)
+        .output()
+        .expect("cargo runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    target.join("debug/libcmc_preload.so")
+}
+
+#[test]
+fn a_model_file_is_checked_and_its_counterexample_replays() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = scratch("model-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cc = |args: &[&str]| {
+        let out = Command::new("cc").args(args).output().expect("cc runs");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    };
+    let include = root.to_str().unwrap().to_string();
+    let program = dir.join("counter");
+    let counter = root.join("examples/c/counter.c");
+    cc(&["-no-pie", "-O1", "-I", &include, counter.to_str().unwrap(), "-o", program.to_str().unwrap()]);
+    let props = dir.join("props.c");
+    std::fs::write(
+        &props,
+        "#include \"cmc.h\"\nint count_below_three(const struct cmc_view *v) \
+         { return v->node[0].state.len < 3 || v->node[0].state.bytes[2] < 3; }\n",
+    )
+    .unwrap();
+    let so = dir.join("props.so");
+    cc(&["-shared", "-fPIC", "-I", &include, props.to_str().unwrap(), "-o", so.to_str().unwrap()]);
+    let model = dir.join("counter.toml");
+    std::fs::write(
+        &model,
+        "program = \"counter\"\nnodes = 2\ncrashes = 1\nclients = 1\nrequest = \"+\"\n\
+         properties = \"props.so\"\ninvariants = [\"count_below_three\"]\n",
+    )
+    .unwrap();
+    let cex = dir.join("counter.cex.json");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cmc")).env("CMC_PRELOAD", preload()).args(args).output().unwrap()
+    };
+    let out = run(&["--model-file", model.to_str().unwrap(), "--save", cex.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("violation of always property `count_below_three`"));
+    assert!(text(&out.stderr).contains(&format!("replay:    cmc replay {}", cex.display())));
+    let out = run(&["replay", cex.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["property"], "count_below_three");
+
+    std::fs::write(&model, "program = \"counter\"\nnodes = 2\nclinets = 1\n").unwrap();
+    let out = run(&["--model-file", model.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown field `clinets`"), "{}", text(&out.stderr));
+}

@@ -1,0 +1,67 @@
+//! `cmc --model-file FILE`: checks a program (the process front end) as a
+//! model file declares it, and `cmc replay` of its counterexamples.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+
+use cmc::process::{ProcessExplorer, model_file};
+use cmc::{CounterexampleFile, Verdict, explore, replay_with};
+
+use crate::cli::{default_save_path, exit_code, print_report, save};
+use crate::control::{RunControl, catch_interrupt};
+
+/// Runs the model file at `path`; returns the exit code.
+pub fn run(path: &Path, json: bool, time_max: Option<f64>, save_to: Option<&Path>) -> Result<u8> {
+    let m = model_file::read(path)?;
+    if m.model.config.preload.is_none() {
+        bail!(
+            "{}: cmc-preload.so not found next to cmc nor in $CMC_PRELOAD; build it with `cargo build --release` \
+             (it is target/release/libcmc_preload.so) or set CMC_PRELOAD",
+            path.display()
+        );
+    }
+    let time_max = match time_max {
+        Some(t) if !(t > 0.0 && t.is_finite()) => bail!("--time-max {t}: expected a positive number of seconds"),
+        t => t.map(Duration::from_secs_f64),
+    };
+    let explorer = ProcessExplorer::new(&m.model).with_context(|| format!("{}", path.display()))?;
+    catch_interrupt();
+    let mut control = RunControl::new(time_max);
+    let mut report = explore(explorer, &m.options, &mut control);
+    control.finish();
+    report.elapsed_s = control.elapsed_s();
+    let saved = match report.counterexample() {
+        Some(cex) => {
+            let p = save_to.map(Path::to_path_buf).unwrap_or_else(|| default_save_path(&m.model.name));
+            save(&p, &cex)?;
+            Some(p)
+        }
+        None => None,
+    };
+    print_report(&report, json);
+    if report.verdict != Verdict::Pass {
+        eprintln!("reproduce: cmc --model-file {}", path.display());
+        if let Some(p) = saved {
+            eprintln!("replay:    cmc replay {}", p.display());
+        }
+    }
+    Ok(exit_code(report.verdict))
+}
+
+/// Replays a counterexample of a program model, rebuilding the model from
+/// the model file the counterexample names.
+pub fn replay(file_path: &Path, file: &CounterexampleFile, det: bool, json: bool) -> Result<u8> {
+    let Some(model_path) = &file.model.model_file else { bail!("{}: names no model file", file_path.display()) };
+    let m = model_file::read(Path::new(model_path)).with_context(|| format!("{}", file_path.display()))?;
+    let explorer = ProcessExplorer::new(&m.model).with_context(|| format!("{model_path}"))?;
+    let control = RunControl::new(None);
+    let mut report = replay_with(explorer, file, det).with_context(|| format!("{}", file_path.display()))?;
+    report.elapsed_s = control.elapsed_s();
+    print_report(&report, json);
+    if report.verdict != Verdict::Violation {
+        eprintln!("reproduce: cmc replay {}", file_path.display());
+    }
+    Ok(exit_code(report.verdict))
+}
