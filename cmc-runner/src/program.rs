@@ -55,7 +55,7 @@ pub fn run(path: &Path, json: bool, time_max: Option<f64>, save_to: Option<&Path
 pub fn replay(file_path: &Path, file: &CounterexampleFile, det: bool, json: bool) -> Result<u8> {
     let Some(model_path) = &file.model.model_file else { bail!("{}: names no model file", file_path.display()) };
     let m = model_file::read(Path::new(model_path)).with_context(|| format!("{}", file_path.display()))?;
-    let explorer = ProcessExplorer::new(&m.model).with_context(|| format!("{model_path}"))?;
+    let explorer = ProcessExplorer::new(&m.model).with_context(|| model_path.clone())?;
     let control = RunControl::new(None);
     let mut report = replay_with(explorer, file, det).with_context(|| format!("{}", file_path.display()))?;
     report.elapsed_s = control.elapsed_s();
