@@ -213,11 +213,14 @@ impl<E: Explore> Bfs<'_, E> {
             return Err(Found::Error { error, id });
         }
         let states_max = self.c.options.states_max;
-        self.c.generated += exp.succ.len() as u64;
         let mut from = 0;
         for &(fp, position, to) in &exp.succ {
             let encoded = &exp.bytes[from..to];
             from = to;
+            // Counted as looked up, as TLC counts a successor when it makes
+            // it: a search that stops at a violation has generated exactly
+            // the successors up to the violating one, TLC's figure.
+            self.c.generated += 1;
             if fp == exp.fp {
                 // A self-loop: the expanded world is stored already.
                 continue;
