@@ -25,23 +25,36 @@ struct Parent {
 
 const ROOT: u32 = u32::MAX;
 
-/// One BFS level: worlds in their stored form, with their state ids and
-/// fingerprints.
+/// One BFS level: worlds in their stored form. The states of a level are
+/// found one after another, so their ids are consecutive: the level keeps
+/// the first and, per world, only where its bytes end (8 bytes a world).
 #[derive(Default)]
 struct Level {
     bytes: Vec<u8>,
-    /// (state id, fingerprint, end offset in `bytes`).
-    entries: Vec<(u32, Fingerprint, usize)>,
+    first_id: u32,
+    ends: Vec<u64>,
 }
 
 impl Level {
-    fn push(&mut self, id: u32, fp: Fingerprint, world: &[u8]) {
+    fn push(&mut self, id: u32, world: &[u8]) {
+        if self.ends.is_empty() {
+            self.first_id = id;
+        }
+        debug_assert_eq!(id as usize, self.first_id as usize + self.ends.len(), "level ids are consecutive");
         self.bytes.extend_from_slice(world);
-        self.entries.push((id, fp, self.bytes.len()));
+        self.ends.push(self.bytes.len() as u64);
+    }
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+    /// The id and stored bytes of world `k`.
+    fn get(&self, k: usize) -> (u32, &[u8]) {
+        let start = if k == 0 { 0 } else { self.ends[k - 1] as usize };
+        (self.first_id + k as u32, &self.bytes[start..self.ends[k] as usize])
     }
     fn clear(&mut self) {
         self.bytes.clear();
-        self.entries.clear();
+        self.ends.clear();
     }
 }
 
@@ -175,15 +188,8 @@ impl<E: Explore> Bfs<'_, E> {
 
     /// Computes every successor of world `id` (stored as `bytes`) into
     /// `exp`, with their fingerprints.
-    fn expand(
-        &mut self,
-        (id, fp): (u32, Fingerprint),
-        bytes: &[u8],
-        exp: &mut Expansion<E::World>,
-        actions: &mut Vec<E::Action>,
-    ) {
+    fn expand(&mut self, id: u32, bytes: &[u8], exp: &mut Expansion<E::World>, actions: &mut Vec<E::Action>) {
         exp.id = id;
-        exp.fp = fp;
         exp.bytes.clear();
         exp.succ.clear();
         exp.error = None;
@@ -192,6 +198,8 @@ impl<E: Explore> Bfs<'_, E> {
             exp.error = Some(format!("internal: stored world {id} does not load: {err}"));
             return;
         }
+        exp.fp = e.store(&exp.world, &mut exp.bytes);
+        exp.bytes.clear();
         if let Err(err) = e.expand(&exp.world, bytes, &mut exp.scratch, actions, &mut exp.bytes, &mut exp.succ) {
             exp.error = Some(err);
         }
@@ -242,11 +250,11 @@ impl<E: Explore> Bfs<'_, E> {
             if let Err(e) = self.c.explorer.load(encoded, &mut exp.scratch) {
                 return Err(Found::Error { error: format!("internal: a successor does not load: {e}"), id });
             }
-            if next.entries.is_empty() {
+            if next.len() == 0 {
                 self.c.depth += 1;
             }
             if let Some(new_id) = self.discover(&exp.scratch, fp, Parent { parent: id, position })? {
-                next.push(new_id, fp, encoded);
+                next.push(new_id, encoded);
             }
         }
         if exp.succ.is_empty()
@@ -282,7 +290,7 @@ impl<E: Explore> Bfs<'_, E> {
             stored.clear();
             let fp = self.c.explorer.store(&world, &mut stored);
             match self.discover(&world, fp, Parent { parent: ROOT, position: variant }) {
-                Ok(Some(id)) => current.push(id, fp, &stored),
+                Ok(Some(id)) => current.push(id, &stored),
                 Ok(None) => {}
                 Err(found) => {
                     self.c.depth = 1;
@@ -290,7 +298,7 @@ impl<E: Explore> Bfs<'_, E> {
                 }
             }
         }
-        if current.entries.is_empty() {
+        if current.len() == 0 {
             return Found::End(End::Complete);
         }
         self.c.depth = 1;
@@ -303,13 +311,10 @@ impl<E: Explore> Bfs<'_, E> {
             // world k, then look up those of world k - 1, whose buckets had
             // the whole expansion of world k to arrive. Lookups, and so ids,
             // violations and counts, stay in BFS order.
-            let mut start = 0;
-            for k in 0..current.entries.len() {
-                let (id, fp, end) = current.entries[k];
-                let bytes = &current.bytes[start..end];
-                start = end;
+            for k in 0..current.len() {
+                let (id, bytes) = current.get(k);
                 let (now, before) = if k % 2 == 0 { (&mut first, &mut second) } else { (&mut second, &mut first) };
-                self.expand((id, fp), bytes, now, &mut actions);
+                self.expand(id, bytes, now, &mut actions);
                 for &(fp, _, _) in &now.succ {
                     if fp != now.fp {
                         self.seen.prefetch(fp);
@@ -321,7 +326,7 @@ impl<E: Explore> Bfs<'_, E> {
                     return found;
                 }
             }
-            if let Some(k) = current.entries.len().checked_sub(1) {
+            if let Some(k) = current.len().checked_sub(1) {
                 let last = if k % 2 == 0 { &mut first } else { &mut second };
                 if let Err(found) = self.absorb(last, last_level, &mut cut, &mut next, control, &mut next_poll) {
                     return found;
@@ -334,7 +339,7 @@ impl<E: Explore> Bfs<'_, E> {
                     End::Complete
                 });
             }
-            if next.entries.is_empty() {
+            if next.len() == 0 {
                 return Found::End(End::Complete);
             }
             std::mem::swap(&mut current, &mut next);
