@@ -25,6 +25,7 @@ fn counter(crashes: u8, drops: u8, timeouts: u8, clients: u8) -> Config {
 
 #[test]
 fn the_initial_world_holds_each_nodes_reported_state() {
+    let _serial = process_support::serial();
     let w = replay(&counter(0, 0, 0, 0), &[]);
     assert_eq!(w.nodes[0].state, [0, ACCEPTING, 0, 0]);
     assert_eq!(w.nodes[1].state, [1, SENT, 0, 0]);
@@ -36,6 +37,7 @@ fn the_initial_world_holds_each_nodes_reported_state() {
 
 #[test]
 fn a_request_and_its_reply_end_in_eof() {
+    let _serial = process_support::serial();
     let c = counter(0, 0, 0, 0);
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
     assert_eq!(w.nodes[0].state, [0, SERVING, 1, 0]);
@@ -53,6 +55,7 @@ fn a_request_and_its_reply_end_in_eof() {
 
 #[test]
 fn a_crashed_node_restarts_and_recovers_its_durable_record() {
+    let _serial = process_support::serial();
     let c = counter(1, 0, 0, 0);
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "CRASH(0)"]);
     assert_eq!(w.crashes, 0);
@@ -65,6 +68,7 @@ fn a_crashed_node_restarts_and_recovers_its_durable_record() {
 
 #[test]
 fn a_client_request_is_answered_into_the_ghost_log() {
+    let _serial = process_support::serial();
     let c = counter(0, 0, 0, 1);
     let w = replay(&c, &[]);
     assert_eq!(enabled(&w), ["ACCEPT(0, 1)", "CLIENT(0)", "CLIENT(1)"]);
@@ -77,6 +81,7 @@ fn a_client_request_is_answered_into_the_ghost_log() {
 
 #[test]
 fn a_timeout_wakes_a_read_with_t_and_an_accept_with_a_timer_connection() {
+    let _serial = process_support::serial();
     let c = counter(0, 0, 2, 0);
     let w = replay(&c, &["TIMEOUT(1)"]);
     assert_eq!(w.nodes[1].state, [1, DONE, b'T', 0]);
@@ -90,6 +95,7 @@ fn a_timeout_wakes_a_read_with_t_and_an_accept_with_a_timer_connection() {
 
 #[test]
 fn a_drop_loses_the_oldest_message() {
+    let _serial = process_support::serial();
     let c = counter(0, 1, 0, 0);
     let w = replay(&c, &[]);
     assert_eq!(enabled(&w), ["ACCEPT(0, 1)", "DROP(1.0, 0)"]);
@@ -100,6 +106,7 @@ fn a_drop_loses_the_oldest_message() {
 
 #[test]
 fn an_action_that_is_not_enabled_is_an_error() {
+    let _serial = process_support::serial();
     let mut e = ProcessEngine::new(counter(0, 0, 0, 0)).expect("valid");
     let err = e.replay(&actions(&["DELIVER(0, 1.0)"])).expect_err("not enabled");
     assert!(matches!(err, ProcessError::NotEnabled { .. }), "{err}");
@@ -113,6 +120,7 @@ fn encode(w: &ProcessWorld) -> (Vec<u8>, u128) {
 
 #[test]
 fn the_same_replay_gives_the_same_bytes_and_fingerprints() {
+    let _serial = process_support::serial();
     let c = counter(1, 1, 1, 2);
     let prefix = [
         "CLIENT(0)",
@@ -147,6 +155,7 @@ fn the_same_replay_gives_the_same_bytes_and_fingerprints() {
 
 #[test]
 fn clock_randomness_and_heap_addresses_are_the_same_on_every_run() {
+    let _serial = process_support::serial();
     let c = config("probe", 2);
     let a = replay(&c, &[]);
     let b = replay(&c, &[]);
@@ -178,6 +187,7 @@ fn probe_error(mode: &str, stall: Duration) -> ProcessError {
 
 #[test]
 fn a_node_silent_in_an_unmodelled_call_is_an_error_naming_it() {
+    let _serial = process_support::serial();
     // One second, not ten, to keep the suite fast; long enough that a
     // loaded machine does not catch the node still starting up.
     let err = probe_error("stall", Duration::from_secs(1));
@@ -191,11 +201,13 @@ fn a_node_silent_in_an_unmodelled_call_is_an_error_naming_it() {
 
 #[test]
 fn the_stall_timeout_is_ten_seconds_by_default() {
+    let _serial = process_support::serial();
     assert_eq!(Config::new("x", 1).stall_timeout, Duration::from_secs(10));
 }
 
 #[test]
 fn misbehaving_programs_are_errors_naming_node_and_call() {
+    let _serial = process_support::serial();
     let long = Duration::from_secs(10);
     let err = probe_error("sleep", long);
     assert!(matches!(&err, ProcessError::Unmodelled { node: 0, call, .. } if call == "clock_nanosleep"), "{err}");
@@ -209,6 +221,7 @@ fn misbehaving_programs_are_errors_naming_node_and_call() {
 
 #[test]
 fn a_node_started_without_the_preload_is_an_error() {
+    let _serial = process_support::serial();
     let mut c = config("probe", 2);
     c.preload = None;
     let err = ProcessEngine::new(c).expect("valid").initial().expect_err("no preload");
@@ -218,6 +231,7 @@ fn a_node_started_without_the_preload_is_an_error() {
 
 #[test]
 fn a_position_independent_program_is_rejected_before_it_starts() {
+    let _serial = process_support::serial();
     let mut c = Config::new(program_with("probe", &["-pie", "-fPIE"]), 1);
     c.preload = Some(preload());
     let err = ProcessEngine::new(c).err().expect("PIE is rejected");
@@ -228,6 +242,7 @@ fn a_position_independent_program_is_rejected_before_it_starts() {
 
 #[test]
 fn concurrent_starts_give_one_world_whatever_the_arrival_order() {
+    let _serial = process_support::serial();
     // Two clients start at once and race to connect to the server: the
     // world must not depend on which notification arrived first.
     let c = config("counter", 3);

@@ -45,6 +45,7 @@ fn start(nodes: u8) -> (ProcessEngine, Vec<i32>) {
 
 #[test]
 fn no_node_outlives_a_dropped_engine() {
+    let _serial = process_support::serial();
     let (e, pids) = start(3);
     assert!(pids.iter().all(|&p| !gone(p)));
     drop(e);
@@ -53,6 +54,7 @@ fn no_node_outlives_a_dropped_engine() {
 
 #[test]
 fn no_node_outlives_a_panicking_checker() {
+    let _serial = process_support::serial();
     let (tx, rx) = std::sync::mpsc::channel();
     let joined = std::thread::spawn(move || {
         let (_e, pids) = start(3);
@@ -93,12 +95,14 @@ fn helper_dies(how: &str) -> Vec<i32> {
 
 #[test]
 fn no_node_outlives_an_aborted_checker() {
+    let _serial = process_support::serial();
     let pids = helper_dies("abort");
     assert_all_gone(&pids, "aborted");
 }
 
 #[test]
 fn no_node_outlives_a_killed_checker() {
+    let _serial = process_support::serial();
     let pids = helper_dies("sigkill");
     assert_all_gone(&pids, "was killed with SIGKILL");
 }
@@ -107,6 +111,7 @@ fn no_node_outlives_a_killed_checker() {
 /// Without the environment variable it does nothing.
 #[test]
 fn helper_checker_process() {
+    let _serial = process_support::serial();
     let Ok(how) = std::env::var(HELPER) else { return };
     let (_e, pids) = start(3);
     let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();

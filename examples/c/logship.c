@@ -1,0 +1,161 @@
+/*
+ * logship: log shipping from a primary to its backups over TCP, as
+ * streaming replication does it, where losing one message is the whole
+ * story.
+ *
+ * Protocol. Node 0 is the primary; nodes 1 .. N-1 (N is the second
+ * argument, 3 by default) are backups. A backup dials the primary once,
+ * subscribes with {'B', node} and then reads that connection for ever. The
+ * primary waits in accept(): a connection that reads {'B', node} is a
+ * backup's subscription, which it keeps; one that reads 'T' is its timer
+ * (the checker's TIMEOUT). Each time its timer fires it appends an entry to
+ * its log (entry k, 1-based, holds the value k; at most LOG_MAX entries)
+ * and ships to every subscribed backup the message {'L', first, count,
+ * entries...}: its entries from index `first` on. The primary ships its
+ * whole log every time (first = 1), so a lost message is repaired by the
+ * next one; a backup that subscribes gets the whole log at once. A backup writes each entry it receives at its index, and its
+ * log grows to the last index written. A 'T' (its timer fired) means
+ * nothing to a backup. Nothing is durable: crashes are not part of this
+ * model.
+ *
+ * State on fd 3: {role, phase, subscribed, length, log...}: role 0 for the
+ * primary and 1 for a backup; where the node is in its code (IDLE: the
+ * primary in accept; READING: the primary reading a connection it
+ * accepted, or a backup reading its subscription); for the primary the
+ * bitmap of subscribed backups (a backup: 0); and the log, `length` bytes
+ * (a never-written entry is 0). A backup dials and subscribes before its
+ * first report.
+ *
+ * Property (examples/c/logship_props.c, and the Rust invariant in
+ * cmc/tests/process_examples.rs):
+ *   backups_are_prefixes: every backup's log is a prefix of the primary's
+ *     log: no hole, no entry the primary does not have at that index.
+ *
+ * Planted bug:
+ *   BUG_SEND_DELTA: the primary ships only the entry it just appended
+ *     (first = k), assuming that what it wrote earlier on a TCP connection
+ *     arrived, and never retransmits. When the message carrying an entry
+ *     is lost and a later one arrives, the backup's log has a hole. Caught
+ *     by backups_are_prefixes; it needs a dropped message (FIFO delivery
+ *     alone never leaves a hole, since a new backup is caught up with the
+ *     whole log; without the catch-up, a backup that subscribes after the
+ *     first entry would miss it with no drop at all).
+ *
+ * Built -no-pie by the tests (cmc/tests/process_support): cc -no-pie -I.
+ */
+#include "cmc.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef BUG_SEND_DELTA
+#define BUG_SEND_DELTA 0
+#endif
+
+enum { IDLE = 1, READING = 2 };
+#define LOG_MAX 8
+
+static struct {
+    uint8_t role, phase, subscribed, length, log[LOG_MAX];
+} s;
+
+static void report(void)
+{
+    cmc_record_write(CMC_STATE_FD, &s, 4 + s.length);
+}
+
+static struct sockaddr_in port_of(int node)
+{
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(CMC_PORT_BASE + node);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return a;
+}
+
+/* Writes {'L', first, count, entries...}: the log from index `first` on. */
+static void ship(int c, uint8_t first)
+{
+    uint8_t msg[3 + LOG_MAX] = {'L', first, s.length - first + 1};
+    memcpy(msg + 3, s.log + first - 1, msg[2]);
+    write(c, msg, 3 + msg[2]);
+}
+
+static int primary(int nodes)
+{
+    int backup[CMC_NODES_MAX];
+    struct sockaddr_in a = port_of(0);
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 16) < 0)
+        return 2;
+    for (;;) {
+        s.phase = IDLE;
+        report();
+        int c = accept(l, NULL, NULL);
+        if (c < 0)
+            return 3;
+        s.phase = READING;
+        report();
+        uint8_t m[CMC_WRITE_MAX];
+        ssize_t n = read(c, m, sizeof m);
+        if (n == 2 && m[0] == 'B' && m[1] > 0 && m[1] < nodes && !(s.subscribed >> m[1] & 1)) {
+            backup[m[1]] = c; /* kept for shipping, never read again */
+            s.subscribed |= 1 << m[1];
+            if (s.length > 0)
+                ship(c, 1); /* catch the new backup up */
+            continue;
+        }
+        close(c);
+        if (n != 1 || m[0] != 'T' || s.length == LOG_MAX)
+            continue;
+        s.log[s.length] = s.length + 1;
+        s.length++;
+        uint8_t first = 1;
+#if BUG_SEND_DELTA
+        first = s.length; /* the earlier entries surely arrived */
+#endif
+        for (int b = 1; b < nodes; b++)
+            if (s.subscribed >> b & 1)
+                ship(backup[b], first);
+    }
+}
+
+static int backup(int node)
+{
+    struct sockaddr_in a = port_of(0);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof a) < 0)
+        return 2;
+    uint8_t hello[2] = {'B', (uint8_t)node};
+    write(c, hello, sizeof hello);
+    s.role = 1;
+    s.phase = READING;
+    for (;;) {
+        report();
+        uint8_t m[CMC_WRITE_MAX];
+        ssize_t n = read(c, m, sizeof m);
+        if (n == 0)
+            return 0; /* the primary is gone */
+        if (n < 3 || m[0] != 'L' || m[1] < 1 || n != 3 + m[2] || m[1] - 1 + m[2] > LOG_MAX)
+            continue; /* a 'T', or nothing this backup understands */
+        for (int i = 0; i < m[2]; i++)
+            s.log[m[1] - 1 + i] = m[3 + i];
+        if (m[1] - 1 + m[2] > s.length)
+            s.length = m[1] - 1 + m[2];
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int me = argc > 1 ? atoi(argv[1]) : 0;
+    int nodes = argc > 2 ? atoi(argv[2]) : 3;
+    if (me < 0 || nodes < 1 || nodes > CMC_NODES_MAX || me >= nodes)
+        return 1;
+    return me == 0 ? primary(nodes) : backup(me);
+}
