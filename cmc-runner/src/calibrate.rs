@@ -13,7 +13,6 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail, ensure};
 use clap::Args;
@@ -48,11 +47,7 @@ pub fn run(args: &CalibrateArgs) -> Result<u8> {
     let text = std::fs::read_to_string(&args.config).with_context(|| format!("reading {path}"))?;
     let module = Module::from_arg(&args.module).map_err(|e| anyhow!(e))?;
     let cal = cfg::read(&path, &text, module)?;
-    let time_max = match args.time_max {
-        Some(t) if !(t > 0.0 && t.is_finite()) => bail!("--time-max {t}: expected a positive number of seconds"),
-        Some(t) => Some(Duration::from_secs_f64(t)),
-        None => None,
-    };
+    let time_max = crate::control::time_max(args.time_max)?;
     catch_interrupt();
     let mut control = RunControl::new(time_max);
     let mut report = check(&cal, &mut control)?;

@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -225,11 +224,7 @@ fn check(args: CheckArgs) -> Result<u8> {
     };
     let options = Options { search, states_max: args.states_max, det: args.det, deadlock: args.deadlock };
     let model = entry.build(&overrides)?;
-    let time_max = match args.time_max {
-        Some(t) if !(t > 0.0 && t.is_finite()) => bail!("--time-max {t}: expected a positive number of seconds"),
-        Some(t) => Some(Duration::from_secs_f64(t)),
-        None => None,
-    };
+    let time_max = crate::control::time_max(args.time_max)?;
     catch_interrupt();
     let mut control = RunControl::new(time_max);
     let mut report = model.check(&options, &mut control)?;

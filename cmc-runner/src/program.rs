@@ -2,7 +2,6 @@
 //! model file declares it, and `cmc replay` of its counterexamples.
 
 use std::path::Path;
-use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
 
@@ -22,10 +21,7 @@ pub fn run(path: &Path, json: bool, time_max: Option<f64>, save_to: Option<&Path
             path.display()
         );
     }
-    let time_max = match time_max {
-        Some(t) if !(t > 0.0 && t.is_finite()) => bail!("--time-max {t}: expected a positive number of seconds"),
-        t => t.map(Duration::from_secs_f64),
-    };
+    let time_max = crate::control::time_max(time_max)?;
     let explorer = ProcessExplorer::new(&m.model).with_context(|| format!("{}", path.display()))?;
     catch_interrupt();
     let mut control = RunControl::new(time_max);
