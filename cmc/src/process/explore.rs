@@ -203,6 +203,12 @@ impl Explore for ProcessExplorer<'_> {
         Ok(())
     }
 
+    fn listed_actions_are_enabled(&self) -> bool {
+        // Every action the world lists is enabled by construction; `apply`
+        // errors if a replay disagrees.
+        true
+    }
+
     fn properties(&self) -> Vec<(String, Kind)> {
         self.model.properties.iter().map(|p| (p.name.clone(), p.kind)).collect()
     }

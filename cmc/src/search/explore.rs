@@ -69,6 +69,13 @@ pub trait Explore {
         Ok(())
     }
 
+    /// Whether every action `actions` lists has a successor (so `apply`
+    /// never says `Ok(false)`). Simulation then computes only the successor
+    /// it takes. Direct-actions cores list actions that may not be enabled.
+    fn listed_actions_are_enabled(&self) -> bool {
+        false
+    }
+
     /// The model's properties, by index: (name, kind).
     fn properties(&self) -> Vec<(String, Kind)>;
     /// Whether property `index` holds in `world`.
