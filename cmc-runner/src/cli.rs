@@ -274,12 +274,15 @@ fn replay(args: ReplayArgs) -> Result<u8> {
 }
 
 pub(crate) fn print_report(report: &Report, json: bool) {
-    if json {
-        println!("{}", report.to_json());
+    use std::io::Write as _;
+    let text = if json {
+        format!("{}\n", report.to_json())
     } else {
-        print!("{}", report.to_text());
-        println!("elapsed: {:.3} s", report.elapsed_s);
-    }
+        format!("{}elapsed: {:.3} s\n", report.to_text(), report.elapsed_s)
+    };
+    // A reader that went away (`cmc ... | head`) does not change the
+    // verdict, which the exit code carries: ignore a failed write.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
 pub(crate) fn default_save_path(name: &str) -> PathBuf {
