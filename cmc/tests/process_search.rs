@@ -14,10 +14,9 @@ use cmc::process::{Budgets, ProcessExplorer, ProgramModel};
 use cmc::{CounterexampleFile, Kind, NoControl, Options, Report, Search, Verdict, explore, replay_with};
 use process_support::{config, preload, program, repo};
 
-/// These tests run one engine at a time: engines on concurrent threads of
-/// one process have been seen to deadlock at teardown (a supervisor waiting
-/// in wait4 for a node blocked on its own notification). A known bug of the
-/// process front end, to be fixed before models run in parallel.
+/// These tests run one engine at a time, so that their timing does not
+/// depend on how the harness schedules them (the teardown race between
+/// concurrent supervisors is fixed; `process_race.rs` shows it).
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())

@@ -53,6 +53,21 @@ pub const EPHEMERAL_BASE: u16 = 40000;
 /// 32 MiB; the caller loops.
 const RANDOM_CALL_MAX: usize = 1 << 20;
 
+/// The kinds of epoll events of a node: its listener is readable, or its
+/// process exited (pidfd readable).
+const LISTENER: u64 = 0;
+const EXIT: u64 = 1;
+
+/// The epoll token of an event of `kind` of node `n`'s process from spawn
+/// `serial`: bit 0 the kind, bits 1-8 the node, the rest the spawn.
+fn token(serial: u64, n: u8, kind: u64) -> u64 {
+    serial << 9 | (n as u64) << 1 | kind
+}
+
+fn untoken(token: u64) -> (u64, u8, u64) {
+    (token >> 9, (token >> 1) as u8, token & 1)
+}
+
 /// Counters for cost measurements.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
@@ -68,6 +83,10 @@ enum Run {
 /// One running node process.
 struct Proc {
     pid: i32,
+    /// Which spawn of this supervisor it is: part of its epoll tokens, so
+    /// that an event is only ever taken for the process it was registered
+    /// for.
+    serial: u64,
     pidfd: OwnedFd,
     listener: OwnedFd,
     run: Run,
@@ -109,6 +128,9 @@ pub struct Supervisor {
     cpu: Option<usize>,
     old_affinity: Option<libc::cpu_set_t>,
     pub counters: Counters,
+    /// The spawns so far: the next process's serial (kept apart from the
+    /// public `counters`, which a caller may reset).
+    serials: u64,
     /// Not `Send`: the nodes' death signal is tied to the spawning thread,
     /// so a supervisor moved to another thread would see its nodes killed
     /// when the first thread ends.
@@ -188,6 +210,7 @@ impl Supervisor {
             cpu,
             old_affinity,
             counters: Counters::default(),
+            serials: 0,
             _thread_bound: std::marker::PhantomData,
         })
     }
@@ -254,16 +277,20 @@ impl Supervisor {
                 r
             }
         };
-        for (fd, token) in [(s.listener.as_raw_fd(), 2 * n as u64), (s.pidfd.as_raw_fd(), 2 * n as u64 + 1)] {
-            let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token };
+        self.serials += 1;
+        let serial = self.serials;
+        for (fd, kind) in [(s.listener.as_raw_fd(), LISTENER), (s.pidfd.as_raw_fd(), EXIT)] {
+            let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token(serial, n, kind) };
             if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
                 let e = ProcessError::NodeSys { node: n, call: "epoll_ctl", errno: Errno::last() };
                 kill_and_reap(s.pid, &s.pidfd);
+                self.unregister(&[&s.listener, &s.pidfd]);
                 return Err(e);
             }
         }
         self.procs[n as usize] = Some(Proc {
             pid: s.pid,
+            serial,
             pidfd: s.pidfd,
             listener: s.listener,
             run: Run::Running(Instant::now()),
@@ -281,8 +308,31 @@ impl Supervisor {
         for p in self.procs.iter().flatten() {
             signal(&p.pidfd, libc::SIGKILL);
         }
-        for p in self.procs.iter_mut().filter_map(Option::take) {
-            reap(p.pid);
+        for n in 0..self.procs.len() {
+            if let Some(p) = self.procs[n].take() {
+                reap(p.pid);
+                self.retire(p);
+            }
+        }
+    }
+
+    /// Closes a process's pidfd and listener, deleting their epoll
+    /// registrations first. Closing alone does not remove them: a
+    /// registration lasts as long as the open file description, and a node
+    /// that another thread's supervisor is spawning holds copies of every
+    /// descriptor of the process until its `close_range` (`spawn` clones
+    /// without `CLONE_FILES`). The old process's exit would then be read
+    /// as an event of this supervisor's set.
+    fn retire(&self, p: Proc) {
+        self.unregister(&[&p.listener, &p.pidfd]);
+    }
+
+    fn unregister(&self, fds: &[&OwnedFd]) {
+        for fd in fds {
+            // ENOENT when it was never registered (a failed spawn).
+            unsafe {
+                libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, fd.as_raw_fd(), std::ptr::null_mut())
+            };
         }
     }
 
@@ -314,12 +364,14 @@ impl Supervisor {
                 return Err(sys("epoll_wait"));
             }
             for ev in &events[..got as usize] {
-                let token = ev.u64;
-                let n = (token / 2) as u8;
-                if self.procs[n as usize].is_none() {
+                let (serial, n, kind) = untoken(ev.u64);
+                // An event of a process this supervisor no longer runs (not
+                // expected since `retire`, but it must never be taken for
+                // its successor) or of a node an earlier event ended.
+                if self.procs.get(n as usize).and_then(Option::as_ref).is_none_or(|p| p.serial != serial) {
                     continue;
                 }
-                if token % 2 == 1 {
+                if kind == EXIT {
                     self.on_exit(n)?;
                 } else if ev.events & libc::EPOLLIN as u32 != 0 {
                     self.on_readable(n)?;
@@ -345,14 +397,24 @@ impl Supervisor {
     }
 
     fn on_exit(&mut self, n: u8) -> Result<(), ProcessError> {
+        let Some(p) = self.procs[n as usize].as_ref() else { return Ok(()) };
+        // Reap only a process that has exited: a blocking wait for a live
+        // node, blocked in a call only this thread answers, would never
+        // end. Its pid is not reused before it is reaped.
+        let status = match try_reap(p.pid) {
+            Ok(Some(status)) => status,
+            Ok(None) => return Ok(()),
+            Err(errno) => return Err(ProcessError::NodeSys { node: n, call: "waitpid", errno }),
+        };
         let Some(p) = self.procs[n as usize].take() else { return Ok(()) };
-        let status = reap(p.pid);
+        let hello = p.hello;
+        self.retire(p);
         let life = if libc::WIFSIGNALED(status) {
             Life::Signaled(libc::WTERMSIG(status))
         } else {
             Life::Exited(libc::WEXITSTATUS(status))
         };
-        if !p.hello {
+        if !hello {
             return Err(ProcessError::MissingPreload {
                 node: n,
                 detail: format!("it ended ({life:?}) before the preload's hello"),
@@ -1064,6 +1126,7 @@ impl Supervisor {
                 if let Some(p) = self.procs[node as usize].take() {
                     signal(&p.pidfd, libc::SIGKILL);
                     reap(p.pid);
+                    self.retire(p);
                 }
                 self.world.node_gone(node, true);
                 // It restarts at once, as a fresh process that recovers from
@@ -1120,6 +1183,19 @@ fn reap(pid: i32) -> i32 {
         let r = unsafe { libc::waitpid(pid, &mut status, 0) };
         if r >= 0 || Errno::last() != Errno::EINTR {
             return status;
+        }
+    }
+}
+
+/// Reaps `pid` if it has exited: `Ok(None)` while it runs.
+fn try_reap(pid: i32) -> Result<Option<i32>, Errno> {
+    let mut status = 0;
+    loop {
+        match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
+            0 => return Ok(None),
+            r if r > 0 => return Ok(Some(status)),
+            _ if Errno::last() == Errno::EINTR => continue,
+            _ => return Err(Errno::last()),
         }
     }
 }

@@ -205,13 +205,10 @@ const ALONE: &str = "CMC_PROCESS_TEST_ALONE";
 /// Runs `body`, the body of the test function `name`, in a child process
 /// of this test binary (`NAME --exact`) where it is the only test, so that
 /// the tests of one binary run in parallel with one supervisor per process.
-/// Two supervisors in one process race: a node spawned by one (`clone`
-/// without `CLONE_FILES`, before its `close_range` and `execve`) holds
-/// copies of the other's descriptors, so a pidfd the other closes stays
-/// registered in its epoll set, and the killed process's exit then reads as
-/// the exit of the node that replaced it (`settle`, `on_exit`, then
-/// `waitpid` on a live node, for ever). Once the supervisor deletes its
-/// registrations before it closes, a plain test will do. The child's
+/// It was written when two supervisors in one process could deadlock at
+/// teardown (fixed since: the supervisor deletes its epoll registrations
+/// before it closes, and `process_race.rs` shows it); it stays because
+/// these walks are long and run well in parallel processes. The child's
 /// output is passed on, and its failure fails the test; it dies with the
 /// thread that started it.
 pub fn alone(name: &str, body: impl FnOnce()) {
@@ -365,12 +362,10 @@ pub fn walk(
     walk
 }
 
-/// Runs the tests of one binary one supervisor at a time. Supervisors on
-/// concurrent threads of one process can deadlock: a node spawned by one
-/// holds copies of the other's descriptors until its exec, so a pidfd the
-/// other closes stays registered in its epoll set, and an exit event is
-/// read for the wrong process (a known bug of the supervisor; see
-/// `alone` for the other way round it).
+/// Runs the tests of one binary one supervisor at a time. It guarded
+/// against a teardown race between supervisors on concurrent threads, fixed
+/// since (`process_race.rs` shows it); it stays so that these tests' timing
+/// and process counts do not depend on how the harness schedules them.
 pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
