@@ -17,7 +17,11 @@
 #ifndef CMC_H
 #define CMC_H
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define CMC_VIEW_VERSION 1
@@ -90,6 +94,41 @@ static inline int cmc_recover(void *bytes)
     for (int i = 0; i < buf[0]; i++)
         ((uint8_t *)bytes)[i] = buf[1 + i];
     return buf[0];
+}
+
+/* The port convention: node `node` listens on 127.0.0.1, port
+ * CMC_PORT_BASE + node. */
+static inline struct sockaddr_in cmc_address(int node)
+{
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(CMC_PORT_BASE + node);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return a;
+}
+
+/* socket, bind and listen on node `node`'s port. Returns the listening
+ * socket, or -1. */
+static inline int cmc_listen(int node)
+{
+    struct sockaddr_in a = cmc_address(node);
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 16) < 0)
+        return -1;
+    return l;
+}
+
+/* socket and connect to node `node`. Returns the connection, or -1. */
+static inline int cmc_dial(int node)
+{
+    struct sockaddr_in a = cmc_address(node);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    if (c >= 0 && connect(c, (struct sockaddr *)&a, sizeof a) < 0) {
+        close(c);
+        return -1;
+    }
+    return c;
 }
 
 #endif

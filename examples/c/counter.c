@@ -28,16 +28,6 @@
 
 enum { ACCEPTING = 1, SERVING = 2, SENT = 3, DONE = 4 };
 
-static struct sockaddr_in port_of(int node)
-{
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons(CMC_PORT_BASE + node);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return a;
-}
-
 static void report(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 {
     uint8_t s[4] = {a, b, c, d};
@@ -49,9 +39,8 @@ static int serve(int node)
     uint8_t count = 0, timeouts = 0, rec[CMC_STATE_MAX];
     if (cmc_recover(rec) == 1)
         count = rec[0];
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in me = port_of(node);
-    if (s < 0 || bind(s, (struct sockaddr *)&me, sizeof me) < 0 || listen(s, 8) < 0)
+    int s = cmc_listen(node);
+    if (s < 0)
         return 2;
     for (;;) {
         report(0, ACCEPTING, count, timeouts);
@@ -85,9 +74,8 @@ static int serve(int node)
 
 static int client(void)
 {
-    int c = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in server = port_of(0);
-    if (c < 0 || connect(c, (struct sockaddr *)&server, sizeof server) < 0)
+    int c = cmc_dial(0);
+    if (c < 0)
         return 2;
     write(c, "+", 1);
     report(1, SENT, 0, 0);

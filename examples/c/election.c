@@ -89,21 +89,6 @@ static void persist(void)
     cmc_record_write(CMC_DURABLE_FD, d, sizeof d);
 }
 
-static int dial(int peer)
-{
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons(CMC_PORT_BASE + peer);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int c = socket(AF_INET, SOCK_STREAM, 0);
-    if (c >= 0 && connect(c, (struct sockaddr *)&a, sizeof a) < 0) {
-        close(c);
-        return -1;
-    }
-    return c;
-}
-
 static void follow(uint8_t term)
 {
     if (term != s.term) {
@@ -122,7 +107,7 @@ static void heartbeat(void)
     for (int p = 0; p < nodes; p++) {
         if (p == me)
             continue;
-        int c = dial(p);
+        int c = cmc_dial(p);
         if (c >= 0) {
             write(c, hb, sizeof hb);
             close(c);
@@ -146,7 +131,7 @@ static void campaign(void)
         s.phase = ASKING;
         s.asking = (uint8_t)p;
         report();
-        int c = dial(p);
+        int c = cmc_dial(p);
         if (c < 0)
             continue;
         uint8_t rv[3] = {'V', s.term, (uint8_t)me}, r[CMC_WRITE_MAX];
@@ -214,13 +199,8 @@ int main(int argc, char **argv)
         s.term = rec[0];
         s.voted = rec[1];
     }
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons(CMC_PORT_BASE + me);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 16) < 0)
+    int l = cmc_listen(me);
+    if (l < 0)
         return 2;
     for (;;) {
         s.phase = IDLE;

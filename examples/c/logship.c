@@ -69,16 +69,6 @@ static void report(void)
     cmc_record_write(CMC_STATE_FD, &s, 4 + s.length);
 }
 
-static struct sockaddr_in port_of(int node)
-{
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons(CMC_PORT_BASE + node);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return a;
-}
-
 /* Writes {'L', first, count, entries...}: the log from index `first` on. */
 static void ship(int c, uint8_t first)
 {
@@ -90,9 +80,8 @@ static void ship(int c, uint8_t first)
 static int primary(int nodes)
 {
     int backup[CMC_NODES_MAX];
-    struct sockaddr_in a = port_of(0);
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 16) < 0)
+    int l = cmc_listen(0);
+    if (l < 0)
         return 2;
     for (;;) {
         s.phase = IDLE;
@@ -128,9 +117,8 @@ static int primary(int nodes)
 
 static int backup(int node)
 {
-    struct sockaddr_in a = port_of(0);
-    int c = socket(AF_INET, SOCK_STREAM, 0);
-    if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof a) < 0)
+    int c = cmc_dial(0);
+    if (c < 0)
         return 2;
     uint8_t hello[2] = {'B', (uint8_t)node};
     write(c, hello, sizeof hello);

@@ -83,21 +83,6 @@ static void persist(void)
     cmc_record_write(CMC_DURABLE_FD, d, sizeof d);
 }
 
-static int dial(int peer)
-{
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons(CMC_PORT_BASE + peer);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int c = socket(AF_INET, SOCK_STREAM, 0);
-    if (c >= 0 && connect(c, (struct sockaddr *)&a, sizeof a) < 0) {
-        close(c);
-        return -1;
-    }
-    return c;
-}
-
 /* A client's write on connection `client`: store, replicate, answer. */
 static void coordinate(int client)
 {
@@ -117,7 +102,7 @@ static void coordinate(int client)
         s.phase = ASKING;
         s.asking = (uint8_t)p;
         report();
-        int c = dial(p);
+        int c = cmc_dial(p);
         if (c < 0)
             continue;
         uint8_t m[3] = {'S', s.counter, s.writer}, r[CMC_WRITE_MAX];
@@ -161,13 +146,8 @@ int main(int argc, char **argv)
         s.counter = rec[0];
         s.writer = rec[1];
     }
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons(CMC_PORT_BASE + me);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 16) < 0)
+    int l = cmc_listen(me);
+    if (l < 0)
         return 2;
     for (;;) {
         s.phase = IDLE;
