@@ -25,6 +25,9 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: u32, control: &mut 
     let mut seen: FpMap<u32> = FpMap::default();
     let mut beyond = FpSet::default();
     let mut stack: Vec<Frame<E>> = Vec::new();
+    // Worlds and action lists of popped frames, reused rather than
+    // allocated again for every world the search enters.
+    let mut spare: Vec<(E::World, Vec<E::Action>)> = Vec::new();
     let mut witnessed = Vec::new();
     let mut scratch = c.explorer.empty_world();
     let mut stored = Vec::new();
@@ -64,6 +67,8 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: u32, control: &mut 
                         path.push(frame.via);
                         return End::Violation { property, kind, path };
                     }
+                    // Its world and action list serve the next frame pushed.
+                    spare.push((frame.world, frame.actions));
                     continue;
                 }
                 let action = top.actions[top.next];
@@ -116,13 +121,13 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: u32, control: &mut 
                 }
             }
         }
-        let mut actions = Vec::new();
+        let (mut world, mut actions) = spare.pop().unwrap_or_else(|| (c.explorer.empty_world(), Vec::new()));
         if let Err(error) = c.explorer.actions(&scratch, &mut actions) {
             let mut path = path_of(&stack);
             path.push(via);
             return End::Error { error, path };
         }
-        let world = std::mem::replace(&mut scratch, c.explorer.empty_world());
+        std::mem::swap(&mut world, &mut scratch);
         stack.push(Frame { world, via, depth, actions, next: 0, enabled: false });
     }
     if beyond.iter().any(|fp| !seen.contains_key(&fp)) {
