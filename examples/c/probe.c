@@ -7,8 +7,9 @@
  * Modes: (none) report time, random bytes and heap addresses, then wait in
  * accept() (and linger if the checker dies); "stall" block in sigsuspend(), a call the checker does not
  * model; "busy" loop without system calls; "sleep" call sleep(), which the
- * checker rejects at once; "thread" start a thread; "exec" exec /bin/true;
- * "bigstate" report a 65-byte state.
+ * checker rejects at once; "thread" start a thread; "fork" fork a child;
+ * "exec" exec /bin/true; "bigstate" report a 65-byte state; "bigdurable"
+ * make a 65-byte record durable.
  *
  * Built -no-pie by the tests (cmc/tests/process_support): gcc -no-pie -I.
  */
@@ -90,15 +91,20 @@ int main(int argc, char **argv)
         pthread_join(t, NULL);
         return 0;
     }
+    if (strcmp(mode, "fork") == 0) {
+        if (fork() == 0)
+            _exit(0);
+        return 0;
+    }
     if (strcmp(mode, "exec") == 0) {
         execl("/bin/true", "true", (char *)NULL);
         return 4;
     }
-    if (strcmp(mode, "bigstate") == 0) {
+    if (strcmp(mode, "bigstate") == 0 || strcmp(mode, "bigdurable") == 0) {
         uint8_t big[1 + 65];
         memset(big, 7, sizeof big);
         big[0] = 65;
-        write(CMC_STATE_FD, big, sizeof big);
+        write(strcmp(mode, "bigstate") == 0 ? CMC_STATE_FD : CMC_DURABLE_FD, big, sizeof big);
         return wait_in_accept(node);
     }
 

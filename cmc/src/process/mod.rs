@@ -64,7 +64,13 @@ pub const STALL_TIMEOUT_DEFAULT: Duration = Duration::from_secs(10);
 /// Node i listens on 127.0.0.1, port `PORT_BASE + i`.
 pub const PORT_BASE: u16 = 20000;
 
-/// What the environment may do, at most, on one path.
+// Budgets and the per-node counters are `u8`: the type holds exactly
+// `BUDGET_MAX`, so a budget over it cannot be configured (a model file
+// reads them wider and names the key; `model_file`).
+const _: () = assert!(limits::BUDGET_MAX == u8::MAX as usize);
+
+/// What the environment may do, at most, on one path. Each budget is at
+/// most [`limits::BUDGET_MAX`], which its type enforces.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Budgets {
     pub crashes: u8,

@@ -1,6 +1,7 @@
 //! Model files (DESIGN 6.3): TOML that says which program, which environment
-//! and which invariants; it carries no behaviour. Unknown keys, wrong types
-//! and missing files are errors naming the key or the path.
+//! and which invariants; it carries no behaviour. Unknown keys, wrong types,
+//! values past a limit (`nodes` over 8, a budget over 255, a `request` over
+//! 64 bytes) and missing files are errors naming the key or the path.
 //!
 //! ```toml
 //! program = "build/register"      # relative to this file
@@ -29,7 +30,7 @@ use serde::Deserialize;
 use super::explore::{ProgramModel, ProgramProperty};
 use super::view::CmcView;
 use super::world::ProcessWorld;
-use super::{Budgets, Config};
+use super::{Budgets, Config, ProcessError, limits};
 use crate::property::Kind;
 use crate::search::{Options, Search};
 
@@ -40,15 +41,17 @@ struct Raw {
     program: String,
     #[serde(default)]
     args: Vec<String>,
-    nodes: u8,
+    // Counts are read wide and checked here, so that a value out of range
+    // is an error naming its key and limit, not a type error.
+    nodes: i64,
     #[serde(default)]
-    crashes: u8,
+    crashes: i64,
     #[serde(default)]
-    drops: u8,
+    drops: i64,
     #[serde(default)]
-    timeouts: u8,
+    timeouts: i64,
     #[serde(default)]
-    clients: u8,
+    clients: i64,
     #[serde(default)]
     request: String,
     #[serde(default)]
@@ -93,11 +96,26 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
     if !program.is_file() {
         return Err(key("program", format!("{} is not a file", program.display())));
     }
-    let mut config = Config::new(&program, raw.nodes);
+    // `Config::validate` checks 1 to 8; this, that it is a u8 at all.
+    let nodes = u8::try_from(raw.nodes)
+        .map_err(|_| key("nodes", format!("{} nodes (limit nodes_max = {})", raw.nodes, limits::NODES_MAX)))?;
+    let budget = |k: &'static str, v: i64| {
+        u8::try_from(v)
+            .map_err(|_| key(k, format!("{v} is not 0 to {m} (limit budget_max = {m})", m = limits::BUDGET_MAX)))
+    };
+    let mut config = Config::new(&program, nodes);
     config.args = raw.args;
-    config.budgets = Budgets { crashes: raw.crashes, drops: raw.drops, timeouts: raw.timeouts, clients: raw.clients };
+    config.budgets = Budgets {
+        crashes: budget("crashes", raw.crashes)?,
+        drops: budget("drops", raw.drops)?,
+        timeouts: budget("timeouts", raw.timeouts)?,
+        clients: budget("clients", raw.clients)?,
+    };
     config.request = raw.request.into_bytes();
-    config.validate().map_err(|e| key("program", e.to_string()))?;
+    config.validate().map_err(|e| match e {
+        ProcessError::Config { key: k, reason } => key(k, reason),
+        e => key("program", e.to_string()),
+    })?;
 
     let search = match raw.search.as_deref().unwrap_or("bfs") {
         "bfs" => Search::Bfs { depth_max: raw.depth_max },

@@ -1082,6 +1082,18 @@ impl Supervisor {
                             });
                         }
                         let label = Label { kind: ConnKind::Timer, node, k: w.timer_conns };
+                        // The 'T' is queued on the timer connection until
+                        // the node reads it: a message in flight like any
+                        // other.
+                        if self.world.in_flight() >= limits::MESSAGES_IN_FLIGHT_MAX {
+                            return Err(ProcessError::Limit {
+                                node,
+                                limit: "messages_in_flight_max",
+                                max: limits::MESSAGES_IN_FLIGHT_MAX,
+                                detail: format!("the 'T' of timer connection {label}"),
+                            });
+                        }
+                        let w = &mut self.world.nodes[node as usize];
                         w.timer_conns += 1;
                         let conn = Conn {
                             target: node,

@@ -1,0 +1,209 @@
+//! The process front end's limits (manual, LIMITS): each is reached without
+//! error and crossed with one, a `ProcessError` (or a model-file error)
+//! naming the node or key and the limit, never a pass or a truncation.
+//! The programs are `examples/c/limits.c`, which walks up to a limit, and
+//! `examples/c/probe.c`, which misbehaves on request.
+#![cfg(target_os = "linux")]
+
+mod process_support;
+
+use std::time::Duration;
+
+use cmc::process::model_file::{self, ModelFileError};
+use cmc::process::{Budgets, Config, ProcessEngine, ProcessError, ProcessWorld, limits};
+use process_support::{actions, config, enabled, program, replay};
+
+/// `examples/c/limits.c` on `nodes` nodes in `mode` with `count`.
+fn limits_config(mode: &str, count: usize, nodes: u8) -> Config {
+    let mut c = config("limits", nodes);
+    c.args = vec![mode.to_string(), count.to_string()];
+    c
+}
+
+/// The error of the initial world, which must be one.
+fn start_error(config: Config) -> ProcessError {
+    let mut e = ProcessEngine::new(config).expect("valid");
+    e.initial().expect_err("an error while starting")
+}
+
+/// Replays `ok` (no error), then applies `last`: its error.
+fn error_after(config: Config, ok: &[&str], last: &str) -> ProcessError {
+    let mut e = ProcessEngine::new(config).expect("valid");
+    let prefix = actions(ok);
+    e.replay(&prefix).unwrap_or_else(|err| panic!("{err}\n  after {ok:?}"));
+    e.apply(&prefix, &actions(&[last])[0]).expect_err(last)
+}
+
+fn messages_toward_node_0(w: &ProcessWorld) -> Vec<usize> {
+    w.conns.values().filter(|c| c.target == 0).flat_map(|c| c.to_target.iter().map(Vec::len)).collect()
+}
+
+#[test]
+fn a_write_over_64_bytes_is_an_error_naming_node_and_limit() {
+    let _serial = process_support::serial();
+    let w = replay(&limits_config("write", 64, 2), &[]);
+    assert_eq!(messages_toward_node_0(&w), [64], "64 bytes travel whole");
+    let err = start_error(limits_config("write", 65, 2));
+    assert!(
+        matches!(&err, ProcessError::Limit { node: 1, limit: "write_bytes_max", max: 64, detail }
+            if detail.contains("65-byte")),
+        "{err}"
+    );
+    assert!(err.to_string().starts_with("node 1: "), "{err}");
+    // The client's request is one write too, checked before anything starts.
+    let mut c = limits_config("reply", 1, 1);
+    c.request = vec![b'q'; limits::WRITE_BYTES_MAX + 1];
+    let err = ProcessEngine::new(c).err().expect("a 65-byte request");
+    assert!(
+        matches!(&err, ProcessError::Config { key: "request", reason } if reason.contains("write_bytes_max = 64")),
+        "{err}"
+    );
+}
+
+#[test]
+fn more_than_128_messages_in_flight_is_an_error_naming_node_and_limit() {
+    let _serial = process_support::serial();
+    let w = replay(&limits_config("flood", 128, 2), &[]);
+    assert_eq!(w.in_flight(), 128);
+    assert_eq!(w.nodes[1].state, [1, 128], "node 1 wrote them all");
+    let over = |err: &ProcessError, at: u8| matches!(err, ProcessError::Limit { node, limit: "messages_in_flight_max", max: 128, .. } if *node == at);
+    let err = start_error(limits_config("flood", 129, 2));
+    assert!(over(&err, 1), "{err}");
+    // The checker's messages count too: a client's request, and the 'T' a
+    // timeout in accept leaves on its timer connection.
+    let mut c = limits_config("flood", 128, 2);
+    c.budgets = Budgets { clients: 1, timeouts: 1, ..Budgets::default() };
+    c.request = b"q".to_vec();
+    assert_eq!(enabled(&replay(&c, &[])), ["ACCEPT(0, 1)", "TIMEOUT(0)", "TIMEOUT(1)", "CLIENT(0)", "CLIENT(1)"]);
+    let err = error_after(c.clone(), &[], "CLIENT(0)");
+    assert!(over(&err, 0), "{err}");
+    assert!(err.to_string().contains("client connection c0.0"), "{err}");
+    let err = error_after(c.clone(), &[], "TIMEOUT(0)");
+    assert!(over(&err, 0), "{err}");
+    assert!(err.to_string().contains("timer connection t0.0"), "{err}");
+    // A timeout in a read adds no message.
+    let w = replay(&c, &["TIMEOUT(1)"]);
+    assert_eq!(w.in_flight(), 128);
+}
+
+#[test]
+fn more_than_16_connections_per_node_is_an_error_naming_node_and_limit() {
+    let _serial = process_support::serial();
+    let w = replay(&limits_config("dial", 16, 2), &[]);
+    assert_eq!(w.nodes[1].state, [1, 16]);
+    assert_eq!(w.conns.len(), 16, "16 connections wait at node 0");
+    let err = start_error(limits_config("dial", 17, 2));
+    assert!(
+        matches!(&err, ProcessError::Limit { node: 1, limit: "connections_per_node_max", max: 16, detail }
+            if detail.contains("connect")),
+        "{err}"
+    );
+    // Node 0 accepts node 1's sixteen, then a client's: one too many.
+    let mut c = limits_config("dial", 16, 2);
+    c.budgets.clients = 1;
+    let mut ok = vec!["ACCEPT(0, 1)"; 16];
+    ok.push("CLIENT(0)");
+    let w = replay(&c, &ok);
+    assert_eq!(w.nodes[0].state, [0, 16], "node 0 holds sixteen connections");
+    let err = error_after(c, &ok, "ACCEPT(0, client)");
+    assert!(
+        matches!(&err, ProcessError::Limit { node: 0, limit: "connections_per_node_max", max: 16, detail }
+            if detail.contains("accept")),
+        "{err}"
+    );
+}
+
+#[test]
+fn more_than_64_client_replies_is_an_error_naming_node_and_limit() {
+    let _serial = process_support::serial();
+    let replies_max =
+        |err: &ProcessError| matches!(err, ProcessError::Limit { node: 0, limit: "replies_max", max: 64, .. });
+    // Replies on one client connection.
+    let mut c = limits_config("reply", 64, 1);
+    c.budgets.clients = 1;
+    let w = replay(&c, &["CLIENT(0)", "ACCEPT(0, client)"]);
+    assert_eq!(w.replies.len(), 64);
+    let mut c = limits_config("reply", 65, 1);
+    c.budgets.clients = 1;
+    let err = error_after(c, &["CLIENT(0)"], "ACCEPT(0, client)");
+    assert!(replies_max(&err), "{err}");
+    assert!(err.to_string().contains("connection c0.0"), "{err}");
+    // One reply to each of 65 clients.
+    let mut c = limits_config("reply", 1, 1);
+    c.budgets.clients = 65;
+    let ok: Vec<&str> = ["CLIENT(0)", "ACCEPT(0, client)"].repeat(64).into_iter().chain(["CLIENT(0)"]).collect();
+    let w = replay(&c, &ok);
+    assert_eq!(w.replies.len(), 64);
+    assert_eq!(w.nodes[0].state, [0, 64]);
+    let err = error_after(c, &ok, "ACCEPT(0, client)");
+    assert!(replies_max(&err), "{err}");
+    assert!(err.to_string().contains("connection c0.64"), "{err}");
+}
+
+/// Writes a model file for `examples/c/limits.c` with `keys` added and
+/// reads it.
+fn read_model(name: &str, keys: &str) -> Result<model_file::ModelFile, ModelFileError> {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("process_limits");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join(format!("{name}.toml"));
+    let program = program("limits");
+    std::fs::write(&file, format!("program = {:?}\n{keys}\n", program.display().to_string())).expect("write");
+    model_file::read(&file)
+}
+
+#[test]
+fn a_budget_over_255_is_an_error_naming_the_key() {
+    let _serial = process_support::serial();
+    let m = read_model("full", "nodes = 8\ncrashes = 255\ndrops = 255\ntimeouts = 255\nclients = 255")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.model.config.budgets, Budgets { crashes: 255, drops: 255, timeouts: 255, clients: 255 });
+    for key in ["crashes", "drops", "timeouts", "clients"] {
+        for value in ["256", "-1"] {
+            let err = read_model(key, &format!("nodes = 1\n{key} = {value}")).err().expect("rejected");
+            let ModelFileError::Key { key: named, message, .. } = &err else { panic!("{key} = {value}: {err}") };
+            assert_eq!(*named, key, "{err}");
+            assert!(message.contains("budget_max = 255"), "{err}");
+        }
+    }
+    for value in ["0", "9", "256"] {
+        let err = read_model("nodes", &format!("nodes = {value}")).err().expect("rejected");
+        assert!(
+            matches!(&err, ModelFileError::Key { key: "nodes", message, .. } if message.contains("nodes_max = 8")),
+            "nodes = {value}: {err}"
+        );
+    }
+    let err = read_model("request", &format!("nodes = 1\nrequest = \"{}\"", "q".repeat(65))).err().expect("rejected");
+    assert!(
+        matches!(&err, ModelFileError::Key { key: "request", message, .. } if message.contains("write_bytes_max = 64")),
+        "{err}"
+    );
+}
+
+fn probe_error(mode: &str) -> ProcessError {
+    let mut c = config("probe", 1);
+    c.args = vec![mode.to_string()];
+    c.stall_timeout = Duration::from_secs(10);
+    start_error(c)
+}
+
+#[test]
+fn a_fork_in_the_target_is_an_error_naming_node_and_call() {
+    let _serial = process_support::serial();
+    let err = probe_error("fork");
+    assert!(
+        matches!(&err, ProcessError::Forbidden { node: 0, what: "a thread or a child process", call }
+            if call.starts_with("clone") || call.ends_with("fork")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_durable_record_over_64_bytes_is_an_error_naming_node_and_limit() {
+    let _serial = process_support::serial();
+    let err = probe_error("bigdurable");
+    assert!(
+        matches!(&err, ProcessError::Limit { node: 0, limit: "state_bytes_max", max: 64, detail }
+            if detail.contains("fd 193")),
+        "{err}"
+    );
+}
