@@ -209,6 +209,19 @@ impl Explore for ProcessExplorer<'_> {
         true
     }
 
+    fn action_kind(&self, action: &ProcessStep) -> u32 {
+        match action {
+            ProcessStep::Start => 0,
+            ProcessStep::Act(ProcessAction::Deliver { .. }) => 1,
+            ProcessStep::Act(ProcessAction::Eof { .. }) => 2,
+            ProcessStep::Act(ProcessAction::Accept { .. }) => 3,
+            ProcessStep::Act(ProcessAction::Drop { .. }) => 4,
+            ProcessStep::Act(ProcessAction::Timeout { .. }) => 5,
+            ProcessStep::Act(ProcessAction::Client { .. }) => 6,
+            ProcessStep::Act(ProcessAction::Crash { .. }) => 7,
+        }
+    }
+
     fn properties(&self) -> Vec<(String, Kind)> {
         self.model.properties.iter().map(|p| (p.name.clone(), p.kind)).collect()
     }

@@ -76,6 +76,14 @@ pub trait Explore {
         false
     }
 
+    /// The kind of `action`, for simulation's per-walk weights (swarm
+    /// testing): actions of one kind share a weight in a walk. Kinds are
+    /// small numbers; every action may be of kind 0.
+    fn action_kind(&self, action: &Self::Action) -> u32 {
+        let _ = action;
+        0
+    }
+
     /// The model's properties, by index: (name, kind).
     fn properties(&self) -> Vec<(String, Kind)>;
     /// Whether property `index` holds in `world`.
@@ -204,6 +212,23 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
                 }
                 Ok(())
             }
+        }
+    }
+
+    fn action_kind(&self, action: &Action) -> u32 {
+        match *action {
+            Action::Init { .. } => 0,
+            Action::Deliver { .. } => 1,
+            Action::Drop { .. } => 2,
+            Action::Dup { .. } => 3,
+            Action::Fire { .. } => 4,
+            Action::Flush { .. } => 5,
+            Action::Wake { .. } => 6,
+            Action::Client { .. } => 7,
+            Action::Crash { .. } => 8,
+            Action::Reset { .. } => 9,
+            // Each disjunct of a direct-actions core is a kind of its own.
+            Action::Direct { index } => 10 + u32::from(index),
         }
     }
 

@@ -1,6 +1,7 @@
 //! Simulation: seeded random walks. Each walk starts from a random initial
 //! world and takes a random enabled action at each step, up to the walk
-//! length. It computes every successor to learn which actions are enabled
+//! length, weighting actions by kind with weights drawn per walk
+//! ([`Weights`]). It computes every successor to learn which actions are enabled
 //! (and counts them as generated), unless the front end says every listed
 //! action is enabled: then it computes only the one it takes. Walk `i` draws from its own generator seeded from (seed, i), so a
 //! walk reproduces alone. A simulation reports a violation it finds and
@@ -38,6 +39,48 @@ impl SplitMix64 {
     }
 }
 
+/// Kinds of action share weight slots modulo this.
+const WEIGHT_SLOTS: usize = 32;
+
+/// One walk's weights per kind of action (swarm testing: Groce et al.,
+/// ISSTA 2012). A uniform choice among enabled actions makes a walk whose
+/// bug needs a fault at one exact moment improbable: with crashes enabled
+/// from the first step, most walks spend their crash early. Each walk
+/// instead draws a weight per kind, log-uniform from 1 to 256 or zero, so
+/// some walks crash often, some rarely and late, some never, and deliver
+/// at every density in between.
+struct Weights([u32; WEIGHT_SLOTS]);
+
+impl Weights {
+    fn draw(rng: &mut SplitMix64) -> Weights {
+        let mut w = [0u32; WEIGHT_SLOTS];
+        for x in &mut w {
+            *x = if rng.below(4) == 0 { 0 } else { 1 << rng.below(9) };
+        }
+        Weights(w)
+    }
+
+    /// An enabled action, with probability proportional to its kind's
+    /// weight; uniform when every enabled kind weighs zero, so a walk never
+    /// ends while actions are enabled.
+    fn choose<A: Copy>(&self, enabled: &[A], kind: impl Fn(&A) -> u32, rng: &mut SplitMix64) -> A {
+        let weight = |a: &A| u64::from(self.0[kind(a) as usize % WEIGHT_SLOTS]);
+        let total: u64 = enabled.iter().map(weight).sum();
+        if total == 0 {
+            return enabled[rng.below(enabled.len())];
+        }
+        let mut x = rng.below(total as usize) as u64;
+        for a in enabled {
+            let w = weight(a);
+            if x < w {
+                return *a;
+            }
+            x -= w;
+        }
+        unreachable!("a draw below the total weight picks an action")
+    }
+}
+
 pub(crate) fn run<E: Explore>(
     c: &mut Checker<E>,
     walks: u64,
@@ -72,6 +115,7 @@ pub(crate) fn run<E: Explore>(
             return End::Incomplete("no initial world (simulation is never a pass)".to_string());
         }
         let start = variants_ok[rng.below(variants_ok.len())];
+        let weights = Weights::draw(&mut rng);
         let mut path: Vec<E::Action> = vec![c.explorer.init_action(start)];
         match c.explorer.initial(start, &mut world) {
             Ok(true) => {}
@@ -125,7 +169,7 @@ pub(crate) fn run<E: Explore>(
                 }
                 break;
             }
-            let action = enabled[rng.below(enabled.len())];
+            let action = weights.choose(&enabled, |a| c.explorer.action_kind(a), &mut rng);
             match c.explorer.apply(&world, &action, &mut next) {
                 Ok(true) => {}
                 Ok(false) => unreachable!("an enabled action is enabled again"),
