@@ -114,13 +114,19 @@ pub fn check_with<C: Core>(
 
 /// Runs the search `options` ask for over any state graph.
 pub fn explore<E: Explore>(explorer: E, options: &Options, control: &mut dyn Control) -> Report {
+    explore_keeping(explorer, options, control).0
+}
+
+/// [`explore`], giving the explorer back (for its counters).
+pub fn explore_keeping<E: Explore>(explorer: E, options: &Options, control: &mut dyn Control) -> (Report, E) {
     let mut checker = Checker::new(explorer, options);
     let end = match options.search {
         Search::Bfs { depth_max } => bfs::run(&mut checker, depth_max, control),
         Search::Dfs { depth_max } => dfs::run(&mut checker, depth_max, control),
         Search::Simulate { walks, walk_length, seed } => simulate::run(&mut checker, walks, walk_length, seed, control),
     };
-    checker.finish(end)
+    let report = checker.finish(end);
+    (report, checker.explorer)
 }
 
 /// A hasher for fingerprints, which are already uniform: it keeps the low
@@ -270,7 +276,7 @@ impl<E: Explore> Checker<E> {
     }
 
     /// Assembles the report.
-    pub fn finish(mut self, end: End<E::Action>) -> Report {
+    pub fn finish(&mut self, end: End<E::Action>) -> Report {
         let mut report = self.empty_report(self.options.search.describe());
         for i in 0..self.properties.len() {
             if let Some(path) = self.witnesses[i].take() {
