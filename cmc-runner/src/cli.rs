@@ -36,6 +36,10 @@ struct Cli {
     /// With --model-file: where to save a counterexample (default: target/cmc/NAME.cex.json).
     #[arg(long, requires = "model_file")]
     save: Option<PathBuf>,
+    /// With --model-file: run every start and action twice, from scratch, and compare the worlds (a
+    /// non-deterministic program fails).
+    #[arg(long, requires = "model_file")]
+    det: bool,
 }
 
 const EXIT_HELP: &str = "Exit codes: 0 pass, 1 violation, 2 usage or input error, 3 incomplete, 4 error (a core misbehaved or crossed a limit).";
@@ -149,7 +153,7 @@ pub fn main() -> ExitCode {
         (Some(Command::Check(args)), _) => check(*args),
         (Some(Command::Replay(args)), _) => replay(args),
         (Some(Command::Calibrate(args)), _) => crate::calibrate::run(&args),
-        (None, Some(file)) => crate::program::run(&file, cli.json, cli.time_max, cli.save.as_deref()),
+        (None, Some(file)) => crate::program::run(&file, cli.json, cli.det, cli.time_max, cli.save.as_deref()),
         (None, None) => {
             eprintln!("cmc: error: give a command (check, replay, calibrate) or --model-file FILE; see cmc --help");
             return ExitCode::from(EXIT_USAGE);

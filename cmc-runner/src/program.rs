@@ -12,8 +12,9 @@ use crate::cli::{default_save_path, exit_code, print_report, save};
 use crate::control::{RunControl, catch_interrupt};
 
 /// Runs the model file at `path`; returns the exit code.
-pub fn run(path: &Path, json: bool, time_max: Option<f64>, save_to: Option<&Path>) -> Result<u8> {
-    let m = model_file::read(path)?;
+pub fn run(path: &Path, json: bool, det: bool, time_max: Option<f64>, save_to: Option<&Path>) -> Result<u8> {
+    let mut m = model_file::read(path)?;
+    m.options.det |= det;
     if m.model.config.preload.is_none() {
         bail!(
             "{}: cmc-preload.so not found next to cmc nor in $CMC_PRELOAD; build it with `cargo build --release` \
@@ -22,7 +23,8 @@ pub fn run(path: &Path, json: bool, time_max: Option<f64>, save_to: Option<&Path
         );
     }
     let time_max = crate::control::time_max(time_max)?;
-    let explorer = ProcessExplorer::new(&m.model).with_context(|| format!("{}", path.display()))?;
+    let explorer =
+        ProcessExplorer::new(&m.model).with_context(|| format!("{}", path.display()))?.with_det(m.options.det);
     catch_interrupt();
     let mut control = RunControl::new(time_max);
     let mut report = explore(explorer, &m.options, &mut control);
@@ -38,7 +40,8 @@ pub fn run(path: &Path, json: bool, time_max: Option<f64>, save_to: Option<&Path
     };
     print_report(&report, json);
     if report.verdict != Verdict::Pass {
-        eprintln!("reproduce: cmc --model-file {}", path.display());
+        let det = if m.options.det { " --det" } else { "" };
+        eprintln!("reproduce: cmc --model-file {}{det}", path.display());
         if let Some(p) = saved {
             eprintln!("replay:    cmc replay {}", p.display());
         }
@@ -51,7 +54,7 @@ pub fn run(path: &Path, json: bool, time_max: Option<f64>, save_to: Option<&Path
 pub fn replay(file_path: &Path, file: &CounterexampleFile, det: bool, json: bool) -> Result<u8> {
     let Some(model_path) = &file.model.model_file else { bail!("{}: names no model file", file_path.display()) };
     let m = model_file::read(Path::new(model_path)).with_context(|| format!("{}", file_path.display()))?;
-    let explorer = ProcessExplorer::new(&m.model).with_context(|| model_path.clone())?;
+    let explorer = ProcessExplorer::new(&m.model).with_context(|| model_path.clone())?.with_det(det);
     let control = RunControl::new(None);
     let mut report = replay_with(explorer, file, det).with_context(|| format!("{}", file_path.display()))?;
     report.elapsed_s = control.elapsed_s();

@@ -203,6 +203,15 @@ fn a_model_file_is_checked_and_its_counterexample_replays() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["property"], "count_below_three");
 
+    // --det runs every step twice: the same violation, and the reproduce
+    // line keeps the flag.
+    let out = run(&["--model-file", model.to_str().unwrap(), "--det", "--save", cex.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("violation of always property `count_below_three`"));
+    assert!(text(&out.stderr).contains(&format!("reproduce: cmc --model-file {} --det", model.display())));
+    let out = run(&["replay", cex.to_str().unwrap(), "--det"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+
     std::fs::write(&model, "program = \"counter\"\nnodes = 2\nclinets = 1\n").unwrap();
     let out = run(&["--model-file", model.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));

@@ -55,6 +55,46 @@ fn bfs_over_processes_is_complete_and_deterministic() {
     println!("{}", a.summary());
 }
 
+fn run_det(model: &ProgramModel, search: Search) -> Report {
+    let explorer = ProcessExplorer::new(model).expect("valid model").with_det(true);
+    explore(explorer, &Options { search, det: true, ..Options::default() }, &mut NoControl)
+}
+
+#[test]
+fn det_runs_every_step_twice_and_a_deterministic_program_passes_alike() {
+    let _serial = serial();
+    let model = counter_model();
+    let plain = run(&model, Search::Bfs { depth_max: None });
+    let det = run_det(&model, Search::Bfs { depth_max: None });
+    assert_eq!(det.verdict, Verdict::Pass, "{}", det.to_text());
+    assert_eq!(
+        (det.distinct_states, det.generated_states, det.depth),
+        (plain.distinct_states, plain.generated_states, plain.depth),
+        "--det changes no count"
+    );
+}
+
+#[test]
+fn det_rejects_a_program_whose_state_depends_on_a_file() {
+    let _serial = serial();
+    let dir = std::env::temp_dir().join(format!("cmc-nondet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let runs = dir.join("runs");
+    let _ = std::fs::remove_file(&runs);
+    let mut c = config("nondet", 1);
+    c.args = vec![runs.display().to_string()];
+    c.budgets.crashes = 1;
+    let model = ProgramModel::new("nondet", c);
+    let det = run_det(&model, Search::Bfs { depth_max: None });
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(det.verdict, Verdict::Error, "{}", det.to_text());
+    let reason = det.reason.unwrap_or_default();
+    assert!(
+        reason.starts_with("--det: START gave two different worlds on two runs (node 0: state 0001 then 0002)"),
+        "{reason}"
+    );
+}
+
 #[test]
 fn dfs_with_a_bound_reaches_what_bfs_reaches() {
     let _serial = serial();

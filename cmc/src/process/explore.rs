@@ -125,12 +125,43 @@ pub struct ProcessExplorer<'m> {
     model: &'m ProgramModel,
     engine: ProcessEngine,
     buf: Vec<u8>,
+    /// `--det`: every start and every action is run twice, from scratch,
+    /// and the two worlds must be byte for byte the same.
+    det: bool,
 }
 
 impl<'m> ProcessExplorer<'m> {
     pub fn new(model: &'m ProgramModel) -> Result<ProcessExplorer<'m>, ProcessError> {
         model.config.validate()?;
-        Ok(ProcessExplorer { model, engine: ProcessEngine::new(model.config.clone())?, buf: Vec::new() })
+        Ok(ProcessExplorer { model, engine: ProcessEngine::new(model.config.clone())?, buf: Vec::new(), det: false })
+    }
+
+    /// With `det`, every world is computed twice by independent replays and
+    /// a difference is an error naming the step and what differs: the
+    /// program is not deterministic under the checker.
+    pub fn with_det(mut self, det: bool) -> Self {
+        self.det = det;
+        self
+    }
+
+    /// `--det`'s second run of `path` (then `last`, if any), compared with
+    /// `first`.
+    fn again(
+        &mut self,
+        path: &[ProcessAction],
+        last: Option<&ProcessAction>,
+        first: &ProcessWorld,
+    ) -> Result<(), String> {
+        let second = match last {
+            Some(a) => self.engine.apply(path, a),
+            None => self.engine.replay(path),
+        }
+        .map_err(err)?;
+        if second == *first {
+            return Ok(());
+        }
+        let step = last.map_or_else(|| "START".to_string(), ToString::to_string);
+        Err(format!("--det: {step} gave two different worlds on two runs ({})", difference(first, &second)))
     }
 
     /// The engine's counters (replays, actions, spawns, notifications).
@@ -141,6 +172,26 @@ impl<'m> ProcessExplorer<'m> {
 
 fn err(e: ProcessError) -> String {
     e.to_string()
+}
+
+/// The first thing that differs between two worlds, for `--det`'s error.
+fn difference(a: &ProcessWorld, b: &ProcessWorld) -> String {
+    for (n, (x, y)) in a.nodes.iter().zip(&b.nodes).enumerate() {
+        if x.state != y.state {
+            return format!("node {n}: state {} then {}", hex(&x.state), hex(&y.state));
+        }
+        if x.durable != y.durable {
+            let d = |v: &Option<Vec<u8>>| v.as_deref().map_or("-".to_string(), hex);
+            return format!("node {n}: durable {} then {}", d(&x.durable), d(&y.durable));
+        }
+        if x != y {
+            return format!("node {n}: {x:?} then {y:?}");
+        }
+    }
+    if a.conns != b.conns {
+        return format!("connections: {:?} then {:?}", a.conns, b.conns);
+    }
+    format!("{a:?} then {b:?}")
 }
 
 impl Explore for ProcessExplorer<'_> {
@@ -162,6 +213,9 @@ impl Explore for ProcessExplorer<'_> {
     fn initial(&mut self, _variant: u32, out: &mut PathWorld) -> Result<bool, String> {
         out.path.clear();
         out.world = self.engine.initial().map_err(err)?;
+        if self.det {
+            self.again(&[], None, &out.world)?;
+        }
         Ok(true)
     }
 
@@ -178,6 +232,9 @@ impl Explore for ProcessExplorer<'_> {
             return Err("START is only the first step of a trace".to_string());
         };
         out.world = self.engine.apply(&world.path, a).map_err(err)?;
+        if self.det {
+            self.again(&world.path, Some(a), &out.world)?;
+        }
         out.path.clone_from(&world.path);
         out.path.push(*a);
         Ok(true)

@@ -61,6 +61,8 @@ struct Raw {
     walk_length: Option<u32>,
     seed: Option<u64>,
     states_max: Option<u64>,
+    #[serde(default)]
+    det: bool,
     properties: Option<String>,
     #[serde(default)]
     invariants: Vec<String>,
@@ -143,7 +145,7 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
             }
         }
     }
-    let options = Options { search, states_max: raw.states_max, det: false, deadlock: false };
+    let options = Options { search, states_max: raw.states_max, det: raw.det, deadlock: false };
 
     let name = path.file_stem().map_or("model".to_string(), |s| s.to_string_lossy().into_owned());
     let mut model = ProgramModel::new(name, config);
