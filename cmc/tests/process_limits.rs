@@ -10,7 +10,7 @@ mod process_support;
 use std::time::Duration;
 
 use cmc::process::model_file::{self, ModelFileError};
-use cmc::process::{Budgets, Config, ProcessEngine, ProcessError, ProcessWorld, limits};
+use cmc::process::{Blocked, Budgets, Config, Label, ProcessEngine, ProcessError, ProcessWorld, Side, limits};
 use process_support::{actions, config, enabled, program, replay};
 
 /// `examples/c/limits.c` on `nodes` nodes in `mode` with `count`.
@@ -206,4 +206,97 @@ fn a_durable_record_over_64_bytes_is_an_error_naming_node_and_limit() {
             if detail.contains("fd 193")),
         "{err}"
     );
+}
+
+// Calls on a connection (manual, LIMITS: a target does its I/O through the
+// modelled calls). A connection is a `/dev/null` placeholder in the node, so
+// a call the checker let through would quietly succeed on it and lose the
+// bytes, or read end-of-file. Each class below is answered as a socket
+// would answer it, or is an error naming the node and the call; each probe
+// first makes the call on an ordinary file, where it must keep working (else
+// the node exits and no error comes).
+
+/// `examples/c/probe.c` on one node in `mode` with `call`.
+fn probe_config(mode: &str, call: &str) -> Config {
+    let mut c = config("probe", 1);
+    c.args = vec![mode.to_string(), call.to_string()];
+    c
+}
+
+/// The error of starting `probe MODE CALL`, which must be `Unmodelled` for
+/// node 0 in system call `call` (glibc's name for it may differ: `name`).
+fn assert_unmodelled(mode: &str, call: &str, name: &str) {
+    let err = start_error(probe_config(mode, call));
+    assert!(
+        matches!(&err, ProcessError::Unmodelled { node: 0, call: named, .. } if named == name),
+        "{mode} {call}: {err}"
+    );
+    assert!(err.to_string().starts_with(&format!("node 0: {name} is not modelled: ")), "{err}");
+}
+
+#[test]
+fn positional_io_on_a_connection_fails_with_espipe_as_on_a_socket() {
+    let _serial = process_support::serial();
+    let w = replay(&probe_config("positional", ""), &[]);
+    let espipe = nix::libc::ESPIPE as u8;
+    // pread, pwrite, preadv, pwritev, preadv2 and pwritev2 at offset 0 and
+    // lseek on the connection, pread on the listening socket: ESPIPE. A
+    // pread of /dev/urandom reads the random stream; a pwritev2 at offset
+    // -1 is a write.
+    assert_eq!(w.nodes[0].state, [espipe, espipe, espipe, espipe, espipe, espipe, espipe, espipe, 8, 1]);
+    let label: Label = "0.0".parse().expect("a label");
+    assert_eq!(w.conns[&label].to_target, [b"p".to_vec()], "the pwritev2 at offset -1 is one message");
+    // A preadv2 at offset -1 is a read: the node waits in it.
+    let Blocked::Read { fd } = w.nodes[0].blocked else { panic!("{:?}", w.nodes[0].blocked) };
+    assert_eq!(w.conn_of(0, fd), Some((label, Side::Dialer)));
+    // RWF_NOWAIT is non-blocking I/O; fd 193 holds a record, not a file.
+    assert_unmodelled("positional", "flags", "preadv2");
+    assert_unmodelled("positional", "durable", "pread64");
+}
+
+#[test]
+fn a_transfer_to_or_from_a_connection_is_an_error_naming_node_and_call() {
+    let _serial = process_support::serial();
+    for call in ["sendfile", "splice", "tee", "vmsplice", "copy_file_range"] {
+        assert_unmodelled("transfer", call, call);
+    }
+}
+
+#[test]
+fn controlling_or_duplicating_a_connection_is_an_error_naming_node_and_call() {
+    let _serial = process_support::serial();
+    for (call, name) in [
+        ("ioctl", "ioctl"),
+        ("fcntl", "fcntl"),
+        ("dupfd-state", "fcntl"),
+        ("dup", "dup"),
+        ("dup2", "dup2"),
+        ("dup3", "dup3"),
+    ] {
+        assert_unmodelled("control", call, name);
+    }
+}
+
+#[test]
+fn batched_messages_on_a_connection_are_an_error_naming_node_and_call() {
+    let _serial = process_support::serial();
+    for call in ["sendmmsg", "recvmmsg"] {
+        assert_unmodelled("batch", call, call);
+    }
+}
+
+#[test]
+fn polling_a_connection_is_an_error_naming_node_and_call() {
+    let _serial = process_support::serial();
+    for call in ["poll", "epoll_ctl"] {
+        assert_unmodelled("poll", call, call);
+    }
+}
+
+#[test]
+fn a_receive_timeout_on_a_connection_is_an_error_naming_node_and_call() {
+    let _serial = process_support::serial();
+    // TCP_NODELAY, a zero SO_RCVTIMEO and SO_ERROR pass; a one-second
+    // SO_RCVTIMEO would end a read with EAGAIN, which the model never does.
+    assert_unmodelled("sockopt", "", "setsockopt");
 }

@@ -11,21 +11,54 @@
  * "exec" exec /bin/true; "bigstate" report a 65-byte state; "bigdurable"
  * make a 65-byte record durable.
  *
+ * Calls on a connection, by class, given as `probe NODE CLASS [CALL]`. The
+ * node dials itself for a connection (a connect never fails), and first
+ * makes each call on an ordinary file (a memfd), where it must work, or
+ * exits with 6. Then, on the connection:
+ *   "positional"  pread, pwrite, preadv, pwritev, preadv2 and pwritev2 at
+ *                 offset 0, lseek, and pread of its listening socket, which
+ *                 fail with ESPIPE as on a socket; it reports the eight
+ *                 errnos, the count of a pread of /dev/urandom and of a
+ *                 pwritev2 at offset -1 of "p" on the connection, then
+ *                 waits in a preadv2 at offset -1. CALL "flags" instead
+ *                 makes a preadv2 with RWF_NOWAIT on the connection,
+ *                 "durable" a pread of fd 193;
+ *   "transfer"    CALL (sendfile, splice, tee, vmsplice, copy_file_range)
+ *                 with the connection as one end;
+ *   "control"     CALL: ioctl (FIONREAD), fcntl (F_SETFL O_NONBLOCK), dup,
+ *                 dup2 and dup3 (onto the connection), or dupfd-state
+ *                 (fcntl F_DUPFD of fd 3);
+ *   "batch"       CALL (sendmmsg, recvmmsg);
+ *   "poll"        CALL: poll, or epoll_ctl adding the connection;
+ *   "sockopt"     setsockopt of TCP_NODELAY and of a zero SO_RCVTIMEO,
+ *                 getsockopt of SO_ERROR, then a one-second SO_RCVTIMEO.
+ * The checker must stop each mode but "positional" (without CALL) with an
+ * error naming the node and the call; a mode that returns exits with 7.
+ *
  * Built -no-pie by the tests (cmc/tests/process_support): gcc -no-pie -I.
  */
+#define _GNU_SOURCE
 #include "cmc.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,11 +96,199 @@ static int wait_in_accept(int node)
     }
 }
 
+/* An ordinary file holding "abcd", at offset 4. */
+static int ordinary_file(void)
+{
+    int f = memfd_create("probe", 0);
+    if (f < 0 || write(f, "abcd", 4) != 4)
+        return -1;
+    return f;
+}
+
+/* The errno of a call that returned `r`, or 0 if it succeeded. */
+static uint8_t errno_of(long r)
+{
+    return r < 0 ? (uint8_t)errno : 0;
+}
+
+static int positional(int node, const char *call)
+{
+    int l = cmc_listen(node), c = cmc_dial(node), f = ordinary_file();
+    int u = open("/dev/urandom", O_RDONLY);
+    char buf[8];
+    struct iovec one = {buf, 1}, p = {(void *)"p", 1};
+    if (l < 0 || c < 0 || f < 0 || u < 0)
+        return 2;
+    if (pread(f, buf, 2, 1) != 2 || pwrite(f, "xy", 2, 1) != 2 || preadv(f, &one, 1, 0) != 1
+        || pwritev(f, &one, 1, 0) != 1 || preadv2(f, &one, 1, 0, 0) != 1 || pwritev2(f, &one, 1, 0, 0) != 1
+        || lseek(f, 0, SEEK_END) != 4)
+        return 6;
+    if (strcmp(call, "flags") == 0) {
+        preadv2(c, &one, 1, -1, RWF_NOWAIT);
+        return 7;
+    }
+    if (strcmp(call, "durable") == 0) {
+        pread(CMC_DURABLE_FD, buf, sizeof buf, 0);
+        return 7;
+    }
+    uint8_t out[10];
+    out[0] = errno_of(pread(c, buf, 1, 0));
+    out[1] = errno_of(pwrite(c, "x", 1, 0));
+    out[2] = errno_of(preadv(c, &one, 1, 0));
+    out[3] = errno_of(pwritev(c, &one, 1, 0));
+    out[4] = errno_of(preadv2(c, &one, 1, 0, 0));
+    out[5] = errno_of(pwritev2(c, &one, 1, 0, 0));
+    out[6] = errno_of(lseek(c, 0, SEEK_CUR));
+    out[7] = errno_of(pread(l, buf, 1, 0));
+    out[8] = (uint8_t)pread(u, buf, sizeof buf, 0);
+    out[9] = (uint8_t)pwritev2(c, &p, 1, -1, 0);
+    cmc_record_write(CMC_STATE_FD, out, sizeof out);
+    preadv2(c, &one, 1, -1, 0);
+    return 0;
+}
+
+static int transfer(int node, const char *call)
+{
+    int c = cmc_dial(node), f = ordinary_file(), g = memfd_create("copy", 0), p[2], q[2];
+    char buf[4] = {'a', 'b', 'c', 'd'};
+    struct iovec iov = {buf, sizeof buf};
+    loff_t at = 0, to = 0;
+    if (c < 0 || f < 0 || g < 0 || pipe(p) < 0 || pipe(q) < 0)
+        return 2;
+    if (strcmp(call, "sendfile") == 0) {
+        if (sendfile(g, f, &at, 4) != 4)
+            return 6;
+        at = 0;
+        sendfile(c, f, &at, 4);
+    } else if (strcmp(call, "splice") == 0) {
+        if (splice(f, &at, p[1], NULL, 4, 0) != 4)
+            return 6;
+        splice(p[0], NULL, c, NULL, 4, 0);
+    } else if (strcmp(call, "tee") == 0) {
+        if (write(p[1], buf, 4) != 4 || tee(p[0], q[1], 4, 0) != 4)
+            return 6;
+        tee(p[0], c, 4, 0);
+    } else if (strcmp(call, "vmsplice") == 0) {
+        if (vmsplice(p[1], &iov, 1, 0) != 4)
+            return 6;
+        vmsplice(c, &iov, 1, 0);
+    } else if (strcmp(call, "copy_file_range") == 0) {
+        if (copy_file_range(f, &at, g, &to, 4, 0) != 4)
+            return 6;
+        copy_file_range(f, NULL, c, NULL, 4, 0);
+    }
+    return 7;
+}
+
+static int control(int node, const char *call)
+{
+    int c = cmc_dial(node), f = ordinary_file(), avail = 0;
+    if (c < 0 || f < 0)
+        return 2;
+    if (strcmp(call, "ioctl") == 0) {
+        if (ioctl(f, FIONREAD, &avail) < 0)
+            return 6;
+        ioctl(c, FIONREAD, &avail);
+    } else if (strcmp(call, "fcntl") == 0) {
+        if (fcntl(f, F_SETFL, O_NONBLOCK) < 0)
+            return 6;
+        fcntl(c, F_SETFL, O_NONBLOCK);
+    } else if (strcmp(call, "dupfd-state") == 0) {
+        if (fcntl(f, F_DUPFD, 0) < 0)
+            return 6;
+        fcntl(CMC_STATE_FD, F_DUPFD, 0);
+    } else if (strcmp(call, "dup") == 0) {
+        if (dup(f) < 0)
+            return 6;
+        dup(c);
+    } else if (strcmp(call, "dup2") == 0) {
+        if (dup2(f, 100) != 100)
+            return 6;
+        dup2(c, 101);
+    } else if (strcmp(call, "dup3") == 0) {
+        if (dup3(f, 102, 0) != 102)
+            return 6;
+        dup3(f, c, 0);
+    }
+    return 7;
+}
+
+static int batch(int node, const char *call)
+{
+    int c = cmc_dial(node), f = ordinary_file();
+    char buf[4];
+    struct iovec iov = {buf, sizeof buf};
+    struct mmsghdr m;
+    memset(&m, 0, sizeof m);
+    m.msg_hdr.msg_iov = &iov;
+    m.msg_hdr.msg_iovlen = 1;
+    if (c < 0 || f < 0)
+        return 2;
+    if (strcmp(call, "sendmmsg") == 0) {
+        if (sendmmsg(f, &m, 1, 0) >= 0 || errno != ENOTSOCK)
+            return 6;
+        sendmmsg(c, &m, 1, 0);
+    } else if (strcmp(call, "recvmmsg") == 0) {
+        if (recvmmsg(f, &m, 1, 0, NULL) >= 0 || errno != ENOTSOCK)
+            return 6;
+        recvmmsg(c, &m, 1, 0, NULL);
+    }
+    return 7;
+}
+
+static int polling(int node, const char *call)
+{
+    int c = cmc_dial(node), e = epoll_create1(0), p[2];
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN;
+    if (c < 0 || e < 0 || pipe(p) < 0)
+        return 2;
+    if (strcmp(call, "poll") == 0) {
+        struct pollfd pfd = {c, POLLIN, 0};
+        poll(&pfd, 1, -1);
+    } else if (strcmp(call, "epoll_ctl") == 0) {
+        if (epoll_ctl(e, EPOLL_CTL_ADD, p[0], &ev) < 0)
+            return 6;
+        epoll_ctl(e, EPOLL_CTL_ADD, c, &ev);
+    }
+    return 7;
+}
+
+static int sockopt(int node)
+{
+    int c = cmc_dial(node), one = 1, error = -1;
+    socklen_t len = sizeof error;
+    struct timeval none = {0, 0}, second = {1, 0};
+    if (c < 0)
+        return 2;
+    if (setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0
+        || setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none) < 0
+        || getsockopt(c, SOL_SOCKET, SO_ERROR, &error, &len) < 0 || error != 0)
+        return 6;
+    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &second, sizeof second);
+    return 7;
+}
+
 int main(int argc, char **argv)
 {
     int node = argc > 1 ? atoi(argv[1]) : 0;
     const char *mode = argc > 2 ? argv[2] : "";
+    const char *call = argc > 3 ? argv[3] : "";
     uint8_t one = (uint8_t)node;
+
+    if (strcmp(mode, "positional") == 0)
+        return positional(node, call);
+    if (strcmp(mode, "transfer") == 0)
+        return transfer(node, call);
+    if (strcmp(mode, "control") == 0)
+        return control(node, call);
+    if (strcmp(mode, "batch") == 0)
+        return batch(node, call);
+    if (strcmp(mode, "poll") == 0)
+        return polling(node, call);
+    if (strcmp(mode, "sockopt") == 0)
+        return sockopt(node);
 
     if (strcmp(mode, "stall") == 0) {
         sigset_t none;

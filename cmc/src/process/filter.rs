@@ -11,6 +11,10 @@
 //! - the calls in [`ON_FD`] are notified when the low 32 bits of their first
 //!   argument, a file descriptor, are 3 or more, so that stdin, stdout and
 //!   stderr never cost a round trip;
+//! - a call that can take a connection in another argument (`sendfile`,
+//!   `splice`, `epoll_ctl`, ...) is in [`ALWAYS`]: a connection is a
+//!   `/dev/null` placeholder in the node, and a call the checker never sees
+//!   would quietly write into it or read end-of-file from it;
 //! - everything else is allowed, `execve` included: the node is spawned with
 //!   `CLONE_VFORK`, so a notified exec could never be answered. The preload
 //!   stacks its own filter that kills an exec after start-up.
@@ -50,6 +54,7 @@ pub const ALWAYS: &[i64] = &[
     libc::SYS_epoll_wait,
     libc::SYS_epoll_pwait,
     libc::SYS_epoll_pwait2,
+    libc::SYS_epoll_ctl,
     libc::SYS_pause,
     libc::SYS_alarm,
     libc::SYS_setitimer,
@@ -60,6 +65,13 @@ pub const ALWAYS: &[i64] = &[
     libc::SYS_getpid,
     libc::SYS_getppid,
     libc::SYS_gettid,
+    // Transfers between two descriptors, either of which may be a
+    // connection (rare in targets, so notifying them all costs nothing).
+    libc::SYS_sendfile,
+    libc::SYS_splice,
+    libc::SYS_tee,
+    libc::SYS_vmsplice,
+    libc::SYS_copy_file_range,
 ];
 
 /// Notified when their first argument is a descriptor of 3 or more.
@@ -69,6 +81,15 @@ pub const ON_FD: &[i64] = &[
     libc::SYS_close,
     libc::SYS_readv,
     libc::SYS_writev,
+    // Positional I/O and seeking: on a file each costs a CONTINUE, on a
+    // connection the checker answers ESPIPE as a socket does.
+    libc::SYS_pread64,
+    libc::SYS_pwrite64,
+    libc::SYS_preadv,
+    libc::SYS_pwritev,
+    libc::SYS_preadv2,
+    libc::SYS_pwritev2,
+    libc::SYS_lseek,
     libc::SYS_fcntl,
     libc::SYS_ioctl,
     libc::SYS_dup,
@@ -226,6 +247,10 @@ mod tests {
         assert_eq!(run(&p, libc::SYS_sendmsg, x86, 1), allow);
         assert_eq!(run(&p, libc::SYS_execve, x86, 0), allow, "a notified exec would deadlock the vfork spawn");
         assert_eq!(run(&p, libc::SYS_mmap, x86, 7), allow);
+        assert_eq!(run(&p, libc::SYS_sendfile, x86, 1), notify, "sendfile's source may be a connection");
+        assert_eq!(run(&p, libc::SYS_epoll_ctl, x86, 0), notify, "epoll_ctl's third argument may be a connection");
+        assert_eq!(run(&p, libc::SYS_pread64, x86, 0), allow, "stdin is the node's own");
+        assert_eq!(run(&p, libc::SYS_lseek, x86, 4), notify);
         assert_eq!(run(&p, libc::SYS_read, 0x4000_0003, 5), kill, "another architecture");
         assert_eq!(run(&p, 0x4000_0000 | libc::SYS_read, x86, 5), kill, "x32");
         for &nr in ALWAYS {

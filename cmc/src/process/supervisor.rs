@@ -498,6 +498,9 @@ impl Supervisor {
                 None => Answer::Continue,
             },
             libc::SYS_fcntl => match (vfd, c.args[1] as i32) {
+                (_, libc::F_DUPFD | libc::F_DUPFD_CLOEXEC) if vfd.is_some() || reserved => {
+                    return unmodelled("duplicating a connection or fd 3 or 193");
+                }
                 (Some(_), libc::F_GETFL) => Answer::Val(libc::O_RDWR as i64),
                 (Some(_), libc::F_SETFL) if c.args[2] as i32 & libc::O_NONBLOCK != 0 => {
                     return unmodelled("non-blocking I/O on a connection is not modelled");
@@ -537,8 +540,14 @@ impl Supervisor {
             libc::SYS_bind | libc::SYS_connect | libc::SYS_listen | libc::SYS_accept | libc::SYS_accept4 => {
                 self.on_socket_call(n, c, vfd)?
             }
-            libc::SYS_shutdown | libc::SYS_setsockopt => match vfd {
+            // A shutdown changes nothing, as a close does not notify the
+            // peer (manual, LIMITS).
+            libc::SYS_shutdown => match vfd {
                 Some(_) => Answer::Val(0),
+                None => Answer::Continue,
+            },
+            libc::SYS_setsockopt => match vfd {
+                Some(_) => self.on_setsockopt(n, c)?,
                 None => Answer::Continue,
             },
             libc::SYS_getsockopt => match vfd {
@@ -558,6 +567,41 @@ impl Supervisor {
                 Some(v) => self.on_sockname(n, c, v),
                 None => Answer::Continue,
             },
+            // A socket cannot seek. The placeholder can, and stdio, told
+            // that a connection seeks, drops the input it has buffered when
+            // it syncs a stream.
+            libc::SYS_lseek => match vfd {
+                Some(VFd::Conn { .. } | VFd::Socket { .. }) => Answer::Err(libc::ESPIPE),
+                _ => Answer::Continue,
+            },
+            libc::SYS_pread64
+            | libc::SYS_pwrite64
+            | libc::SYS_preadv
+            | libc::SYS_pwritev
+            | libc::SYS_preadv2
+            | libc::SYS_pwritev2 => self.on_positional(n, c, vfd)?,
+            libc::SYS_sendfile | libc::SYS_splice | libc::SYS_tee | libc::SYS_vmsplice | libc::SYS_copy_file_range => {
+                // The descriptors each call takes (vmsplice takes one).
+                let ends = match c.nr {
+                    libc::SYS_sendfile | libc::SYS_tee => [c.args[0], c.args[1]],
+                    libc::SYS_vmsplice => [c.args[0], c.args[0]],
+                    _ => [c.args[0], c.args[2]],
+                };
+                if ends.iter().any(|&f| self.owns(n, f as i32)) {
+                    return unmodelled(
+                        "a transfer to or from a connection, a socket, /dev/urandom or fd 3 or 193 is not modelled: use read and write",
+                    );
+                }
+                Answer::Continue
+            }
+            libc::SYS_epoll_ctl => {
+                if self.owns(n, c.args[2] as i32) {
+                    return unmodelled(
+                        "polling a connection or socket is not modelled: block in read or accept, and TIMEOUT fires",
+                    );
+                }
+                Answer::Continue
+            }
             libc::SYS_sendmmsg | libc::SYS_recvmmsg => match vfd {
                 Some(_) => return unmodelled("sendmmsg and recvmmsg on a connection are not modelled"),
                 None => Answer::Continue,
@@ -708,6 +752,74 @@ impl Supervisor {
             self.world.nodes[n as usize].fds.insert(fd, VFd::Socket { port: None, listening: false });
         }
         Ok(Answer::Done)
+    }
+
+    /// Whether the checker answers for node `n`'s descriptor `fd`: a
+    /// connection, a socket, `/dev/urandom`, or fd 3 or 193. A descriptor it
+    /// does not own is a file, and a CONTINUE runs the call on it: the fd
+    /// table cannot change in between, as a target has one thread (a second
+    /// is an error) and that thread waits in the call being answered.
+    fn owns(&self, n: u8, fd: i32) -> bool {
+        fd == 3 || fd == 193 || self.world.nodes[n as usize].fds.contains_key(&fd)
+    }
+
+    /// `pread64`, `pwrite64`, `preadv`, `pwritev`, `preadv2`, `pwritev2`.
+    /// On a connection or socket they fail with ESPIPE, as on a real
+    /// socket; `preadv2` and `pwritev2` at offset -1 (the current position)
+    /// without flags are `readv` and `writev`; `/dev/urandom` ignores the
+    /// offset. Fds 3 and 193 carry records, not a file one could seek in.
+    fn on_positional(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
+        let fd = c.args[0] as i32;
+        if !self.owns(n, fd) {
+            return Ok(Answer::Continue);
+        }
+        let unmodelled = |detail: &str| ProcessError::Unmodelled {
+            node: n,
+            call: syscalls::describe(c.nr),
+            detail: detail.to_string(),
+        };
+        let writes = matches!(c.nr, libc::SYS_pwrite64 | libc::SYS_pwritev | libc::SYS_pwritev2);
+        let flagged = matches!(c.nr, libc::SYS_preadv2 | libc::SYS_pwritev2);
+        if flagged && c.args[5] != 0 {
+            return Err(unmodelled(
+                "RWF_ flags (RWF_NOWAIT is non-blocking I/O) on a connection, a socket, /dev/urandom or fd 3 or 193",
+            ));
+        }
+        let at_current = flagged && c.args[3] as i64 == -1;
+        if at_current || vfd == Some(VFd::Random) {
+            return if writes { self.on_write(n, c, vfd) } else { self.on_read(n, c, vfd) };
+        }
+        match vfd {
+            Some(VFd::Conn { .. } | VFd::Socket { .. }) => Ok(Answer::Err(libc::ESPIPE)),
+            _ => Err(unmodelled("fds 3 and 193 hold records, not a file: read and write them without an offset")),
+        }
+    }
+
+    /// Every option is accepted and changes nothing, but a receive timeout:
+    /// it would end a read with EAGAIN, where in the model a read waits for
+    /// an action (TIMEOUT answers it with 'T').
+    fn on_setsockopt(&self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        /// `SO_RCVTIMEO` with a 64-bit `time_t` everywhere; on x86-64 it
+        /// reads the same struct as `SO_RCVTIMEO`.
+        const SO_RCVTIMEO_NEW: i32 = 66;
+        let (level, name) = (c.args[1] as i32, c.args[2] as i32);
+        if level != libc::SOL_SOCKET || (name != libc::SO_RCVTIMEO && name != SO_RCVTIMEO_NEW) {
+            return Ok(Answer::Val(0));
+        }
+        if (c.args[4] as u32 as usize) < 16 {
+            return Ok(Answer::Err(libc::EINVAL));
+        }
+        let Some(timeval) = notif::read_mem(c.pid, c.args[3], 16) else { return Ok(Answer::Err(libc::EFAULT)) };
+        if timeval.iter().all(|&b| b == 0) {
+            // No timeout: what a socket starts with.
+            return Ok(Answer::Val(0));
+        }
+        Err(ProcessError::Unmodelled {
+            node: n,
+            call: "setsockopt".to_string(),
+            detail: "a receive timeout (SO_RCVTIMEO) is not modelled: a read waits until TIMEOUT answers it with 'T'"
+                .to_string(),
+        })
     }
 
     fn conns_of(&self, n: u8) -> usize {
@@ -1248,10 +1360,20 @@ fn take_records(buf: &mut Vec<u8>) -> Result<Option<Vec<u8>>, usize> {
 /// The target's buffers of a read or write call: (address, length) each.
 fn iovecs(c: &Notif) -> Result<Vec<(u64, usize)>, i32> {
     let (iov_at, count) = match c.nr {
-        libc::SYS_read | libc::SYS_write | libc::SYS_recvfrom | libc::SYS_sendto => {
+        libc::SYS_read
+        | libc::SYS_write
+        | libc::SYS_recvfrom
+        | libc::SYS_sendto
+        | libc::SYS_pread64
+        | libc::SYS_pwrite64 => {
             return Ok(vec![(c.args[1], c.args[2] as usize)]);
         }
-        libc::SYS_readv | libc::SYS_writev => (c.args[1], c.args[2] as usize),
+        libc::SYS_readv
+        | libc::SYS_writev
+        | libc::SYS_preadv
+        | libc::SYS_pwritev
+        | libc::SYS_preadv2
+        | libc::SYS_pwritev2 => (c.args[1], c.args[2] as usize),
         libc::SYS_recvmsg | libc::SYS_sendmsg => {
             let h = notif::read_mem(c.pid, c.args[1], 32).ok_or(libc::EFAULT)?;
             let at = u64::from_ne_bytes(h[16..24].try_into().unwrap_or_default());
