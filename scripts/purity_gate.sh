@@ -201,8 +201,13 @@ pub fn purity_${i}_direct_actions(settings: &<Core$i as Core>::Settings) -> Opti
     i=$((i + 1))
 done
 deps=""
+optimised=""
 for crate in "${!needed[@]}"; do
     deps+="${package_name[$crate]} = { path = \"${package_dir[$crate]}\" }
+"
+    optimised+="[profile.release.package.${package_name[$crate]}]
+opt-level = 3
+codegen-units = 1
 "
 done
 manifest="[package]
@@ -226,6 +231,15 @@ codegen-units = 1
 lto = false
 debug = \"line-tables-only\"
 incremental = false
+
+# The cores' crates and the engine are compiled as above; the libraries
+# under them (serde, toml, nix, ...) fast, since a core that reached into
+# them would be walked all the same.
+[profile.release.package.\"*\"]
+opt-level = 0
+codegen-units = 16
+
+$(echo -n "$optimised" | sed 's/^\[/\n[/' | sed '1{/^$/d}')
 "
 write_if_changed() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ] || printf '%s\n' "$2" >"$1"; }
 write_if_changed "$shim/Cargo.toml" "$manifest"
