@@ -1,0 +1,108 @@
+# Shared by scripts/memory_gate.sh and scripts/memory_teeth.sh (sourced,
+# never run): the tools, the builds, and how one model runs and is judged,
+# so that the teeth test exactly the machinery the gate uses.
+#
+# C programs: MemorySanitizer builds (scripts/memory/msan.mk) run as nodes
+# under `cmc --model-file`, with the invariant `msan_quiet` added to the
+# model (msan_quiet.c): a node that reads an uninitialised byte exits with
+# MSAN_EXITCODE, and the checker reports the world where it happened as a
+# violation of `msan_quiet`. MSan's own report goes to $MSAN_OUT/reports.
+#
+# Cores: the checker built with cmc's `valgrind` feature (the engine checks
+# every byte a core hands back with a memcheck client request) runs under
+# valgrind's memcheck, which fails the run with VALGRIND_EXITCODE on any
+# error it reports.
+
+MEM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+MSAN_OUT=$MEM_ROOT/examples/c/build/msan
+MSAN_EXITCODE=86 # passed to msan.mk
+VALGRIND_EXITCODE=97
+MEMORY_TARGET=$MEM_ROOT/target/memory
+VALGRIND=(valgrind -q --tool=memcheck "--error-exitcode=$VALGRIND_EXITCODE" --leak-check=no
+    --track-origins=yes --num-callers=12)
+
+mem_say() { printf '%s\n' "$*" >&2; }
+
+# Installs clang, valgrind, make and cc from the distribution when missing.
+mem_tools() {
+    local missing=()
+    command -v clang >/dev/null || missing+=(clang)
+    command -v valgrind >/dev/null || missing+=(valgrind)
+    command -v make >/dev/null || missing+=(make)
+    command -v cc >/dev/null || missing+=(gcc)
+    command -v llvm-symbolizer >/dev/null || missing+=(llvm)
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    mem_say "installing ${missing[*]}"
+    if ! "${sudo[@]}" apt-get install -y "${missing[@]}" >/dev/null 2>&1; then
+        "${sudo[@]}" apt-get update >/dev/null
+        "${sudo[@]}" apt-get install -y "${missing[@]}" >/dev/null
+    fi
+}
+
+# The checker and the preload (shared target/), and the MSan builds.
+mem_build_c() {
+    (cd "$MEM_ROOT" && cargo build --quiet --release -p cmc-runner -p cmc-preload)
+    make -s -f "$MEM_ROOT/scripts/memory/msan.mk" "OUT=$MSAN_OUT" "MSAN_EXITCODE=$MSAN_EXITCODE"
+}
+
+# The checker and the probe with cmc's `valgrind` feature, in their own
+# target directory so that the shared target/ keeps its cache.
+mem_build_cores() {
+    (cd "$MEM_ROOT" && CARGO_TARGET_DIR=$MEMORY_TARGET cargo build --quiet --release \
+        -p cmc-runner -p cmc-memory-probe --features cmc/valgrind)
+}
+
+# mem_msan_model SRC DST DEPTH: DST is the model file SRC with its program
+# and invariants swapped for the MSan build and msan_quiet (first, so that
+# it is the one reported when a world breaks several), and depth_max at
+# most DEPTH (added for a BFS or DFS model that has none).
+mem_msan_model() {
+    local src=$1 dst=$2 depth=$3
+    awk -v out="$MSAN_OUT" -v depth="$depth" '
+        /^program *=/ { sub(/"build\//, "\"" out "/") }
+        /^properties *=/ { sub(/"build\//, "\"" out "/"); props = 1 }
+        /^invariants *=/ { sub(/\[ */, "[\"msan_quiet\", "); sub(/, *\]/, "]") }
+        /^search *=/ && /simulate/ { simulate = 1 }
+        /^depth_max *=/ { d = $0; sub(/.*= */, "", d); if (d + 0 > depth + 0) $0 = "depth_max = " depth; has_depth = 1 }
+        { print }
+        END {
+            if (!props) { print "properties = \"" out "/msan_quiet.so\""; print "invariants = [\"msan_quiet\"]" }
+            if (!has_depth && !simulate) print "depth_max = " depth
+        }' "$src" >"$dst"
+}
+
+# mem_symbolize REPORT: MSan's report with each frame of a program in
+# MSAN_OUT named (function, file:line): the nodes run with symbolize=0.
+mem_symbolize() {
+    local line bin addr where
+    while IFS= read -r line; do
+        printf '    %s\n' "$line"
+        if [[ $line =~ \#[0-9]+\ (0x[0-9a-f]+)\ +\(($MSAN_OUT/[^+]+)\+ ]]; then
+            addr=${BASH_REMATCH[1]} bin=${BASH_REMATCH[2]}
+            where=$(llvm-symbolizer --obj="$bin" "$addr" 2>/dev/null | paste -sd' ' | sed 's/  */ /g')
+            printf '        = %s\n' "$where"
+        fi
+    done <"$1"
+}
+
+# mem_run_model MODEL LOG: runs the checker on MODEL, output to LOG; sets
+# MEM_RC (cmc's exit code) and MEM_PROPERTY (the violated property, or "").
+mem_run_model() {
+    local model=$1 log=$2
+    MEM_RC=0
+    (cd "$MEM_ROOT" && "$MEM_ROOT/target/release/cmc" --model-file "$model" --save "${log%.log}.cex.json") \
+        >"$log" 2>&1 || MEM_RC=$?
+    MEM_PROPERTY=$(sed -n 's/^violation of [a-z]* property `\([^`]*\)`.*/\1/p' "$log" | head -n1)
+}
+
+# mem_reports: the MSan reports written so far, one path a line.
+mem_reports() {
+    find "$MSAN_OUT/reports" -type f -name 'msan.*' 2>/dev/null | sort
+}
+
+mem_clear_reports() {
+    mkdir -p "$MSAN_OUT/reports"
+    find "$MSAN_OUT/reports" -type f -name 'msan.*' -delete
+}

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# memory_teeth.sh: the memory gate catches each of its probes, each for the
+# right reason (a gate without teeth is no gate).
+#
+#   scripts/memory_teeth.sh       (from any directory; exit 0 when every
+#                                  probe is caught and every control passes)
+#
+# C programs: scripts/memory/uninit.c, run as two nodes by the checker over
+# its MemorySanitizer build, exactly as the gate runs the examples
+# (scripts/memory/lib.sh). Only after an ACCEPT and a DELIVER does node 0
+# branch on a never-written stack byte (stack), or heap byte (heap), or
+# report a state with a never-written byte (report). Each must end in a
+# violation of `msan_quiet` with node 0 exited with MSan's exit code, and
+# MSan's report must say use-of-uninitialized-value, with the origin the
+# probe planted. Mode clean, the control, must pass with no report.
+#
+# Cores: cmc-memory-probe (scripts/memory/probe), whose node 1 leaves one
+# byte of its next state (state) or of a message (message) uninitialised on
+# a delivery, under valgrind's memcheck with cmc's `valgrind` feature, as
+# the gate runs the example cores. Each must fail with memcheck's report of
+# the engine's client request and the engine's error naming the byte; the
+# control (clean) must pass; and without valgrind, even with --det, the
+# bad modes pass: only this gate sees them.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/memory/lib.sh"
+
+start=$SECONDS
+mem_tools
+mem_say "building (cargo may wait for the target lock)"
+mem_build_c
+mem_build_cores
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+pass() { printf '  caught  %s\n' "$*"; }
+fail() {
+    printf '  FAILED  %s\n' "$*"
+    failures=$((failures + 1))
+}
+# expect NAME LOG TEXT...: LOG contains every TEXT (fixed strings).
+expect() {
+    local name=$1 log=$2 text
+    shift 2
+    for text in "$@"; do
+        if ! grep -qF -- "$text" "$log"; then
+            fail "$name: no \"$text\" in:"
+            sed 's/^/            /' "$log"
+            return 1
+        fi
+    done
+}
+
+echo "C program probe: scripts/memory/uninit.c, MemorySanitizer build under cmc --model-file"
+for mode in clean stack heap report; do
+    src=$tmp/uninit-$mode.src.toml model=$tmp/uninit-$mode.toml log=$tmp/uninit-$mode.log
+    printf 'program = "build/uninit"\nargs = ["%s"]\nnodes = 2\ndepth_max = 6\n' "$mode" >"$src"
+    mem_msan_model "$src" "$model" 6
+    mem_clear_reports
+    mem_run_model "$model" "$log"
+    reports=$(mem_reports)
+    mem_reports | xargs -r cat >"$log.msan"
+    if [ $mode = clean ]; then
+        if [ "$MEM_RC" -eq 0 ] && [ -z "$reports" ]; then
+            printf '  passes  clean (the control): %s\n' "$(head -n1 "$log")"
+        else
+            fail "clean (the control) did not pass cleanly: exit $MEM_RC, reports: ${reports:-none}"
+            cat "$log" "$log.msan"
+        fi
+        continue
+    fi
+    if [ "$MEM_RC" -ne 1 ] || [ "$MEM_PROPERTY" != msan_quiet ]; then
+        fail "$mode: expected a violation of msan_quiet, got exit $MEM_RC ($(head -n1 "$log"))"
+        continue
+    fi
+    case $mode in
+        stack) origin="Uninitialized value was created by an allocation of 'junk" ;;
+        heap) origin="Uninitialized value was created by a heap allocation" ;;
+        report) origin="Uninitialized bytes in __interceptor_write" ;;
+    esac
+    if ! grep -qE "^ +3\. DELIVER\(0, 1\.0\)$" "$log" ||
+        ! grep -qE "^ +node 0: state [0-9a-f]+ durable - \(exited $MSAN_EXITCODE\)$" "$log"; then
+        fail "$mode: expected node 0 to exit with $MSAN_EXITCODE at the DELIVER, the third world:"
+        sed 's/^/            /' "$log"
+        continue
+    fi
+    [ "$reports" = "$MSAN_OUT/reports/msan.1000" ] || {
+        fail "$mode: expected one report, from node 0 (virtual pid 1000), got: ${reports:-none}"
+        continue
+    }
+    expect "$mode" "$log.msan" "WARNING: MemorySanitizer: use-of-uninitialized-value" "$origin" || continue
+    where=""
+    if [ $mode != report ]; then
+        # The branch MSan stops at is the probe's `if (odd(junk))`: the
+        # first such line for stack, the second for heap.
+        nth=$([ $mode = stack ] && echo 1 || echo 2)
+        line=$(grep -n 'if (odd(junk))' "$MEM_ROOT/scripts/memory/uninit.c" | sed -n "${nth}p" | cut -d: -f1)
+        pc=$(sed -n 's/^ *#0 \(0x[0-9a-f]*\) .*/\1/p' "$log.msan" | head -n1)
+        where=$(llvm-symbolizer --obj="$MSAN_OUT/uninit" "$pc" | head -n2 | paste -sd' ')
+        if ! [[ $where == "serve "*"uninit.c:$line:"* ]]; then
+            fail "$mode: MSan stopped at $pc ($where), not at uninit.c:$line, the planted branch"
+            continue
+        fi
+        where=", at $(basename "${where#serve }" | cut -d: -f1,2) in serve"
+    fi
+    pass "$mode: violation of msan_quiet at the DELIVER; MSan: use-of-uninitialized-value$where, \"$origin\""
+done
+mem_clear_reports
+
+echo "core probe: cmc-memory-probe under valgrind memcheck, cmc built with the valgrind feature"
+probe=$MEMORY_TARGET/release/cmc-memory-probe
+rc=0
+"${VALGRIND[@]}" "$probe" clean >"$tmp/core-clean.log" 2>&1 || rc=$?
+if [ $rc -eq 0 ] && expect clean "$tmp/core-clean.log" "pass (bfs"; then
+    printf '  passes  clean (the control): %s\n' "$(head -n1 "$tmp/core-clean.log")"
+else
+    fail "clean (the control): exit $rc"
+    cat "$tmp/core-clean.log"
+fi
+for mode in state message; do
+    case $mode in
+        state) what="byte 1 of the next state is undefined" ;;
+        message) what="byte 0 of the message is undefined" ;;
+    esac
+    log=$tmp/core-$mode.log rc=0
+    "${VALGRIND[@]}" "$probe" $mode >"$log" 2>&1 || rc=$?
+    if [ $rc -ne "$VALGRIND_EXITCODE" ]; then
+        fail "$mode: expected memcheck's exit code $VALGRIND_EXITCODE, got $rc"
+        cat "$log"
+        continue
+    fi
+    expect "$mode" "$log" "Uninitialised byte(s) found during client check request" \
+        "cmc::engine::memcheck::defined" "Uninitialised value was created by a heap allocation" \
+        "uninitialised (main.rs:" "<cmc_memory_probe::Probe as cmc::core::Core>::step" "error: core \`memory-probe\`, node 1, event Deliver" "$what" || continue
+    native=$tmp/core-$mode-native.log rc=0
+    "$probe" $mode --det >"$native" 2>&1 || rc=$?
+    if [ $rc -ne 0 ]; then
+        fail "$mode: without valgrind (--det) the probe should pass, showing only the gate sees it; exit $rc"
+        cat "$native"
+        continue
+    fi
+    pass "$mode: memcheck \"Uninitialised byte(s) found during client check request\"; cmc: \"$what\"; without valgrind, --det passes"
+done
+
+echo "memory teeth: $((SECONDS - start)) s"
+if [ $failures -ne 0 ]; then
+    echo "memory teeth: FAILED ($failures)"
+    exit 1
+fi
+echo "memory teeth: every probe caught"
