@@ -75,20 +75,31 @@ pub struct PrimaryBackupState {
     pub acks: [u8; limits::NODES_MAX - 1],
 }
 
-fn values(v: u8) -> Vec<u8> {
-    (1..=VALUE_MAX).filter(|i| v & (1 << i) != 0).collect()
+/// The values in the set `v`, in order. An iterator, not a list: `step`
+/// must not allocate (the purity gate).
+fn values(v: u8) -> impl Iterator<Item = u8> + Clone {
+    (1..=VALUE_MAX).filter(move |i| v & (1 << i) != 0)
+}
+
+/// A set of values as `[1, 3]`, for people.
+struct Values(u8);
+
+impl fmt::Debug for Values {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(values(self.0)).finish()
+    }
 }
 
 impl fmt::Debug for PrimaryBackupState {
     /// `disk` is durable; the primary's pending writes and acks follow.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "disk {:?} store {:?}", values(self.stored), values(self.store))?;
+        write!(f, "disk {:?} store {:?}", Values(self.stored), Values(self.store))?;
         if self.pending != 0 {
-            write!(f, " pending {:?}", values(self.pending))?;
+            write!(f, " pending {:?}", Values(self.pending))?;
         }
         for (b, acked) in self.acks.iter().enumerate() {
             if *acked != 0 {
-                write!(f, " acked by {} {:?}", b + 1, values(*acked))?;
+                write!(f, " acked by {} {:?}", b + 1, Values(*acked))?;
             }
         }
         Ok(())
