@@ -1,0 +1,104 @@
+//! The determinism gate (manual, GATES; DESIGN 9): every example model is
+//! checked with `--det` (every step run twice from copies of the same
+//! world, outputs compared), and every search of it is run twice and its
+//! reports compared byte for byte: the JSON report, the text a person
+//! reads (counts, trace) and the counterexample file. The elapsed time is
+//! the one field allowed to differ.
+//!
+//! The models are the suite's own declarations (`tests/models`), included
+//! here, so a model added there is gated without being listed again.
+//! `scripts/determinism_gate.sh` runs this test alone.
+
+#[path = "../models/disk_paxos.rs"]
+mod disk_paxos;
+#[path = "../models/lock_service.rs"]
+mod lock_service;
+#[path = "../models/primary_backup.rs"]
+mod primary_backup;
+#[path = "../models/two_phase.rs"]
+mod two_phase;
+#[path = "../models/two_phase_tla.rs"]
+mod two_phase_tla;
+
+use cmc::harness::{Attributes, Declared, MODELS, prepare};
+use cmc::{Model, NoControl, NoSettings, Options, Report, Search, Verdict};
+use cmc_tests::Nondet;
+
+/// Everything a run prints or saves, but its elapsed time.
+fn bytes(mut r: Report) -> (String, String, Option<String>) {
+    r.elapsed_s = 0.0;
+    let cex = r.counterexample().map(|c| c.to_json());
+    (r.to_json(), r.to_text(), cex)
+}
+
+/// The searches each model is run with: its declared one, and a seeded
+/// simulation.
+fn searches(d: &Declared) -> Vec<Search> {
+    let mut s = vec![d.attributes.search];
+    if !matches!(d.attributes.search, Search::Simulate { .. }) {
+        s.push(Search::Simulate { walks: 200, walk_length: 50, seed: 7 });
+    }
+    s
+}
+
+fn options(d: &Declared, search: Search, det: bool) -> Options {
+    Options { search, states_max: d.attributes.states_max, det, deadlock: d.attributes.deadlock }
+}
+
+/// The gate over `declared`: what failed, one entry per model and search.
+fn gate(declared: &[&Declared]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for d in declared {
+        let name = d.name();
+        let model = match (d.build)(&d.attributes) {
+            Ok(m) => m,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        for search in searches(d) {
+            let run = |det| model.check(&options(d, search, det), &mut NoControl).expect("a valid model");
+            let (first, second, det) = (run(false), run(false), run(true));
+            let what = format!("{name} ({})", search.describe());
+            if det.verdict == Verdict::Error {
+                failures.push(format!("{what}: --det: {}", det.reason.as_deref().unwrap_or_default()));
+                continue;
+            }
+            let (a, b, c) = (bytes(first), bytes(second), bytes(det));
+            if a != b {
+                failures.push(format!("{what}: two runs differ:\n{}\n---\n{}", a.1, b.1));
+            }
+            // --det changes how often each step runs, never what is found.
+            if a != c {
+                failures.push(format!("{what}: --det changes the report:\n{}\n---\n{}", a.1, c.1));
+            }
+        }
+    }
+    failures
+}
+
+#[test]
+fn every_model_gives_the_same_bytes_twice_and_passes_det() {
+    let mut declared: Vec<&Declared> = MODELS.iter().collect();
+    declared.sort_by_key(|d| d.name());
+    assert!(declared.len() >= 20, "the models suite was not included: {} models", declared.len());
+    let failures = gate(&declared);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Teeth: a core that reads a global counter in its step.
+#[test]
+fn the_gate_rejects_a_nondeterministic_core() {
+    static NONDET: Declared = Declared {
+        module: "determinism",
+        function: "nondet",
+        file: file!(),
+        line: line!(),
+        attributes: Attributes::DEFAULT,
+        build: |a| prepare(Model::<Nondet>::new(NoSettings), a),
+    };
+    let failures = gate(&[&NONDET]);
+    assert!(!failures.is_empty(), "the gate passed a core that reads a global");
+    assert!(failures[0].contains("--det: ") && failures[0].contains("non-deterministic"), "{failures:#?}");
+}
