@@ -60,12 +60,15 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// MODULE the file's stem or, below `examples/src/DIR/`, the folder) to the
 /// places it occurs.
 fn core_sites() -> BTreeMap<String, Vec<String>> {
-    let src = root().join("examples/src");
+    sites_under(&root().join("examples/src"))
+}
+
+fn sites_under(src: &Path) -> BTreeMap<String, Vec<String>> {
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    rust_files(src, &mut files);
     let mut sites: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for file in files {
-        let rel = file.strip_prefix(&src).unwrap();
+        let rel = file.strip_prefix(src).unwrap();
         let module = match rel.components().count() {
             1 => rel.file_stem().unwrap().to_string_lossy().into_owned(),
             _ => rel.components().next().unwrap().as_os_str().to_string_lossy().into_owned(),
@@ -94,19 +97,50 @@ fn bug_models() -> BTreeMap<String, &'static Declared> {
         .collect()
 }
 
-#[test]
-fn every_core_bug_site_has_a_model_and_every_bug_model_a_site() {
-    let sites = core_sites();
-    assert!(sites.len() >= 10, "the examples' bug sites were not found: {sites:?}");
-    let models = bug_models();
-    let missing: Vec<String> = sites
+/// Sites without a model, and bug models without a site.
+fn unmatched(
+    sites: &BTreeMap<String, Vec<String>>,
+    models: &BTreeMap<String, &'static Declared>,
+) -> (Vec<String>, Vec<String>) {
+    let missing = sites
         .iter()
         .filter(|(name, _)| !models.contains_key(*name))
         .map(|(name, at)| format!("{name} (site at {})", at.join(", ")))
         .collect();
+    let stale = models.keys().filter(|name| !sites.contains_key(*name)).cloned().collect();
+    (missing, stale)
+}
+
+#[test]
+fn every_core_bug_site_has_a_model_and_every_bug_model_a_site() {
+    let sites = core_sites();
+    assert!(sites.len() >= 10, "the examples' bug sites were not found: {sites:?}");
+    let (missing, stale) = unmatched(&sites, &bug_models());
     assert!(missing.is_empty(), "bug sites without a model `MODULE::bug_NAME` in tests/models: {missing:#?}");
-    let stale: Vec<&String> = models.keys().filter(|name| !sites.contains_key(*name)).collect();
     assert!(stale.is_empty(), "bug models whose site is gone: {stale:?}");
+}
+
+/// Teeth: a new site in a copy of the sources, and a model taken away.
+#[test]
+fn a_new_site_or_a_deleted_model_fails_the_gate() {
+    let copy = std::env::temp_dir().join(format!("cmc-planted-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&copy);
+    std::fs::create_dir_all(copy.join("disk_paxos")).unwrap();
+    for (from, to) in [("two_phase.rs", "two_phase.rs"), ("disk_paxos/actions.rs", "disk_paxos/actions.rs")] {
+        std::fs::copy(root().join("examples/src").join(from), copy.join(to)).unwrap();
+    }
+    let mut text = std::fs::read_to_string(copy.join("two_phase.rs")).unwrap();
+    text.push_str("\nfn planted(ctx: &Ctx) -> bool { ctx.settings.bug_brand_new != 0 }\n");
+    std::fs::write(copy.join("two_phase.rs"), text).unwrap();
+    let sites = sites_under(&copy);
+    let _ = std::fs::remove_dir_all(&copy);
+    let mut models = bug_models();
+    let (missing, _) = unmatched(&sites, &models);
+    assert_eq!(missing.len(), 1, "{missing:?}");
+    assert!(missing[0].starts_with("two_phase::bug_brand_new (site at examples/src/two_phase.rs:"), "{missing:?}");
+    models.remove("disk_paxos::bug_own_value");
+    let (missing, _) = unmatched(&sites, &models);
+    assert!(missing.iter().any(|m| m.starts_with("disk_paxos::bug_own_value (site at")), "{missing:?}");
 }
 
 #[test]
