@@ -10,7 +10,10 @@
 # program; a node that reads an uninitialised byte makes the checker report
 # a violation of `msan_quiet`, and MSan's report is printed, symbolized.
 # A model may still find its own planted bug: that is not this gate's
-# business, and passes it.
+# business, and passes it. The invariants of examples/c/*_props.c, which
+# run inside the checker where MSan cannot reach, are built with MSan too
+# and called by scripts/memory/props_driver.c over $MEMORY_GATE_VIEWS
+# (default 100000) generated views each.
 #
 # Cores: every core of `cmc check --list`, with its default settings and
 # with each planted bug on, is checked by BFS to the end (at most
@@ -25,6 +28,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/memory/lib.sh"
 
 DEPTH=${MEMORY_GATE_DEPTH:-5}
 STATES=${MEMORY_GATE_STATES:-100000}
+VIEWS=${MEMORY_GATE_VIEWS:-100000}
 start=$SECONDS
 mem_tools
 mem_say "building (cargo may wait for the target lock)"
@@ -78,6 +82,19 @@ programs() {
             printf '  ok    %-28s %3ss  %s\n' "$name" $((SECONDS - t)) "$(head -n1 "$log")"
         fi
     done
+    for src in "$MEM_ROOT"/examples/c/*_props.c; do
+        name=$(basename "$src" .c)
+        log=$tmp/props-$name.log t=$SECONDS
+        # shellcheck disable=SC2046 # one invariant name a word
+        mem_run_props "$MSAN_OUT/props/$name.so" "$VIEWS" "$log" $(mem_invariants "$src")
+        if [ "$MEM_RC" -ne 0 ]; then
+            failed=1
+            printf '  FAIL  %-28s exit %s (props_driver)\n' "$name" "$MEM_RC"
+            sed 's/^/        /' "$log"
+        else
+            printf '  ok    %-28s %3ss  %s\n' "$name" $((SECONDS - t)) "$(paste -sd';' "$log")"
+        fi
+    done
     reports=$(mem_reports)
     if [ -n "$reports" ]; then
         failed=1
@@ -92,7 +109,7 @@ programs() {
 cores_rc=0
 cores >"$tmp/cores.out" 2>&1 &
 cores_pid=$!
-echo "C programs: MemorySanitizer builds under cmc --model-file (depth_max <= $DEPTH)"
+echo "C programs: MemorySanitizer builds under cmc --model-file (depth_max <= $DEPTH); invariants under props_driver"
 programs_rc=0
 programs || programs_rc=$?
 wait "$cores_pid" || cores_rc=$?

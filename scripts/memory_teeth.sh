@@ -14,6 +14,11 @@
 # MSan's report must say use-of-uninitialized-value, with the origin the
 # probe planted. Mode clean, the control, must pass with no report.
 #
+# Invariants: scripts/memory/uninit_props.c through props_driver, as the
+# gate runs the examples' invariants: `reads_uninit` branches on a local it
+# never wrote, for some views only, and must be stopped by MSan naming that
+# local; `clean`, the control, must pass.
+#
 # Cores: cmc-memory-probe (scripts/memory/probe), whose node 1 leaves one
 # byte of its next state (state) or of a message (message) uninitialised on
 # a delivery, under valgrind's memcheck with cmc's `valgrind` feature, as
@@ -105,6 +110,27 @@ for mode in clean stack heap report; do
     fi
     pass "$mode: violation of msan_quiet at the DELIVER; MSan: use-of-uninitialized-value$where, \"$origin\""
 done
+mem_clear_reports
+
+echo "invariant probe: scripts/memory/uninit_props.c, MemorySanitizer build under props_driver"
+log=$tmp/props.log
+mem_run_props "$MSAN_OUT/props/uninit_props.so" 100000 "$log" clean
+if [ "$MEM_RC" -eq 0 ] && [ -z "$(mem_reports)" ]; then
+    printf '  passes  clean (the control): %s\n' "$(cat "$log")"
+else
+    fail "clean (the control): exit $MEM_RC"
+    cat "$log"
+fi
+mem_clear_reports
+mem_run_props "$MSAN_OUT/props/uninit_props.so" 100000 "$log" reads_uninit
+mem_reports | xargs -r cat >"$log.msan"
+origin="Uninitialized value was created by an allocation of 'seen' in the stack frame of function 'reads_uninit'"
+if [ "$MEM_RC" -ne "$MSAN_EXITCODE" ]; then
+    fail "reads_uninit: expected MSan's exit code $MSAN_EXITCODE, got $MEM_RC"
+    cat "$log" "$log.msan"
+elif expect reads_uninit "$log.msan" "WARNING: MemorySanitizer: use-of-uninitialized-value" "$origin"; then
+    pass "reads_uninit: MSan: use-of-uninitialized-value, \"$origin\""
+fi
 mem_clear_reports
 
 echo "core probe: cmc-memory-probe under valgrind memcheck, cmc built with the valgrind feature"

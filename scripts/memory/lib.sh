@@ -7,6 +7,9 @@
 # model (msan_quiet.c): a node that reads an uninitialised byte exits with
 # MSAN_EXITCODE, and the checker reports the world where it happened as a
 # violation of `msan_quiet`. MSan's own report goes to $MSAN_OUT/reports.
+# Invariants (C too, but run inside the checker, which MSan cannot
+# instrument) are built with MSan and called by props_driver over
+# generated views.
 #
 # Cores: the checker built with cmc's `valgrind` feature (the engine checks
 # every byte a core hands back with a memcheck client request) runs under
@@ -73,14 +76,15 @@ mem_msan_model() {
         }' "$src" >"$dst"
 }
 
-# mem_symbolize REPORT: MSan's report with each frame of a program in
-# MSAN_OUT named (function, file:line): the nodes run with symbolize=0.
+# mem_symbolize REPORT: MSan's report with each frame of a program or
+# object in MSAN_OUT named (function, file:line), from its offset in the
+# file (for a -no-pie program, its address): the nodes run with symbolize=0.
 mem_symbolize() {
     local line bin addr where
     while IFS= read -r line; do
         printf '    %s\n' "$line"
-        if [[ $line =~ \#[0-9]+\ (0x[0-9a-f]+)\ +\(($MSAN_OUT/[^+]+)\+ ]]; then
-            addr=${BASH_REMATCH[1]} bin=${BASH_REMATCH[2]}
+        if [[ $line =~ \#[0-9]+\ 0x[0-9a-f]+\ +\(($MSAN_OUT/[^+]+)\+(0x[0-9a-f]+)\) ]]; then
+            bin=${BASH_REMATCH[1]} addr=${BASH_REMATCH[2]}
             where=$(llvm-symbolizer --obj="$bin" "$addr" 2>/dev/null | paste -sd' ' | sed 's/  */ /g')
             printf '        = %s\n' "$where"
         fi
@@ -105,4 +109,19 @@ mem_reports() {
 mem_clear_reports() {
     mkdir -p "$MSAN_OUT/reports"
     find "$MSAN_OUT/reports" -type f -name 'msan.*' -delete
+}
+
+# mem_invariants PROPS.c: the invariants a properties source defines, by
+# cmc.h's signature `int NAME(const struct cmc_view *...)`.
+mem_invariants() {
+    sed -n 's/^int \([A-Za-z_][A-Za-z0-9_]*\)(const struct cmc_view \*.*/\1/p' "$1"
+}
+
+# mem_run_props LIB VIEWS LOG NAME...: the invariants NAME of the MSan
+# build LIB, over VIEWS views each, under props_driver; sets MEM_RC.
+mem_run_props() {
+    local lib=$1 views=$2 log=$3
+    shift 3
+    MEM_RC=0
+    "$MSAN_OUT/props_driver" "$lib" "$views" "$@" >"$log" 2>&1 || MEM_RC=$?
 }

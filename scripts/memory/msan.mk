@@ -12,6 +12,10 @@
 #   compiled in, and msan_quiet.so alone, for models with no invariants of
 #   their own. These run inside the checker, so they are built with cc and
 #   not instrumented.
+# - OUT/props/NAME_props.so, each properties object instrumented, and
+#   OUT/props/uninit_props.so, the invariant probe, for props_driver, which
+#   calls their invariants under MSan (the checker cannot: it is not
+#   instrumented).
 # MSan writes its reports to OUT/reports/msan.<pid> (see msan_options.c).
 
 HERE := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
@@ -23,9 +27,10 @@ override OUT := $(abspath $(OUT))
 CLANG ?= clang
 CC ?= cc
 MSAN_EXITCODE := 86
-MSAN_CFLAGS := -fsanitize=memory -fsanitize-memory-track-origins=2 -fno-omit-frame-pointer \
-  -O1 -g -Wall -no-pie -I $(ROOT) \
+MSAN_FLAGS := -fsanitize=memory -fsanitize-memory-track-origins=2 -fno-omit-frame-pointer \
+  -O1 -g -Wall -I $(ROOT) \
   -DCMC_MSAN_EXITCODE=$(MSAN_EXITCODE) -DCMC_MSAN_LOG='"$(OUT)/reports/msan"'
+MSAN_CFLAGS := $(MSAN_FLAGS) -no-pie
 PROPS_CFLAGS := -O1 -g -Wall -Werror -shared -fPIC -I $(ROOT) -DCMC_MSAN_EXITCODE=$(MSAN_EXITCODE)
 
 SOURCES := $(filter-out %_props.c,$(wildcard $(EX)/*.c))
@@ -34,10 +39,20 @@ BUGS := $(sort $(shell sed -n 's|^program *= *"build/\([^"]*-BUG_[^"]*\)".*|\1|p
 PROPS := $(patsubst $(EX)/%.c,%,$(wildcard $(EX)/*_props.c))
 DEPS := $(ROOT)/cmc.h $(HERE)/msan_options.c $(HERE)/msan.mk
 
-all: $(addprefix $(OUT)/,$(PROGRAMS) $(BUGS) uninit $(addsuffix .so,$(PROPS) msan_quiet)) | $(OUT)/reports
+all: $(addprefix $(OUT)/,$(PROGRAMS) $(BUGS) uninit $(addsuffix .so,$(PROPS) msan_quiet)) \
+  $(OUT)/props_driver $(addprefix $(OUT)/props/,$(addsuffix .so,$(PROPS) uninit_props)) | $(OUT)/reports
 
-$(OUT) $(OUT)/reports:
+$(OUT) $(OUT)/reports $(OUT)/props:
 	mkdir -p $@
+
+$(OUT)/props_driver: $(HERE)/props_driver.c $(DEPS) | $(OUT)
+	$(CLANG) $(MSAN_CFLAGS) $< $(HERE)/msan_options.c -o $@
+
+$(OUT)/props/uninit_props.so: $(HERE)/uninit_props.c $(DEPS) | $(OUT)/props
+	$(CLANG) $(MSAN_FLAGS) -shared -fPIC $< -o $@
+
+$(OUT)/props/%_props.so: $(EX)/%_props.c $(DEPS) | $(OUT)/props
+	$(CLANG) $(MSAN_FLAGS) -shared -fPIC $< -o $@
 
 $(OUT)/uninit: $(HERE)/uninit.c $(DEPS) | $(OUT)
 	$(CLANG) $(MSAN_CFLAGS) $< $(HERE)/msan_options.c -o $@
