@@ -198,6 +198,15 @@ fn a_fork_in_the_target_is_an_error_naming_node_and_call() {
 }
 
 #[test]
+fn asynchronous_io_is_an_error_naming_node_and_call() {
+    let _serial = process_support::serial();
+    for (mode, call) in [("uring", "io_uring_setup"), ("aio", "io_setup")] {
+        let err = probe_error(mode);
+        assert!(matches!(&err, ProcessError::Unmodelled { node: 0, call: named, .. } if named == call), "{err}");
+    }
+}
+
+#[test]
 fn a_durable_record_over_64_bytes_is_an_error_naming_node_and_limit() {
     let _serial = process_support::serial();
     let err = probe_error("bigdurable");

@@ -8,7 +8,8 @@
  * accept() (and linger if the checker dies); "stall" block in sigsuspend(), a call the checker does not
  * model; "busy" loop without system calls; "sleep" call sleep(), which the
  * checker rejects at once; "thread" start a thread; "fork" fork a child;
- * "exec" exec /bin/true; "bigstate" report a 65-byte state; "bigdurable"
+ * "exec" exec /bin/true; "uring" and "aio" set up asynchronous I/O
+ * (io_uring_setup, io_setup), which the checker must reject; "bigstate" report a 65-byte state; "bigdurable"
  * make a 65-byte record durable.
  *
  * Calls on a connection, by class, given as `probe NODE CLASS [CALL]`. The
@@ -60,6 +61,7 @@
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static void put(uint8_t *out, uint64_t v)
@@ -316,6 +318,14 @@ int main(int argc, char **argv)
         if (fork() == 0)
             _exit(0);
         return 0;
+    }
+    if (strcmp(mode, "uring") == 0) {
+        uint8_t params[120] = {0}; /* struct io_uring_params */
+        return (int)syscall(SYS_io_uring_setup, 4, params) < 0 ? 5 : 0;
+    }
+    if (strcmp(mode, "aio") == 0) {
+        unsigned long ctx = 0;
+        return (int)syscall(SYS_io_setup, 4, &ctx) < 0 ? 5 : 0;
     }
     if (strcmp(mode, "exec") == 0) {
         execl("/bin/true", "true", (char *)NULL);

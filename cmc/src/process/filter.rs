@@ -72,6 +72,9 @@ pub const ALWAYS: &[i64] = &[
     libc::SYS_tee,
     libc::SYS_vmsplice,
     libc::SYS_copy_file_range,
+    // Asynchronous I/O would reach a connection without a notification.
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_setup,
 ];
 
 /// Notified when their first argument is a descriptor of 3 or more.

@@ -668,6 +668,9 @@ impl Supervisor {
                     "sleeping, polling and timers are not modelled: block in read or accept, and TIMEOUT fires",
                 );
             }
+            libc::SYS_io_uring_setup | libc::SYS_io_setup => {
+                return unmodelled("asynchronous I/O is not modelled: its reads and writes would bypass the checker");
+            }
             _ => Answer::Continue,
         })
     }
