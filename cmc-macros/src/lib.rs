@@ -12,6 +12,20 @@
 //!     two_phase::model(TwoPhaseSettings { bug_commit_on_timeout: 1, ..Default::default() })
 //! }
 //! ```
+//!
+//! With `program = "PATH"` the model is a program as nodes (Linux): the
+//! function returns a `cmc::process::ProgramModel` (its request, arguments
+//! and properties), the path is relative to the declaring crate's
+//! `CARGO_MANIFEST_DIR`, `nodes` is required, and the keys that mean
+//! nothing for a program (`core`, `network`, `dups`, `deadlock`) are errors.
+//!
+//! ```ignore
+//! #[cmc::model(program = "../examples/c/build/register-BUG_EARLY_ACK", nodes = 3, clients = 1,
+//!              expect = violation("acked_writes_survive"))]
+//! fn bug_early_ack() -> cmc::process::ProgramModel {
+//!     cmc::process::ProgramModel::default().request("W").always("acked_writes_survive", |w| ...)
+//! }
+//! ```
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
@@ -43,6 +57,7 @@ const KEYS: &[(&str, &str)] = &[
     ("deadlock", "true: a world with no enabled action is a violation"),
     ("expect", "pass, or violation(\"property\")"),
     ("ignore", "\"reason\": run only with --ignored"),
+    ("program", "a program as nodes: its path, relative to CARGO_MANIFEST_DIR"),
 ];
 
 /// Declares a model as a test. See the crate documentation for the keys.
@@ -54,9 +69,23 @@ pub fn model(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
+/// Keys that mean nothing for a program, and why.
+const NOT_FOR_PROGRAMS: &[(&str, &str)] = &[
+    ("core", "a program model runs the program, not a core"),
+    ("network", "a program's connections are TCP: FIFO, and never duplicated"),
+    ("dups", "a program's connections are TCP: FIFO, and never duplicated"),
+    (
+        "deadlock",
+        "a world with no enabled action is servers waiting in accept() or read() with the budgets spent, how runs end; say what must hold there with `.eventually(...)`",
+    ),
+];
+
 /// The keys as parsed, each with its span for later errors.
 #[derive(Default)]
 struct Keys {
+    /// Every key given, with the span of its name.
+    given: Vec<(String, Span)>,
+    program: Option<(Expr, Span)>,
     core: Option<syn::Path>,
     nodes: Option<(u64, Span)>,
     network: Option<(String, Span)>,
@@ -120,6 +149,22 @@ fn string(expr: &Expr, key: &str) -> syn::Result<String> {
     Err(error(expr.span(), format!("`{key}` takes a string literal")))
 }
 
+/// `program`: a non-empty string literal, or an expression that is a
+/// constant `&'static str` (`env!(...)`, `concat!(...)`, a `const`), which
+/// the compiler checks where the declaration uses it.
+fn program(expr: &Expr) -> syn::Result<(Expr, Span)> {
+    match expr {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) if s.value().is_empty() => {
+            Err(error(s.span(), "`program` is the program's path, not an empty string"))
+        }
+        Expr::Lit(ExprLit { lit: Lit::Str(_), .. }) | Expr::Macro(_) | Expr::Path(_) => Ok((expr.clone(), expr.span())),
+        other => Err(error(
+            other.span(),
+            "`program` takes the program's path: a string literal or a constant `&str` (e.g. `env!(\"...\")`)",
+        )),
+    }
+}
+
 fn expectation(expr: &Expr) -> syn::Result<(Option<String>, Span)> {
     match expr {
         Expr::Path(ExprPath { path, .. }) if path.is_ident("pass") => Ok((None, path.span())),
@@ -173,12 +218,7 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
         let key = ident.to_string();
         if !KEYS.iter().any(|(name, _)| *name == key) {
             let known: Vec<&str> = KEYS.iter().map(|(n, _)| *n).collect();
-            let hint = if key == "program" {
-                " (programs as nodes are not available in #[cmc::model] yet)".to_string()
-            } else {
-                String::new()
-            };
-            push(error(ident.span(), format!("unknown key `{key}`{hint}; known keys: {}", known.join(", "))));
+            push(error(ident.span(), format!("unknown key `{key}`; known keys: {}", known.join(", "))));
             continue;
         }
         if seen.contains(&key) {
@@ -186,6 +226,7 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
             continue;
         }
         seen.push(key.clone());
+        k.given.push((key.clone(), ident.span()));
         let Some(value) = value else {
             match key.as_str() {
                 "det" => k.det = Some(true),
@@ -196,6 +237,7 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
         };
         let result: syn::Result<()> = (|| {
             match key.as_str() {
+                "program" => k.program = Some(program(value)?),
                 "core" => match value {
                     Expr::Path(ExprPath { path, .. }) => k.core = Some(path.clone()),
                     other => return Err(error(other.span(), "`core` takes a type path")),
@@ -256,6 +298,16 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
     if let (Some((1.., span)), Some(("fifo", _))) = (k.dups, k.network.as_ref().map(|(n, s)| (n.as_str(), s))) {
         push(error(span, "`dups` needs `network = bag` (FIFO never duplicates)"));
     }
+    if let Some((_, program_span)) = &k.program {
+        for (key, span) in &k.given {
+            if let Some((_, why)) = NOT_FOR_PROGRAMS.iter().find(|(name, _)| name == key) {
+                push(error(*span, format!("`{key}` means nothing for a program: {why}")));
+            }
+        }
+        if k.nodes.is_none() {
+            push(error(*program_span, "a program model says how many nodes run the program: add `nodes = N`"));
+        }
+    }
     match errors {
         Some(e) => Err(e),
         None => Ok(k),
@@ -287,7 +339,8 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
         return Err(error(func.sig.inputs.span(), "a model function takes no arguments"));
     }
     if let syn::ReturnType::Default = func.sig.output {
-        return Err(error(func.sig.span(), "a model function returns the model: `-> cmc::Model<YourCore>`"));
+        let model = if keys.program.is_some() { "cmc::process::ProgramModel" } else { "cmc::Model<YourCore>" };
+        return Err(error(func.sig.span(), format!("a model function returns the model: `-> {model}`")));
     }
     if func.sig.asyncness.is_some() || !func.sig.generics.params.is_empty() {
         return Err(error(func.sig.span(), "a model function is a plain function with no generics"));
@@ -307,8 +360,11 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
             quote!(::cmc::Search::Dfs { depth_max: #d })
         }
         "simulate" => {
-            let walks = keys.walks.map_or(1000, |(w, _)| w);
-            let walk_length = keys.walk_length.map_or(100, |(w, _)| w as u32);
+            // A program's walk replays processes at every action: the
+            // defaults of model files, not of cores.
+            let (walks_default, walk_length_default) = if keys.program.is_some() { (100, 20) } else { (1000, 100) };
+            let walks = keys.walks.map_or(walks_default, |(w, _)| w);
+            let walk_length = keys.walk_length.map_or(walk_length_default, |(w, _)| w as u32);
             let seed = keys.seed.map_or(0, |(s, _)| s);
             quote!(::cmc::Search::Simulate { walks: #walks, walk_length: #walk_length, seed: #seed })
         }
@@ -338,6 +394,30 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
             const _: fn() -> ::cmc::Model<#core> = #name;
         }
     });
+    let program = match &keys.program {
+        Some((p, _)) => quote!(::core::option::Option::Some(#p)),
+        None => quote!(::core::option::Option::None),
+    };
+    let prepare = match &keys.program {
+        Some(_) => {
+            // With `program = ...` the function returns the program's
+            // model: a body of another type is one error, at the return
+            // type.
+            let output = match &func.sig.output {
+                syn::ReturnType::Type(_, ty) => ty.span(),
+                syn::ReturnType::Default => func.sig.span(),
+            };
+            let body = syn::Ident::new(&name.to_string(), output);
+            let typed = quote::quote_spanned! {output=>
+                let body: fn() -> ::cmc::process::ProgramModel = #body;
+            };
+            quote! {
+                #typed
+                ::cmc::harness::prepare_program(body(), attributes, ::core::env!("CARGO_MANIFEST_DIR"))
+            }
+        }
+        None => quote!(::cmc::harness::prepare(#name(), attributes)),
+    };
     let function = name.to_string();
     let build = format_ident!("__cmc_build_{}", name);
     let entry = format_ident!("__CMC_MODEL_{}", name.to_string().to_uppercase());
@@ -352,8 +432,8 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
         #[allow(non_snake_case)]
         fn #build(
             attributes: &::cmc::harness::Attributes,
-        ) -> ::core::result::Result<::std::boxed::Box<dyn ::cmc::catalog::DynModel>, ::cmc::ModelError> {
-            ::cmc::harness::prepare(#name(), attributes)
+        ) -> ::core::result::Result<::std::boxed::Box<dyn ::cmc::catalog::DynModel>, ::cmc::catalog::DynError> {
+            #prepare
         }
 
         #[::cmc::linkme::distributed_slice(::cmc::harness::MODELS)]
@@ -365,6 +445,8 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
             file: ::core::file!(),
             line: ::core::line!(),
             attributes: ::cmc::harness::Attributes {
+                program: #program,
+                preload: ::core::option::Option::None,
                 nodes: #nodes,
                 network: #network,
                 drops: #drops,
@@ -434,8 +516,6 @@ mod tests {
     fn an_unknown_key_is_named() {
         let e = error_of(quote!(nodse = 3)).unwrap();
         assert!(e.starts_with("unknown key `nodse`; known keys: core, nodes,"), "{e}");
-        let e = error_of(quote!(program = "a.out")).unwrap();
-        assert!(e.contains("programs as nodes are not available"), "{e}");
     }
 
     #[test]
@@ -481,6 +561,112 @@ mod tests {
             let e = error_of(args.clone()).unwrap_or_else(|| panic!("{args} compiles"));
             assert!(e.contains(message), "{e}");
         }
+    }
+
+    #[test]
+    fn a_program_model_takes_the_keys_that_mean_something_for_a_program() {
+        assert_eq!(
+            error_of(quote!(
+                program = "../examples/c/build/register",
+                nodes = 3,
+                crashes = 1,
+                drops = 1,
+                timeouts = 2,
+                clients = 1,
+                depth_max = 9,
+                states_max = 1000,
+                time_max_s = 60,
+                det,
+                expect = violation("acked_writes_survive"),
+                ignore = "slow"
+            )),
+            None
+        );
+        assert_eq!(
+            error_of(quote!(
+                program = env!("CARGO_BIN_EXE_node"),
+                nodes = 2,
+                search = simulate,
+                walks = 10,
+                walk_length = 5,
+                seed = 7,
+                expect = violation("p")
+            )),
+            None
+        );
+        assert_eq!(error_of(quote!(program = PROGRAM, nodes = 2, search = dfs, depth_max = 4)), None);
+    }
+
+    #[test]
+    fn keys_that_mean_nothing_for_a_program_are_errors() {
+        for (args, message) in [
+            (
+                quote!(program = "p", nodes = 3, network = bag),
+                "`network` means nothing for a program: a program's connections are TCP",
+            ),
+            (
+                quote!(program = "p", nodes = 3, dups = 1),
+                "`dups` means nothing for a program: a program's connections are TCP",
+            ),
+            (quote!(program = "p", nodes = 3, core = X), "`core` means nothing for a program"),
+            (quote!(program = "p", nodes = 3, deadlock), "`deadlock` means nothing for a program"),
+            (quote!(nodes = 3, deadlock = false, program = "p"), "`deadlock` means nothing for a program"),
+        ] {
+            let e = error_of(args.clone()).unwrap_or_else(|| panic!("{args} compiles"));
+            assert!(e.starts_with(message), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_program_must_be_named_and_run_on_a_number_of_nodes() {
+        for (args, message) in [
+            (quote!(program = "p"), "a program model says how many nodes run the program: add `nodes = N`"),
+            (quote!(program = "", nodes = 3), "`program` is the program's path, not an empty string"),
+            (
+                quote!(program = 3, nodes = 3),
+                "`program` takes the program's path: a string literal or a constant `&str`",
+            ),
+            (quote!(program = "p", program = "q", nodes = 3), "`program` is given twice"),
+        ] {
+            let e = error_of(args.clone()).unwrap_or_else(|| panic!("{args} compiles"));
+            assert!(e.starts_with(message), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_program_model_is_prepared_as_a_program() {
+        let tokens = |args: Tokens| {
+            expand(
+                args,
+                quote!(
+                    fn m() -> cmc::process::ProgramModel {
+                        todo!()
+                    }
+                ),
+            )
+            .unwrap()
+            .to_string()
+        };
+        let program = tokens(quote!(program = "build/p", nodes = 3, search = simulate, expect = violation("p")));
+        assert!(
+            program.contains("prepare_program (body () , attributes , :: core :: env ! (\"CARGO_MANIFEST_DIR\"))"),
+            "{program}"
+        );
+        assert!(program.contains("program : :: core :: option :: Option :: Some (\"build/p\")"), "{program}");
+        assert!(program.contains("let body : fn () -> :: cmc :: process :: ProgramModel = m ;"), "{program}");
+        // A program's walks replay processes: model files' defaults.
+        assert!(program.contains("walks : 100u64 , walk_length : 20u32"), "{program}");
+        let core = tokens(quote!(nodes = 3, search = simulate, expect = violation("p")));
+        assert!(core.contains(":: cmc :: harness :: prepare (m () , attributes)"), "{core}");
+        assert!(core.contains("walks : 1000u64 , walk_length : 100u32"), "{core}");
+        let e = expand(
+            quote!(program = "p", nodes = 1),
+            quote!(
+                fn m() {}
+            ),
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "a model function returns the model: `-> cmc::process::ProgramModel`");
     }
 
     #[test]

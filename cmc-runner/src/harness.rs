@@ -10,24 +10,55 @@
 //! Budgets, caps and the seed can be overridden from the environment
 //! (`CMC_SEED`, `CMC_STATES_MAX`, ...): libtest-mimic accepts no custom
 //! flags. A model run with overrides is not compared with its snapshot,
-//! since the snapshot pins the declared configuration.
+//! since the snapshot pins the declared configuration. `CMC_REPLAY=FILE`
+//! replays a saved counterexample through the one model `--exact` names
+//! instead of searching it.
+//!
+//! Program models (`#[cmc::model(program = ...)]`) need `cmc-preload`:
+//! `$CMC_PRELOAD`, or built once per test binary by a nested `cargo build -p
+//! cmc-preload` into the target's temporary folder (a missing preload fails
+//! the model, never skips it). They run like the others, on libtest's
+//! threads, side by side: each search makes its explorer (which owns the
+//! node processes) on its trial's thread and drops it there, and
+//! supervisors on different threads do not interfere (`cmc/tests/
+//! process_race.rs`). A program search mostly waits for its nodes, so two
+//! at once overlap well; see `prepare_program` for why they are not pinned
+//! to a CPU.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
+use cmc::catalog::DynModel;
 use cmc::harness::{Attributes, Declared, Expect, MODELS};
-use cmc::{Options, Report, Search, Verdict};
+use cmc::{CounterexampleFile, Options, Report, Search, Verdict};
 
 use crate::control::RunControl;
 use crate::repro::check_command;
 
+/// What `cmc_runner::main!()` knows about the test target at compile time.
+pub struct Target<'a> {
+    /// The snapshot folder.
+    pub snapshots: &'a Path,
+    /// The test target's name, for the reproduce command.
+    pub name: &'a str,
+    /// Where counterexample files go.
+    pub save_dir: &'a Path,
+    /// The target's `CARGO_MANIFEST_DIR`: where the nested cargo that
+    /// builds `cmc-preload` runs.
+    pub manifest_dir: &'a Path,
+    /// The cargo that built the target (`env!("CARGO")`).
+    pub cargo: &'a str,
+    /// The target's `CARGO_TARGET_TMPDIR`: the preload is built under it.
+    pub tmp_dir: &'a Path,
+}
+
 /// Runs the models of this test target: `cmc_runner::main!()` expands to
-/// this. `snapshots` is the snapshot folder; `target` names the test target
-/// (for the reproduce command); `save_dir` is where counterexample files go.
-pub fn main(snapshots: &Path, target: &str, save_dir: &Path) -> ExitCode {
+/// this.
+pub fn main(target: Target<'_>) -> ExitCode {
     let args = Arguments::from_args();
     let overrides = match Overrides::from_env(std::env::vars()) {
         Ok(o) => o,
@@ -58,13 +89,26 @@ pub fn main(snapshots: &Path, target: &str, save_dir: &Path) -> ExitCode {
         eprintln!("cmc: no model is named `{filter}` in this test target (--exact)");
         return ExitCode::from(101);
     }
+    if let Some(file) = &overrides.replay
+        && !(args.exact && args.filter.is_some())
+        && !args.list
+    {
+        eprintln!(
+            "cmc: CMC_REPLAY={} replays the counterexample of one model: name it, `-- --exact NAME`",
+            file.display()
+        );
+        return ExitCode::from(101);
+    }
     if !overrides.is_empty() && !args.list {
         eprintln!("cmc: overrides from the environment: {}", overrides.describe());
     }
     let context = Context {
-        snapshots: snapshots.to_path_buf(),
-        target: target.to_string(),
-        save_dir: save_dir.to_path_buf(),
+        snapshots: target.snapshots.to_path_buf(),
+        target: target.name.to_string(),
+        save_dir: target.save_dir.to_path_buf(),
+        manifest_dir: target.manifest_dir.to_path_buf(),
+        cargo: target.cargo.to_string(),
+        tmp_dir: target.tmp_dir.to_path_buf(),
         overrides,
     };
     let context: &'static Context = Box::leak(Box::new(context));
@@ -93,11 +137,15 @@ macro_rules! main {
     (snapshots = $dir:literal) => {
         fn main() -> ::std::process::ExitCode {
             let root = ::std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-            $crate::harness::main(
-                &root.join($dir),
-                env!("CARGO_CRATE_NAME"),
-                &::std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cmc"),
-            )
+            let tmp = ::std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+            $crate::harness::main($crate::harness::Target {
+                snapshots: &root.join($dir),
+                name: env!("CARGO_CRATE_NAME"),
+                save_dir: &tmp.join("cmc"),
+                manifest_dir: root,
+                cargo: env!("CARGO"),
+                tmp_dir: tmp,
+            })
         }
     };
 }
@@ -106,6 +154,9 @@ struct Context {
     snapshots: PathBuf,
     target: String,
     save_dir: PathBuf,
+    manifest_dir: PathBuf,
+    cargo: String,
+    tmp_dir: PathBuf,
     overrides: Overrides,
 }
 
@@ -127,6 +178,13 @@ pub struct Overrides {
     pub clients: Option<u8>,
     pub timeouts: Option<u8>,
     pub det: Option<bool>,
+    /// `CMC_PRELOAD`: the `cmc-preload` library for program models, instead
+    /// of building it. Not an override: the snapshot is still compared.
+    pub preload: Option<PathBuf>,
+    /// `CMC_REPLAY`: a counterexample file to replay through the one model
+    /// run, instead of searching it. Not an override either: it is checked
+    /// against the model's identity, overrides included.
+    pub replay: Option<PathBuf>,
 }
 
 /// The variables [`Overrides::from_env`] reads; any other `CMC_*` variable
@@ -145,6 +203,8 @@ pub const VARIABLES: &[&str] = &[
     "CMC_CLIENTS",
     "CMC_TIMEOUTS",
     "CMC_DET",
+    "CMC_PRELOAD",
+    "CMC_REPLAY",
 ];
 
 impl Overrides {
@@ -170,6 +230,14 @@ impl Overrides {
                 "CMC_CRASHES" => o.crashes = Some(num(&name, &value, "255 (budget_max)")?),
                 "CMC_CLIENTS" => o.clients = Some(num(&name, &value, "255 (budget_max)")?),
                 "CMC_TIMEOUTS" => o.timeouts = Some(num(&name, &value, "255 (budget_max)")?),
+                "CMC_PRELOAD" => {
+                    o.preload = Some(PathBuf::from(value));
+                    continue;
+                }
+                "CMC_REPLAY" => {
+                    o.replay = Some(PathBuf::from(value));
+                    continue;
+                }
                 "CMC_DET" => {
                     o.det = Some(match value.as_str() {
                         "1" | "true" => true,
@@ -221,8 +289,14 @@ impl Overrides {
 /// Runs one declared model: search, expectation, snapshot.
 fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
     let name = d.name();
-    let attributes = cx.overrides.apply(&d.attributes);
+    let mut attributes = cx.overrides.apply(&d.attributes);
+    if d.attributes.program.is_some() {
+        attributes.preload = Some(preload(cx).map_err(|e| format!("{name} ({}:{}): {e}", d.file, d.line))?);
+    }
     let model = (d.build)(&attributes).map_err(|e| format!("{name} ({}:{}): {e}", d.file, d.line))?;
+    if let Some(file) = &cx.overrides.replay {
+        return replay(d, &*model, &attributes, file);
+    }
     let options = Options {
         search: attributes.search,
         states_max: attributes.states_max,
@@ -246,16 +320,19 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
     let reproduce = || {
         let mut s = String::new();
         let env = cx.overrides.describe();
-        s.push_str(&format!(
-            "reproduce: {}{}cargo test --test {} -- --exact {name}\n",
-            env,
-            if env.is_empty() { "" } else { " " },
-            cx.target
-        ));
-        if let Some(p) = &saved {
-            s.push_str(&format!("replay:    cmc replay {}\n", p.display()));
+        let env = if env.is_empty() { env } else { format!("{env} ") };
+        let test = format!("cargo test --test {} -- --exact {name}", cx.target);
+        s.push_str(&format!("reproduce: {env}{test}\n"));
+        match (&saved, d.attributes.program) {
+            // A declared program has no model file for `cmc replay` to
+            // rebuild it from: the test target rebuilds it by name.
+            (Some(p), Some(_)) => s.push_str(&format!("replay:    {env}CMC_REPLAY={} {test}\n", p.display())),
+            (Some(p), None) => s.push_str(&format!("replay:    cmc replay {}\n", p.display())),
+            (None, _) => {}
         }
-        s.push_str(&format!("same run:  {}\n", check_command(&report.model, &options)));
+        if d.attributes.program.is_none() {
+            s.push_str(&format!("same run:  {}\n", check_command(&report.model, &options)));
+        }
         s
     };
     let expected = match d.attributes.expect {
@@ -267,8 +344,9 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
             Expect::Pass => "pass".to_string(),
             Expect::Violation(p) => format!("a violation of `{p}`"),
         };
+        let header: String = model.header().iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
         return Err(format!(
-            "{name} ({}:{}) expected {want}, got:\n{}{}",
+            "{name} ({}:{}) expected {want}, got:\n{header}{}{}",
             d.file,
             d.line,
             report.to_text(),
@@ -280,7 +358,7 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
         println!("{name}: {} [overrides: {}; snapshot not compared]", report.summary(), cx.overrides.describe());
         return Ok(());
     }
-    let text = snapshot_text(&name, &report);
+    let text = snapshot_text(&name, &model.header(), &report);
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(&cx.snapshots);
     settings.set_prepend_module_to_snapshot(false);
@@ -303,26 +381,88 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
     Ok(())
 }
 
+/// `CMC_REPLAY=FILE`: replays the counterexample in `file` through the
+/// declared model (rebuilt with the same overrides) and requires the
+/// violation it records, printing the replayed trace.
+fn replay(d: &Declared, model: &dyn DynModel, attributes: &Attributes, file: &Path) -> Result<(), Failed> {
+    let name = d.name();
+    let shown = file.display();
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        // Cargo runs a test binary in its crate's folder, not the shell's.
+        let at = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+        format!("{name}: CMC_REPLAY={shown}: reading {}: {e}", at.display())
+    })?;
+    let cex = CounterexampleFile::from_json(&text)
+        .map_err(|e| format!("{name}: CMC_REPLAY={shown}: not a cmc counterexample file: {e}"))?;
+    let identity = model.identity();
+    if cex.model != identity {
+        let json = |id: &cmc::Identity| serde_json::to_string(id).unwrap_or_else(|e| e.to_string());
+        return Err(format!(
+            "{name}: CMC_REPLAY={shown} was saved from another model or configuration:\n  file:  {}\n  model: {}",
+            json(&cex.model),
+            json(&identity)
+        )
+        .into());
+    }
+    let report = model.replay(&cex, attributes.det).map_err(|e| format!("{name}: CMC_REPLAY={shown}: {e}"))?;
+    if report.verdict != Verdict::Violation {
+        return Err(format!("{name}: CMC_REPLAY={shown} did not replay to its violation:\n{}", report.to_text()).into());
+    }
+    println!("{name}: replayed {shown}: {}", report.to_text());
+    Ok(())
+}
+
+/// The `cmc-preload` library for program models, once per test binary:
+/// `$CMC_PRELOAD`, or built by a nested `cargo build -p cmc-preload` with its
+/// own target folder under the target's `CARGO_TARGET_TMPDIR` (the outer
+/// cargo holds the lock of the main one while tests run, and a plain `cargo
+/// test -p CRATE` does not build the cdylib). Cargo's own freshness check
+/// makes the nested build cheap when nothing changed, and keeps a stale
+/// library from being used.
+fn preload(cx: &Context) -> Result<&'static Path, String> {
+    static PRELOAD: OnceLock<Result<&'static Path, String>> = OnceLock::new();
+    PRELOAD
+        .get_or_init(|| {
+            let path = match &cx.overrides.preload {
+                Some(p) if !p.is_file() => return Err(format!("CMC_PRELOAD={}: not a file", p.display())),
+                Some(p) => p.clone(),
+                None => build_preload(cx)?,
+            };
+            if !path.is_file() {
+                return Err(format!("cmc-preload: the nested build made no {}", path.display()));
+            }
+            Ok(&*Box::leak(path.into_boxed_path()))
+        })
+        .clone()
+}
+
+fn build_preload(cx: &Context) -> Result<PathBuf, String> {
+    let target_dir = cx.tmp_dir.join("preload-target");
+    let out = Command::new(&cx.cargo)
+        .args(["build", "--quiet", "-p", "cmc-preload", "--target-dir"])
+        .arg(&target_dir)
+        .current_dir(&cx.manifest_dir)
+        .output()
+        .map_err(|e| format!("cmc-preload: running {} build: {e}", cx.cargo))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cmc-preload: `cargo build -p cmc-preload --target-dir {}` failed (set CMC_PRELOAD to a built libcmc_preload.so instead):\n{}",
+            target_dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(target_dir.join("debug").join("libcmc_preload.so"))
+}
+
 /// The snapshot: stable across runs, machines and thread counts (no times,
-/// no paths).
-pub fn snapshot_text(name: &str, r: &Report) -> String {
-    let m = &r.model;
-    let settings: Vec<String> = m.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let b = &m.budgets;
-    let timeouts = b.timeouts.map_or("unbounded".to_string(), |t| t.to_string());
-    let mut s = format!(
-        "model: {name}\ncore: {}\nsettings: {}\nenvironment: {} nodes, {}, drops {}, dups {}, crashes {}, clients {}, timeouts {}\nsearch: {}\n",
-        m.core,
-        if settings.is_empty() { "-".to_string() } else { settings.join(" ") },
-        m.nodes,
-        m.network.name(),
-        b.drops,
-        b.dups,
-        b.crashes,
-        b.clients,
-        timeouts,
-        r.search,
-    );
+/// no paths). `header` is the model's own description
+/// ([`DynModel::header`]).
+pub fn snapshot_text(name: &str, header: &[(&'static str, String)], r: &Report) -> String {
+    let mut s = format!("model: {name}\n");
+    for (key, value) in header {
+        s.push_str(&format!("{key}: {value}\n"));
+    }
+    s.push_str(&format!("search: {}\n", r.search));
     s.push_str(&format!("verdict: {}\n", r.verdict.name()));
     if let (Some(p), Some(k)) = (&r.property, r.kind) {
         s.push_str(&format!("property: {p} ({k})\n"));
@@ -339,4 +479,31 @@ pub fn snapshot_text(name: &str, r: &Report) -> String {
         cmc::report::render_trace(&mut s, &r.trace);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(vars: &[(&str, &str)]) -> Result<Overrides, String> {
+        Overrides::from_env(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+    }
+
+    #[test]
+    fn the_preload_and_a_replay_are_not_overrides() {
+        let o =
+            env(&[("CMC_PRELOAD", "/p/libcmc_preload.so"), ("CMC_REPLAY", "a.cex.json"), ("PATH", "/bin")]).unwrap();
+        assert_eq!(o.preload.as_deref(), Some(Path::new("/p/libcmc_preload.so")));
+        assert_eq!(o.replay.as_deref(), Some(Path::new("a.cex.json")));
+        assert!(o.is_empty(), "the snapshot is still compared: {}", o.describe());
+        let o = env(&[("CMC_DROPS", "2"), ("CMC_PRELOAD", "/p")]).unwrap();
+        assert_eq!((o.drops, o.describe().as_str()), (Some(2), "CMC_DROPS=2"));
+    }
+
+    #[test]
+    fn an_unknown_variable_is_an_error_naming_the_known_ones() {
+        let e = env(&[("CMC_PRELAOD", "/p")]).unwrap_err();
+        assert!(e.starts_with("unknown variable CMC_PRELAOD (known: CMC_SEED,"), "{e}");
+        assert!(e.contains("CMC_PRELOAD, CMC_REPLAY"), "{e}");
+    }
 }

@@ -1,6 +1,7 @@
 //! The catalog: models by name, with their settings, for the `cmc` command
-//! and `cmc replay`. A [`DynModel`] hides the core's type so that a runner
-//! can hold models of different cores side by side.
+//! and `cmc replay`. A [`DynModel`] hides what is checked (a core's type,
+//! or a program) so that a runner can hold models of different cores and
+//! programs side by side.
 
 use crate::core::{Core, SettingKey, Settings};
 use crate::model::{Budgets, Identity, Model, ModelError};
@@ -9,11 +10,30 @@ use crate::replay::{ReplayError, replay};
 use crate::report::{CounterexampleFile, Report};
 use crate::search::{Control, Options, check_with};
 
-/// A model whose core type is hidden.
+/// A model whose core type is hidden: a core's [`Model`], or (on Linux) a
+/// program's [`ProgramModel`](crate::process::ProgramModel).
 pub trait DynModel: Send + Sync {
     fn identity(&self) -> Identity;
-    fn check(&self, options: &Options, control: &mut dyn Control) -> Result<Report, ModelError>;
-    fn replay(&self, file: &CounterexampleFile, det: bool) -> Result<Report, ReplayError>;
+    /// What the model is, as `(key, value)` lines for reports and
+    /// snapshots: a core's name, settings and environment; a program's
+    /// name, arguments, request and environment. No times and no paths.
+    fn header(&self) -> Vec<(&'static str, String)>;
+    fn check(&self, options: &Options, control: &mut dyn Control) -> Result<Report, DynError>;
+    fn replay(&self, file: &CounterexampleFile, det: bool) -> Result<Report, DynError>;
+}
+
+/// Why a [`DynModel`] could not be built, searched or replayed at all (a
+/// search that starts and fails is a report with an `error` verdict).
+#[derive(Debug, thiserror::Error)]
+pub enum DynError {
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    /// A program model's configuration: the program, the preload, a limit.
+    #[cfg(target_os = "linux")]
+    #[error(transparent)]
+    Program(#[from] crate::process::ProcessError),
 }
 
 impl<C: Core> DynModel for Model<C>
@@ -23,11 +43,73 @@ where
     fn identity(&self) -> Identity {
         Model::identity(self)
     }
-    fn check(&self, options: &Options, control: &mut dyn Control) -> Result<Report, ModelError> {
-        check_with(self, options, control)
+    fn header(&self) -> Vec<(&'static str, String)> {
+        let id = Model::identity(self);
+        let settings: Vec<String> = id.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let b = &id.budgets;
+        let timeouts = b.timeouts.map_or("unbounded".to_string(), |t| t.to_string());
+        vec![
+            ("core", id.core.clone()),
+            ("settings", if settings.is_empty() { "-".to_string() } else { settings.join(" ") }),
+            (
+                "environment",
+                format!(
+                    "{} nodes, {}, drops {}, dups {}, crashes {}, clients {}, timeouts {timeouts}",
+                    id.nodes,
+                    id.network.name(),
+                    b.drops,
+                    b.dups,
+                    b.crashes,
+                    b.clients
+                ),
+            ),
+        ]
     }
-    fn replay(&self, file: &CounterexampleFile, det: bool) -> Result<Report, ReplayError> {
-        replay(self, file, det)
+    fn check(&self, options: &Options, control: &mut dyn Control) -> Result<Report, DynError> {
+        Ok(check_with(self, options, control)?)
+    }
+    fn replay(&self, file: &CounterexampleFile, det: bool) -> Result<Report, DynError> {
+        Ok(replay(self, file, det)?)
+    }
+}
+
+/// A program as nodes. The explorer, which owns the node processes, is made
+/// and dropped within each call, on the caller's thread: a model can be
+/// checked from any thread, one search per call.
+#[cfg(target_os = "linux")]
+impl DynModel for crate::process::ProgramModel {
+    fn identity(&self) -> Identity {
+        crate::process::ProgramModel::identity(self)
+    }
+    fn header(&self) -> Vec<(&'static str, String)> {
+        let c = &self.config;
+        let b = &c.budgets;
+        let args = if c.args.is_empty() { "-".to_string() } else { c.args.join(" ") };
+        let request = if c.request.is_empty() { "-".to_string() } else { format!("\"{}\"", c.request.escape_ascii()) };
+        vec![
+            ("program", self.name.clone()),
+            ("arguments", args),
+            ("request", request),
+            (
+                "environment",
+                format!(
+                    "{} nodes, crashes {}, drops {}, timeouts {}, clients {}",
+                    c.nodes, b.crashes, b.drops, b.timeouts, b.clients
+                ),
+            ),
+        ]
+    }
+    fn check(&self, options: &Options, control: &mut dyn Control) -> Result<Report, DynError> {
+        let explorer = crate::process::ProcessExplorer::new(self)?.with_det(options.det);
+        Ok(crate::search::explore(explorer, options, control))
+    }
+    fn replay(&self, file: &CounterexampleFile, det: bool) -> Result<Report, DynError> {
+        let core = crate::process::ProgramModel::identity(self).core;
+        if file.model.core != core {
+            return Err(ReplayError::WrongCore { file: file.model.core.clone(), model: core }.into());
+        }
+        let explorer = crate::process::ProcessExplorer::new(self)?.with_det(det);
+        Ok(crate::replay::replay_with(explorer, file, det)?)
     }
 }
 

@@ -2,8 +2,15 @@
 //! distributed slice it records it in. The runner (`cmc-runner`) reads the
 //! slice and runs each model as a test; this module only holds the data, so
 //! that a test crate needs nothing but `cmc` to declare models.
+//!
+//! A declaration is of a core (the body returns a [`Model`]) or, with
+//! `program = "..."`, of a program as nodes (the body returns a
+//! [`ProgramModel`](crate::process::ProgramModel)); [`prepare`] and
+//! [`prepare_program`] apply the attribute's keys to what the body built.
 
-use crate::catalog::DynModel;
+use std::path::Path;
+
+use crate::catalog::{DynError, DynModel};
 use crate::core::Core;
 use crate::model::{Model, ModelError};
 use crate::network::Network;
@@ -27,6 +34,14 @@ pub enum Expect {
 /// body chose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Attributes {
+    /// `program = "..."`: the model is this program as nodes, the path as
+    /// written (relative to the declaring crate's `CARGO_MANIFEST_DIR`).
+    pub program: Option<&'static str>,
+    /// For a program: the `cmc-preload` library the runner found or built.
+    /// Not a key: the runner sets it (`None` leaves the preload that the
+    /// body's configuration found, `$CMC_PRELOAD` or next to the test
+    /// binary).
+    pub preload: Option<&'static Path>,
     pub nodes: Option<u8>,
     pub network: Option<Network>,
     pub drops: Option<u8>,
@@ -47,6 +62,8 @@ pub struct Attributes {
 impl Attributes {
     /// The defaults of `#[cmc::model]` with no keys.
     pub const DEFAULT: Attributes = Attributes {
+        program: None,
+        preload: None,
         nodes: None,
         network: None,
         drops: None,
@@ -75,7 +92,7 @@ pub struct Declared {
     pub attributes: Attributes,
     /// Builds the model with the given attributes applied on top of the
     /// body's.
-    pub build: fn(&Attributes) -> Result<Box<dyn DynModel>, ModelError>,
+    pub build: fn(&Attributes) -> Result<Box<dyn DynModel>, DynError>,
 }
 
 impl Declared {
@@ -91,7 +108,7 @@ impl Declared {
 
 /// Applies the attributes to a model built by a declaration's body, checks
 /// it, and hides its core type. Called by the code `#[cmc::model]` writes.
-pub fn prepare<C: Core>(mut model: Model<C>, a: &Attributes) -> Result<Box<dyn DynModel>, ModelError>
+pub fn prepare<C: Core>(mut model: Model<C>, a: &Attributes) -> Result<Box<dyn DynModel>, DynError>
 where
     C::Settings: Send + Sync,
 {
@@ -113,13 +130,132 @@ where
         b.timeouts = a.timeouts;
     }
     model.validate()?;
-    if let Expect::Violation(name) = a.expect
-        && !model.properties.iter().any(|p| p.name == name)
-    {
-        return Err(ModelError::UnknownExpectedProperty {
-            name: name.to_string(),
-            known: model.properties.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "),
-        });
-    }
+    expected_property(a.expect, model.properties.iter().map(|p| p.name.as_str()))?;
     Ok(Box::new(model))
+}
+
+/// A model expecting a violation of a property it does not have is an
+/// error naming the properties it has.
+fn expected_property<'a>(expect: Expect, names: impl Iterator<Item = &'a str> + Clone) -> Result<(), ModelError> {
+    match expect {
+        Expect::Violation(name) if !names.clone().any(|n| n == name) => Err(ModelError::UnknownExpectedProperty {
+            name: name.to_string(),
+            known: names.collect::<Vec<_>>().join(", "),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Applies the attributes to a program model built by a declaration's body
+/// and checks it. Called by the code `#[cmc::model(program = ...)]` writes;
+/// `root` is the declaring crate's `CARGO_MANIFEST_DIR`, which a relative
+/// `program` is relative to.
+///
+/// The program, the nodes and the budgets come from the attributes; the
+/// request, the arguments and the properties from the body. A model with
+/// no name is named after the program's file, which is what reports and
+/// counterexample files call it (`program:NAME`): no path that differs
+/// between machines. Keys that mean nothing for a program (`network`,
+/// `dups`, `deadlock`) are compile errors; set by an environment override,
+/// they are ignored. The rest of the configuration is the body's (say,
+/// `config.log_dir` to keep the nodes' output), but for `pin_cpu`, below.
+#[cfg(target_os = "linux")]
+pub fn prepare_program(
+    mut model: crate::process::ProgramModel,
+    a: &Attributes,
+    root: &str,
+) -> Result<Box<dyn DynModel>, DynError> {
+    use crate::process::ProcessError;
+    let Some(program) = a.program else {
+        return Err(ProcessError::Config { key: "program", reason: "the declaration names no program".into() }.into());
+    };
+    let path = Path::new(root).join(program);
+    if model.name.is_empty() {
+        model.name = path.file_name().map_or_else(|| program.to_string(), |n| n.to_string_lossy().into_owned());
+    }
+    let c = &mut model.config;
+    c.program = path;
+    if let Some(n) = a.nodes {
+        c.nodes = n;
+    }
+    let b = &mut c.budgets;
+    for (slot, value) in [
+        (&mut b.crashes, a.crashes),
+        (&mut b.drops, a.drops),
+        (&mut b.timeouts, a.timeouts),
+        (&mut b.clients, a.clients),
+    ] {
+        if let Some(v) = value {
+            *slot = v;
+        }
+    }
+    if let Some(p) = a.preload {
+        c.preload = Some(p.to_path_buf());
+    }
+    if c.preload.is_none() {
+        // A node without the preload would read the real clock: never run
+        // one (the manual's RULES: a missing preload is an error).
+        return Err(ProcessError::Config {
+            key: "preload",
+            reason: "no cmc-preload library: set CMC_PRELOAD to libcmc_preload.so".into(),
+        }
+        .into());
+    }
+    // Not pinned: a declared model runs beside other tests, and a search
+    // pinned to the CPU its thread started on waits for that CPU while the
+    // others may be idle. Measured with the models suite on two busy CPUs:
+    // 15 s unpinned with two program searches at once, 34 s pinned (28 s
+    // unpinned one at a time). The `cmc` command, alone on its machine,
+    // pins.
+    c.pin_cpu = false;
+    c.validate()?;
+    let mut names: Vec<&str> = model.properties.iter().map(|p| p.name.as_str()).collect();
+    if names.contains(&"") {
+        return Err(ModelError::EmptyPropertyName.into());
+    }
+    names.sort_unstable();
+    if let Some(twin) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(ModelError::DuplicateProperty { name: twin[0].to_string() }.into());
+    }
+    expected_property(a.expect, model.properties.iter().map(|p| p.name.as_str()))?;
+    Ok(Box::new(model))
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use crate::process::ProgramModel;
+
+    fn program(path: &'static str) -> Attributes {
+        Attributes {
+            program: Some(path),
+            preload: Some(Path::new("/nonexistent/libcmc_preload.so")),
+            nodes: Some(3),
+            ..Attributes::DEFAULT
+        }
+    }
+
+    fn error(model: ProgramModel, a: &Attributes) -> String {
+        match prepare_program(model, a, "/root/of/crate") {
+            Ok(_) => panic!("prepared"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_relative_program_is_relative_to_the_crate_and_an_absolute_one_is_as_is() {
+        let e = error(ProgramModel::default(), &program("build/node"));
+        assert!(e.starts_with("program /root/of/crate/build/node: "), "{e}");
+        let e = error(ProgramModel::default(), &program("/opt/node"));
+        assert!(e.starts_with("program /opt/node: "), "{e}");
+    }
+
+    #[test]
+    fn a_program_without_a_preload_is_an_error_not_a_run_without_it() {
+        let mut model = ProgramModel::default();
+        model.config.preload = None;
+        let a = Attributes { preload: None, ..program("build/node") };
+        let e = error(model, &a);
+        assert!(e.starts_with("model key `preload`: no cmc-preload library"), "{e}");
+    }
 }

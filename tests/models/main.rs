@@ -1,11 +1,14 @@
 //! The example cores as models: each correct configuration pinned with its
 //! counts, each planted bug an expected violation named after the bug, with
 //! its counterexample snapshot under `snapshots/`. Run with `cargo test`;
-//! review a changed snapshot with `cargo insta review`.
+//! review a changed snapshot with `cargo insta review`. The example C
+//! programs are declared the same way in `programs` (Linux only).
 
 mod disk_paxos;
 mod lock_service;
 mod primary_backup;
+#[cfg(target_os = "linux")]
+mod programs;
 mod two_phase;
 mod two_phase_tla;
 

@@ -1,7 +1,8 @@
 //! Style checked by a test, not by memory: every Rust source file of the
 //! workspace starts with a `//!` paragraph saying what it owns, has no
 //! trailing whitespace, and leaves no `dbg!` behind; every planted bug of an
-//! example core has a model expecting it in the models suite.
+//! example core, and of an example C program, has a model expecting it in
+//! the models suite.
 
 use std::path::{Path, PathBuf};
 
@@ -95,4 +96,44 @@ fn every_planted_bug_has_a_model_named_after_it() {
     assert!(found > 0, "no planted-bug sites found: the convention changed?");
     missing.dedup();
     assert!(missing.is_empty(), "planted bugs without a model in tests/models: {missing:#?}");
+}
+
+/// The C programs' convention: a site `#if BUG_NAME` in
+/// `examples/c/PROGRAM.c`, built as `examples/c/build/PROGRAM-BUG_NAME`.
+/// Each must be declared in `tests/models/programs.rs` as a model of that
+/// build named after the bug: `#[cmc::model(program =
+/// "../examples/c/build/PROGRAM-BUG_NAME", ...)]` on `fn bug_name()`.
+#[test]
+fn every_planted_c_bug_has_a_program_model_named_after_it() {
+    let dir = root().join("examples/c");
+    let models = std::fs::read_to_string(root().join("tests/models/programs.rs")).expect("tests/models/programs.rs");
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("examples/c")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    sources.sort();
+    let mut missing = Vec::new();
+    let mut found = 0;
+    for path in sources {
+        let program = path.file_stem().expect("a file").to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            let Some(bug) = line.trim().strip_prefix("#if ").filter(|b| b.starts_with("BUG_")) else { continue };
+            found += 1;
+            let build = format!("\"../examples/c/build/{program}-{bug}\"");
+            let function = format!("fn {}()", bug.to_lowercase());
+            // The first function declared after the build is the model.
+            let declared = models
+                .find(&build)
+                .and_then(|at| models[at..].find("fn ").map(|f| &models[at + f..]))
+                .is_some_and(|rest| rest.starts_with(&function));
+            if !declared {
+                missing.push(format!("examples/c/{program}.c:{}: {bug} (want {function} on program = {build})", i + 1));
+            }
+        }
+    }
+    assert!(found > 0, "no `#if BUG_` sites found in examples/c: the convention changed?");
+    assert!(missing.is_empty(), "planted C bugs without a model in tests/models/programs.rs: {missing:#?}");
 }

@@ -25,6 +25,9 @@ use crate::world::Fingerprint;
 /// A predicate over a process world.
 pub type WorldPredicate = dyn Fn(&ProcessWorld) -> bool + Send + Sync;
 
+/// How a node's reported state and durable record read in a trace.
+pub type ShowNode = dyn Fn(&[u8], Option<&[u8]>) -> String + Send + Sync;
+
 /// A named property of a program model.
 pub struct ProgramProperty {
     pub name: String,
@@ -42,11 +45,45 @@ pub struct ProgramModel {
     /// The model file it came from, recorded in counterexample files so
     /// that `cmc replay` can rebuild it.
     pub model_file: Option<String>,
+    /// Decodes a node's state and durable record for traces; `None` shows
+    /// them in hex.
+    pub show: Option<Box<ShowNode>>,
+}
+
+/// A model with no program yet, one node, no budgets, no request and no
+/// properties: what the body of a `#[cmc::model(program = ...)]` starts
+/// from, since the attribute names the program, the nodes and the budgets.
+/// Its name is empty until the program is known (the attribute names it
+/// after the program's file).
+impl Default for ProgramModel {
+    fn default() -> ProgramModel {
+        ProgramModel::new("", Config::new("", 1))
+    }
 }
 
 impl ProgramModel {
     pub fn new(name: impl Into<String>, config: Config) -> ProgramModel {
-        ProgramModel { name: name.into(), config, properties: Vec::new(), model_file: None }
+        ProgramModel { name: name.into(), config, properties: Vec::new(), model_file: None, show: None }
+    }
+
+    /// The bytes a CLIENT sends (at most `write_bytes_max`, checked when
+    /// the model is validated).
+    pub fn request(mut self, bytes: impl AsRef<[u8]>) -> Self {
+        self.config.request = bytes.as_ref().to_vec();
+        self
+    }
+
+    /// The arguments after the node number: node i runs `PROGRAM i ARGS...`.
+    pub fn args<S: Into<String>>(mut self, args: impl IntoIterator<Item = S>) -> Self {
+        self.config.args = args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Decodes node states in traces: `show(state, durable)` replaces the
+    /// hex of both, so that a counterexample reads in the program's terms.
+    pub fn show(mut self, show: impl Fn(&[u8], Option<&[u8]>) -> String + Send + Sync + 'static) -> Self {
+        self.show = Some(Box::new(show));
+        self
     }
 
     /// Adds an invariant.
@@ -299,9 +336,14 @@ impl Explore for ProcessExplorer<'_> {
                     Life::Exited(c) => format!("exited {c}"),
                     Life::Signaled(s) => format!("killed by signal {s}"),
                 };
-                let durable = n.durable.as_deref().map_or("-".to_string(), hex);
+                let state = match &self.model.show {
+                    Some(show) => show(&n.state, n.durable.as_deref()),
+                    None => {
+                        format!("state {} durable {}", hex(&n.state), n.durable.as_deref().map_or("-".to_string(), hex))
+                    }
+                };
                 NodeText {
-                    state: format!("state {} durable {} ({life})", hex(&n.state), durable),
+                    state: format!("{state} ({life})"),
                     timers: Vec::new(),
                     wakes: Vec::new(),
                     resets: Vec::new(),

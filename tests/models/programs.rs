@@ -1,0 +1,228 @@
+//! The example C programs of `examples/c` as nodes (the process front end),
+//! each declared with `#[cmc::model(program = ...)]`, their invariants Rust
+//! closures over the world, equivalent to the C predicates the model files
+//! load (`examples/c/*_props.c`). `tests/build.rs` builds the programs
+//! (`make -C examples/c`); the paths are relative to `tests/Cargo.toml`.
+//!
+//! Every planted bug (`#if BUG_NAME` in `examples/c/PROGRAM.c`, built as
+//! `PROGRAM-BUG_NAME`) is an expected violation named after it, with its
+//! shortest counterexample in `snapshots/` (the tidy test finds the sites
+//! and requires the models). The correct `logship` passes exhaustively; the
+//! correct `register` and `election` do too (`cmc/tests/process_models.rs`),
+//! but take over a minute together (3,093 and 1,007 worlds), too long for
+//! every `cargo test`.
+
+use cmc::process::{ProcessWorld, ProgramModel};
+
+/// Stands for no node in the programs' reports.
+const NONE: u8 = 0xff;
+
+/// A node's reported state of exactly `N` bytes, for every node; `None` if
+/// one reported anything else (which breaks every property, as in C: the
+/// checker cannot read it).
+fn states<const N: usize>(w: &ProcessWorld) -> Option<Vec<[u8; N]>> {
+    w.nodes.iter().map(|n| n.state.as_slice().try_into().ok()).collect()
+}
+
+fn who(n: u8) -> String {
+    if n == NONE { "-".to_string() } else { n.to_string() }
+}
+
+/// `election.c`: leader election with timeouts, Raft's in miniature.
+mod election {
+    use super::*;
+
+    const LEADER: u8 = 2;
+
+    /// The model of `examples/c/election.c`'s build `program`: its two
+    /// invariants as `election_props.c` writes them.
+    fn model() -> ProgramModel {
+        ProgramModel::default()
+            .show(show)
+            .always("one_leader_per_term", one_leader_per_term)
+            .always("one_belief_per_term", one_belief_per_term)
+    }
+
+    /// Every pair of nodes: a node's state is {phase, term, voted, role,
+    /// leader, votes, asking}.
+    fn pairs(w: &ProcessWorld) -> Option<Vec<([u8; 7], [u8; 7])>> {
+        let nodes = states::<7>(w)?;
+        Some(nodes.iter().enumerate().flat_map(|(i, a)| nodes[i + 1..].iter().map(move |b| (*a, *b))).collect())
+    }
+
+    /// No two nodes are leaders of the same term.
+    fn one_leader_per_term(w: &ProcessWorld) -> bool {
+        pairs(w).is_some_and(|p| p.iter().all(|(a, b)| !(a[3] == LEADER && b[3] == LEADER && a[1] == b[1])))
+    }
+
+    /// No two nodes of the same term believe in different leaders.
+    fn one_belief_per_term(w: &ProcessWorld) -> bool {
+        pairs(w).is_some_and(|p| p.iter().all(|(a, b)| !(a[1] == b[1] && a[4] != NONE && b[4] != NONE && a[4] != b[4])))
+    }
+
+    fn show(state: &[u8], durable: Option<&[u8]>) -> String {
+        let disk = match durable {
+            Some(&[term, voted]) => format!("term {term} voted {}", who(voted)),
+            Some(other) => format!("{other:02x?}"),
+            None => "-".to_string(),
+        };
+        let &[phase, term, voted, role, leader, votes, asking] = state else {
+            return format!("{state:02x?}, disk {disk}");
+        };
+        let phase = ["?", "idle", "reading", "asking"].get(phase as usize).unwrap_or(&"?");
+        let role = ["follower", "candidate", "leader"].get(role as usize).unwrap_or(&"?");
+        format!(
+            "{phase:<7} term {term} {role:<9} voted {} leader {} votes {votes} asking {}, disk {disk}",
+            who(voted),
+            who(leader),
+            who(asking)
+        )
+    }
+
+    /// A node grants every vote request of its term: two candidates of one
+    /// term both win, with two timeouts and no crash.
+    #[cmc::model(
+        program = "../examples/c/build/election-BUG_VOTE_TWICE",
+        nodes = 3,
+        timeouts = 2,
+        expect = violation("one_leader_per_term")
+    )]
+    fn bug_vote_twice() -> ProgramModel {
+        model()
+    }
+
+    /// A node's vote is not durable: a voter that crashes after voting
+    /// votes again in the same term.
+    #[cmc::model(
+        program = "../examples/c/build/election-BUG_VOLATILE_VOTE",
+        nodes = 3,
+        crashes = 1,
+        timeouts = 2,
+        expect = violation("one_leader_per_term")
+    )]
+    fn bug_volatile_vote() -> ProgramModel {
+        model()
+    }
+}
+
+/// `register.c`: a replicated register, majority-acknowledged client writes,
+/// durable timestamps.
+mod register {
+    use super::*;
+
+    /// The model of `examples/c/register.c`'s build `program`: clients send
+    /// {'W'}; `acked_writes_survive` as `register_props.c` writes it.
+    fn model() -> ProgramModel {
+        ProgramModel::default().request("W").show(show).always("acked_writes_survive", acked_writes_survive)
+    }
+
+    /// Every write acknowledged in the ghost log ({'A', counter, writer}) is
+    /// held, its timestamp or a newer one, by a majority of the nodes. A
+    /// node's state is {phase, counter, writer, asking, acks}.
+    fn acked_writes_survive(w: &ProcessWorld) -> bool {
+        let Some(nodes) = states::<5>(w) else { return false };
+        let majority = nodes.len() / 2 + 1;
+        w.replies.iter().all(|(_, reply)| match reply.as_slice() {
+            &[b'A', counter, writer] => nodes.iter().filter(|s| (s[1], s[2]) >= (counter, writer)).count() >= majority,
+            _ => true,
+        })
+    }
+
+    fn show(state: &[u8], durable: Option<&[u8]>) -> String {
+        let disk = match durable {
+            Some(&[counter, writer]) => format!("({counter}, {writer})"),
+            Some(other) => format!("{other:02x?}"),
+            None => "-".to_string(),
+        };
+        let &[phase, counter, writer, asking, acks] = state else { return format!("{state:02x?}, disk {disk}") };
+        let phase = ["?", "idle", "reading", "asking"].get(phase as usize).unwrap_or(&"?");
+        format!("{phase:<7} holds ({counter}, {writer}) asking {} acks {acks}, disk {disk}", who(asking))
+    }
+
+    /// The coordinator acknowledges the client before any replica has the
+    /// write: no crash needed.
+    #[cmc::model(
+        program = "../examples/c/build/register-BUG_EARLY_ACK",
+        nodes = 3,
+        crashes = 1,
+        clients = 1,
+        expect = violation("acked_writes_survive")
+    )]
+    fn bug_early_ack() -> ProgramModel {
+        model()
+    }
+
+    /// A replica acknowledges a write it holds only in memory, then
+    /// crashes and recovers the older one.
+    #[cmc::model(
+        program = "../examples/c/build/register-BUG_UNSYNCED_STORE",
+        nodes = 3,
+        crashes = 1,
+        clients = 1,
+        expect = violation("acked_writes_survive")
+    )]
+    fn bug_unsynced_store() -> ProgramModel {
+        model()
+    }
+}
+
+/// `logship.c`: log shipping from a primary (node 0) to backups over TCP.
+mod logship {
+    use super::*;
+
+    /// The model of `examples/c/logship.c`'s build `program`:
+    /// `backups_are_prefixes` as `logship_props.c` writes it.
+    fn model() -> ProgramModel {
+        ProgramModel::default().show(show).always("backups_are_prefixes", backups_are_prefixes)
+    }
+
+    /// A node's log: its state is {role, phase, subscribed, length, log...}.
+    fn log(state: &[u8]) -> Option<&[u8]> {
+        match state {
+            [_, _, _, length, log @ ..] if log.len() == *length as usize => Some(log),
+            _ => None,
+        }
+    }
+
+    /// Every backup's log is a prefix of the primary's (node 0's): no hole,
+    /// no entry the primary does not have at that index.
+    fn backups_are_prefixes(w: &ProcessWorld) -> bool {
+        let Some(logs) = w.nodes.iter().map(|n| log(&n.state)).collect::<Option<Vec<_>>>() else { return false };
+        let Some((primary, backups)) = logs.split_first() else { return false };
+        backups.iter().all(|b| primary.starts_with(b))
+    }
+
+    fn show(state: &[u8], _durable: Option<&[u8]>) -> String {
+        let (&[role, phase, subscribed, _, ..], Some(log)) = (state, log(state)) else {
+            return format!("{state:02x?}");
+        };
+        let phase = ["?", "idle", "reading"].get(phase as usize).unwrap_or(&"?");
+        match role {
+            0 => {
+                let backups: Vec<u8> = (1..8).filter(|b| subscribed >> b & 1 != 0).collect();
+                format!("primary {phase:<7} log {log:?} backups {backups:?}")
+            }
+            _ => format!("backup  {phase:<7} log {log:?}"),
+        }
+    }
+
+    /// Whatever is dropped, the next shipment repairs it: the whole space
+    /// with one drop and two appends.
+    #[cmc::model(program = "../examples/c/build/logship", nodes = 3, drops = 1, timeouts = 2)]
+    fn correct() -> ProgramModel {
+        model()
+    }
+
+    /// The primary ships only the new entry: a dropped message leaves a
+    /// hole in a backup's log.
+    #[cmc::model(
+        program = "../examples/c/build/logship-BUG_SEND_DELTA",
+        nodes = 3,
+        drops = 1,
+        timeouts = 2,
+        expect = violation("backups_are_prefixes")
+    )]
+    fn bug_send_delta() -> ProgramModel {
+        model()
+    }
+}
