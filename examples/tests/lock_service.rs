@@ -57,7 +57,7 @@ fn bug_lost_wakeup() {
 /// A duplicated release frees the lock another user holds.
 #[test]
 fn bug_unchecked_release() {
-    let r = assert_caught(&model(settings("bug_unchecked_release")), "mutual-exclusion", 12, simulate(1000, 30, 1));
+    let r = assert_caught(&model(settings("bug_unchecked_release")), "mutual-exclusion", 12, simulate(10_000, 30, 1));
     assert!(r.trace.iter().any(|s| s.action.starts_with("DUP(")), "{}", r.to_text());
 }
 
