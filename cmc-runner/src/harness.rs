@@ -420,13 +420,26 @@ fn replay(d: &Declared, model: &dyn DynModel, attributes: &Attributes, file: &Pa
 /// makes the nested build cheap when nothing changed, and keeps a stale
 /// library from being used.
 fn preload(cx: &Context) -> Result<&'static Path, String> {
+    preload_library(&cx.cargo, &cx.manifest_dir, &cx.tmp_dir, cx.overrides.preload.as_deref())
+}
+
+/// The `cmc-preload` library (see [`preload`]), for other test binaries
+/// that run program models themselves (the gates): `given` is
+/// `$CMC_PRELOAD`; otherwise `cargo` builds it under `tmp_dir`, from the
+/// workspace of `manifest_dir`. Once per process.
+pub fn preload_library(
+    cargo: &str,
+    manifest_dir: &Path,
+    tmp_dir: &Path,
+    given: Option<&Path>,
+) -> Result<&'static Path, String> {
     static PRELOAD: OnceLock<Result<&'static Path, String>> = OnceLock::new();
     PRELOAD
         .get_or_init(|| {
-            let path = match &cx.overrides.preload {
+            let path = match given {
                 Some(p) if !p.is_file() => return Err(format!("CMC_PRELOAD={}: not a file", p.display())),
-                Some(p) => p.clone(),
-                None => build_preload(cx)?,
+                Some(p) => p.to_path_buf(),
+                None => build_preload(cargo, manifest_dir, tmp_dir)?,
             };
             if !path.is_file() {
                 return Err(format!("cmc-preload: the nested build made no {}", path.display()));
@@ -436,14 +449,14 @@ fn preload(cx: &Context) -> Result<&'static Path, String> {
         .clone()
 }
 
-fn build_preload(cx: &Context) -> Result<PathBuf, String> {
-    let target_dir = cx.tmp_dir.join("preload-target");
-    let out = Command::new(&cx.cargo)
+fn build_preload(cargo: &str, manifest_dir: &Path, tmp_dir: &Path) -> Result<PathBuf, String> {
+    let target_dir = tmp_dir.join("preload-target");
+    let out = Command::new(cargo)
         .args(["build", "--quiet", "-p", "cmc-preload", "--target-dir"])
         .arg(&target_dir)
-        .current_dir(&cx.manifest_dir)
+        .current_dir(manifest_dir)
         .output()
-        .map_err(|e| format!("cmc-preload: running {} build: {e}", cx.cargo))?;
+        .map_err(|e| format!("cmc-preload: running {cargo} build: {e}"))?;
     if !out.status.success() {
         return Err(format!(
             "cmc-preload: `cargo build -p cmc-preload --target-dir {}` failed (set CMC_PRELOAD to a built libcmc_preload.so instead):\n{}",

@@ -15,6 +15,9 @@ mod disk_paxos;
 mod lock_service;
 #[path = "../models/primary_backup.rs"]
 mod primary_backup;
+#[cfg(target_os = "linux")]
+#[path = "../models/programs.rs"]
+mod programs;
 #[path = "../models/two_phase.rs"]
 mod two_phase;
 #[path = "../models/two_phase_tla.rs"]
@@ -32,13 +35,41 @@ fn bytes(mut r: Report) -> (String, String, Option<String>) {
 }
 
 /// The searches each model is run with: its declared one, and a seeded
-/// simulation.
+/// simulation (shorter for programs, each of whose steps is a replay of
+/// processes).
 fn searches(d: &Declared) -> Vec<Search> {
     let mut s = vec![d.attributes.search];
     if !matches!(d.attributes.search, Search::Simulate { .. }) {
-        s.push(Search::Simulate { walks: 200, walk_length: 50, seed: 7 });
+        s.push(match d.attributes.program {
+            Some(_) => Search::Simulate { walks: 20, walk_length: 20, seed: 7 },
+            None => Search::Simulate { walks: 200, walk_length: 50, seed: 7 },
+        });
     }
     s
+}
+
+/// `cmc-preload` for program models: `$CMC_PRELOAD`, or built as the
+/// models suite builds it.
+#[cfg(target_os = "linux")]
+fn preload() -> &'static std::path::Path {
+    let given = std::env::var_os("CMC_PRELOAD").map(std::path::PathBuf::from);
+    cmc_runner::harness::preload_library(
+        env!("CARGO"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")),
+        given.as_deref(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// For a program model: the attributes with the preload the tests build.
+fn attributes(d: &Declared) -> Attributes {
+    let mut a = d.attributes;
+    #[cfg(target_os = "linux")]
+    if a.program.is_some() {
+        a.preload = Some(preload());
+    }
+    a
 }
 
 fn options(d: &Declared, search: Search, det: bool) -> Options {
@@ -50,7 +81,7 @@ fn gate(declared: &[&Declared]) -> Vec<String> {
     let mut failures = Vec::new();
     for d in declared {
         let name = d.name();
-        let model = match (d.build)(&d.attributes) {
+        let model = match (d.build)(&attributes(d)) {
             Ok(m) => m,
             Err(e) => {
                 failures.push(format!("{name}: {e}"));

@@ -4,16 +4,20 @@
 //!
 //! The sites are found in the sources, not listed here: `ctx.settings.bug_NAME
 //! != 0` in an example core (`examples/src/FILE.rs` or
-//! `examples/src/DIR/...`). A site's expectation is the model the models
-//! suite declares for it, `MODULE::bug_NAME` with `expect =
-//! violation("PROPERTY")` (this test includes the suite's modules, so it
-//! sees the very declarations `cargo test --test models` runs). A site with
-//! no such model fails the gate, and so does deleting one; so does a bug
-//! model whose site is gone.
+//! `examples/src/DIR/...`), and `#if BUG_NAME` in an example program
+//! (`examples/c/PROGRAM.c`). A site's expectation is the model the models
+//! suite declares for it, `MODULE::bug_NAME` (for a program
+//! `programs::PROGRAM::bug_name`) with `expect = violation("PROPERTY")`
+//! (this test includes the suite's modules, so it sees the very
+//! declarations `cargo test --test models` runs). A site with no such model
+//! fails the gate, and so does deleting one; so does a bug model whose site
+//! is gone.
 //!
-//! Simulation runs each bug model with the same walks from the same seed
-//! ([`WALKS`], [`WALK_LENGTH`], [`SEED`]): a bug the gate needs more walks
-//! for is a finding about simulation, not a reason to tune it per bug.
+//! Simulation runs each core's bug model with the same walks from the same
+//! seed ([`WALKS`], [`WALK_LENGTH`], [`SEED`]), and each program's with
+//! [`PROGRAM_WALKS`] (every program step is a replay of processes): a bug
+//! the gate needs more walks for is a finding about simulation, not a
+//! reason to tune it per bug.
 //! `scripts/planted_gate.sh` runs this test alone.
 
 #[path = "../models/disk_paxos.rs"]
@@ -22,6 +26,9 @@ mod disk_paxos;
 mod lock_service;
 #[path = "../models/primary_backup.rs"]
 mod primary_backup;
+#[cfg(target_os = "linux")]
+#[path = "../models/programs.rs"]
+mod programs;
 #[path = "../models/two_phase.rs"]
 mod two_phase;
 #[path = "../models/two_phase_tla.rs"]
@@ -39,6 +46,9 @@ use cmc::{CounterexampleFile, NoControl, Options, Search, Verdict};
 const WALKS: u64 = 200_000;
 const WALK_LENGTH: u32 = 40;
 const SEED: u64 = 1;
+/// Programs: the election's volatile vote and the register's unsynced
+/// store need a crash at one moment; uniform walks missed both in 1,000.
+const PROGRAM_WALKS: Search = Search::Simulate { walks: 1000, walk_length: 30, seed: 1 };
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace").to_path_buf()
@@ -59,8 +69,41 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// Every bug site of the example cores: model name (`MODULE::bug_NAME`,
 /// MODULE the file's stem or, below `examples/src/DIR/`, the folder) to the
 /// places it occurs.
+/// Every bug site: the cores' and, on Linux, the C programs'.
+fn all_sites() -> BTreeMap<String, Vec<String>> {
+    let mut sites = core_sites();
+    if cfg!(target_os = "linux") {
+        sites.extend(c_sites());
+    }
+    sites
+}
+
 fn core_sites() -> BTreeMap<String, Vec<String>> {
     sites_under(&root().join("examples/src"))
+}
+
+/// `#if BUG_NAME` in `examples/c/PROGRAM.c`: `programs::PROGRAM::bug_name`.
+fn c_sites() -> BTreeMap<String, Vec<String>> {
+    let dir = root().join("examples/c");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("examples/c")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    files.sort();
+    let mut sites: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for file in files {
+        let program = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let Some(bug) = line.trim().strip_prefix("#if BUG_") else { continue };
+            let name: String = bug.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            let place = format!("examples/c/{program}.c:{}", i + 1);
+            sites.entry(format!("programs::{program}::bug_{}", name.to_lowercase())).or_default().push(place);
+        }
+    }
+    sites
 }
 
 fn sites_under(src: &Path) -> BTreeMap<String, Vec<String>> {
@@ -112,9 +155,10 @@ fn unmatched(
 }
 
 #[test]
-fn every_core_bug_site_has_a_model_and_every_bug_model_a_site() {
-    let sites = core_sites();
-    assert!(sites.len() >= 10, "the examples' bug sites were not found: {sites:?}");
+fn every_bug_site_has_a_model_and_every_bug_model_a_site() {
+    let sites = all_sites();
+    assert!(core_sites().len() >= 10, "the example cores' bug sites were not found: {sites:?}");
+    assert!(!cfg!(target_os = "linux") || c_sites().len() >= 5, "the C programs' bug sites were not found: {sites:?}");
     let (missing, stale) = unmatched(&sites, &bug_models());
     assert!(missing.is_empty(), "bug sites without a model `MODULE::bug_NAME` in tests/models: {missing:#?}");
     assert!(stale.is_empty(), "bug models whose site is gone: {stale:?}");
@@ -143,9 +187,33 @@ fn a_new_site_or_a_deleted_model_fails_the_gate() {
     assert!(missing.iter().any(|m| m.starts_with("disk_paxos::bug_own_value (site at")), "{missing:?}");
 }
 
+/// `cmc-preload` for program models: `$CMC_PRELOAD`, or built as the
+/// models suite builds it.
+#[cfg(target_os = "linux")]
+fn preload() -> &'static std::path::Path {
+    let given = std::env::var_os("CMC_PRELOAD").map(std::path::PathBuf::from);
+    cmc_runner::harness::preload_library(
+        env!("CARGO"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")),
+        given.as_deref(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// For a program model: the attributes with the preload the tests build.
+fn attributes(d: &Declared) -> cmc::harness::Attributes {
+    let mut a = d.attributes;
+    #[cfg(target_os = "linux")]
+    if a.program.is_some() {
+        a.preload = Some(preload());
+    }
+    a
+}
+
 #[test]
-fn every_core_bug_is_caught_by_bfs_simulation_and_replay() {
-    let sites = core_sites();
+fn every_bug_is_caught_by_bfs_simulation_and_replay() {
+    let sites = all_sites();
     let models = bug_models();
     let mut failures = Vec::new();
     let mut table = Vec::new();
@@ -157,7 +225,7 @@ fn every_core_bug_is_caught_by_bfs_simulation_and_replay() {
             failures.push(format!("{name}: a bug model must expect a violation"));
             continue;
         };
-        let model = (declared.build)(&declared.attributes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let model = (declared.build)(&attributes(declared)).unwrap_or_else(|e| panic!("{name}: {e}"));
         let options = |search| Options { search, ..Options::default() };
         let caught = |verdict: Verdict, found: Option<&str>| verdict == Verdict::Violation && found == Some(property);
 
@@ -171,11 +239,9 @@ fn every_core_bug_is_caught_by_bfs_simulation_and_replay() {
             }
             None => false,
         };
-        let ev = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
-        let simulate = Search::Simulate {
-            walks: ev("XW", WALKS),
-            walk_length: ev("XL", WALK_LENGTH as u64) as u32,
-            seed: ev("XS", SEED),
+        let simulate = match declared.attributes.program {
+            Some(_) => PROGRAM_WALKS,
+            None => Search::Simulate { walks: WALKS, walk_length: WALK_LENGTH, seed: SEED },
         };
         let sim = model.check(&options(simulate), &mut NoControl).unwrap();
         let by_simulation = caught(sim.verdict, sim.property.as_deref());
