@@ -263,6 +263,16 @@ fn replay(args: ReplayArgs) -> Result<u8> {
     if file.model.model_file.is_some() {
         return crate::program::replay(&args.file, &file, args.det, args.json);
     }
+    if file.model.core.starts_with("program:") {
+        // A `#[cmc::model(program = ...)]` declaration has no model file to
+        // rebuild it from; its test target can replay it.
+        bail!(
+            "{}: a counterexample of a program declared with #[cmc::model(program = ...)], which has no model \
+             file; replay it with its test: CMC_REPLAY={} cargo test --test TARGET -- --exact NAME",
+            args.file.display(),
+            args.file.display()
+        );
+    }
     let catalog = cmc_examples::catalog();
     let entry = find(&catalog, &file.model.core).with_context(|| format!("{}", args.file.display()))?;
     let model =
