@@ -9,6 +9,8 @@
 //! here, so a model added there is gated without being listed again.
 //! `scripts/determinism_gate.sh` runs this test alone.
 
+mod gates;
+
 #[path = "../models/disk_paxos.rs"]
 mod disk_paxos;
 #[path = "../models/lock_service.rs"]
@@ -48,30 +50,6 @@ fn searches(d: &Declared) -> Vec<Search> {
     s
 }
 
-/// `cmc-preload` for program models: `$CMC_PRELOAD`, or built as the
-/// models suite builds it.
-#[cfg(target_os = "linux")]
-fn preload() -> &'static std::path::Path {
-    let given = std::env::var_os("CMC_PRELOAD").map(std::path::PathBuf::from);
-    cmc_runner::harness::preload_library(
-        env!("CARGO"),
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
-        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")),
-        given.as_deref(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// For a program model: the attributes with the preload the tests build.
-fn attributes(d: &Declared) -> Attributes {
-    let mut a = d.attributes;
-    #[cfg(target_os = "linux")]
-    if a.program.is_some() {
-        a.preload = Some(preload());
-    }
-    a
-}
-
 fn options(d: &Declared, search: Search, det: bool) -> Options {
     Options { search, states_max: d.attributes.states_max, det, deadlock: d.attributes.deadlock }
 }
@@ -81,7 +59,7 @@ fn gate(declared: &[&Declared]) -> Vec<String> {
     let mut failures = Vec::new();
     for d in declared {
         let name = d.name();
-        let model = match (d.build)(&attributes(d)) {
+        let model = match (d.build)(&gates::attributes(d)) {
             Ok(m) => m,
             Err(e) => {
                 failures.push(format!("{name}: {e}"));

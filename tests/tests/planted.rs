@@ -20,6 +20,8 @@
 //! reason to tune it per bug.
 //! `scripts/planted_gate.sh` runs this test alone.
 
+mod gates;
+
 #[path = "../models/disk_paxos.rs"]
 mod disk_paxos;
 #[path = "../models/lock_service.rs"]
@@ -187,30 +189,6 @@ fn a_new_site_or_a_deleted_model_fails_the_gate() {
     assert!(missing.iter().any(|m| m.starts_with("disk_paxos::bug_own_value (site at")), "{missing:?}");
 }
 
-/// `cmc-preload` for program models: `$CMC_PRELOAD`, or built as the
-/// models suite builds it.
-#[cfg(target_os = "linux")]
-fn preload() -> &'static std::path::Path {
-    let given = std::env::var_os("CMC_PRELOAD").map(std::path::PathBuf::from);
-    cmc_runner::harness::preload_library(
-        env!("CARGO"),
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
-        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")),
-        given.as_deref(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// For a program model: the attributes with the preload the tests build.
-fn attributes(d: &Declared) -> cmc::harness::Attributes {
-    let mut a = d.attributes;
-    #[cfg(target_os = "linux")]
-    if a.program.is_some() {
-        a.preload = Some(preload());
-    }
-    a
-}
-
 #[test]
 fn every_bug_is_caught_by_bfs_simulation_and_replay() {
     let sites = all_sites();
@@ -225,7 +203,7 @@ fn every_bug_is_caught_by_bfs_simulation_and_replay() {
             failures.push(format!("{name}: a bug model must expect a violation"));
             continue;
         };
-        let model = (declared.build)(&attributes(declared)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let model = (declared.build)(&gates::attributes(declared)).unwrap_or_else(|e| panic!("{name}: {e}"));
         let options = |search| Options { search, ..Options::default() };
         let caught = |verdict: Verdict, found: Option<&str>| verdict == Verdict::Violation && found == Some(property);
 
