@@ -130,7 +130,8 @@ where
         b.timeouts = a.timeouts;
     }
     model.validate()?;
-    expected_property(a.expect, model.properties.iter().map(|p| p.name.as_str()))?;
+    let all = model.properties.iter().map(|p| p.name.as_str()).chain([crate::process::explore::NO_NODE_KILLED]);
+    expected_property(a.expect, all)?;
     Ok(Box::new(model))
 }
 
@@ -210,6 +211,7 @@ pub fn prepare_program(
     c.pin_cpu = false;
     c.validate()?;
     let mut names: Vec<&str> = model.properties.iter().map(|p| p.name.as_str()).collect();
+    names.push(crate::process::explore::NO_NODE_KILLED);
     if names.contains(&"") {
         return Err(ModelError::EmptyPropertyName.into());
     }
@@ -217,7 +219,8 @@ pub fn prepare_program(
     if let Some(twin) = names.windows(2).find(|w| w[0] == w[1]) {
         return Err(ModelError::DuplicateProperty { name: twin[0].to_string() }.into());
     }
-    expected_property(a.expect, model.properties.iter().map(|p| p.name.as_str()))?;
+    let all = model.properties.iter().map(|p| p.name.as_str()).chain([crate::process::explore::NO_NODE_KILLED]);
+    expected_property(a.expect, all)?;
     Ok(Box::new(model))
 }
 

@@ -198,6 +198,13 @@ fn a_fork_in_the_target_is_an_error_naming_node_and_call() {
 }
 
 #[test]
+fn a_signal_to_another_process_is_an_error_naming_node_and_call() {
+    let _serial = process_support::serial();
+    let err = probe_error("signal-other");
+    assert!(matches!(&err, ProcessError::Unmodelled { node: 0, call, .. } if call == "kill"), "{err}");
+}
+
+#[test]
 fn asynchronous_io_is_an_error_naming_node_and_call() {
     let _serial = process_support::serial();
     for (mode, call) in [("uring", "io_uring_setup"), ("aio", "io_setup")] {

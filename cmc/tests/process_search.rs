@@ -96,6 +96,21 @@ fn det_rejects_a_program_whose_state_depends_on_a_file() {
 }
 
 #[test]
+fn a_node_killed_by_its_own_signal_is_a_violation_with_a_shortest_trace() {
+    let _serial = serial();
+    let mut c = config("probe", 1);
+    c.args = vec!["abort".to_string()];
+    c.budgets.clients = 1;
+    c.request = b"x".to_vec();
+    let model = ProgramModel::new("abort", c);
+    let r = run(&model, Search::Bfs { depth_max: None });
+    assert_eq!((r.verdict, r.property.as_deref()), (Verdict::Violation, Some(cmc::process::NO_NODE_KILLED)));
+    let actions: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
+    assert_eq!(actions, ["START", "CLIENT(0)", "ACCEPT(0, client)"], "{}", r.to_text());
+    assert!(r.to_text().contains("killed by signal 6"), "{}", r.to_text());
+}
+
+#[test]
 fn dfs_with_a_bound_reaches_what_bfs_reaches() {
     let _serial = serial();
     let model = counter_model();

@@ -8,7 +8,9 @@
  * accept() (and linger if the checker dies); "stall" block in sigsuspend(), a call the checker does not
  * model; "busy" loop without system calls; "sleep" call sleep(), which the
  * checker rejects at once; "thread" start a thread; "fork" fork a child;
- * "exec" exec /bin/true; "uring" and "aio" set up asynchronous I/O
+ * "exec" exec /bin/true; "abort" abort once a client connects (a
+ * failed assertion); "signal-other" signal another process (its
+ * parent); "uring" and "aio" set up asynchronous I/O
  * (io_uring_setup, io_setup), which the checker must reject; "bigstate" report a 65-byte state; "bigdurable"
  * make a 65-byte record durable.
  *
@@ -319,6 +321,14 @@ int main(int argc, char **argv)
             _exit(0);
         return 0;
     }
+    if (strcmp(mode, "abort") == 0) {
+        /* A failed assertion once a client connects. */
+        cmc_record_write(CMC_STATE_FD, &one, 1);
+        close(accept(cmc_listen(node), NULL, NULL));
+        abort();
+    }
+    if (strcmp(mode, "signal-other") == 0)
+        return kill(getppid(), 0) == 0 ? 0 : 5;
     if (strcmp(mode, "uring") == 0) {
         uint8_t params[120] = {0}; /* struct io_uring_params */
         return (int)syscall(SYS_io_uring_setup, 4, params) < 0 ? 5 : 0;

@@ -22,6 +22,18 @@ use crate::search::Explore;
 use crate::trace::hex;
 use crate::world::Fingerprint;
 
+/// The property every program model has besides its own, checked after
+/// them: no node dies by a signal it raised itself (a failed `assert`, a
+/// segmentation fault). The checker's CRASH restarts a node at once, so it
+/// never leaves one killed; an exit, whatever its status, is the program's
+/// own choice and part of the world.
+pub const NO_NODE_KILLED: &str = "no_node_killed_by_a_signal";
+
+/// [`NO_NODE_KILLED`]'s predicate.
+pub fn no_node_killed(world: &ProcessWorld) -> bool {
+    world.nodes.iter().all(|n| !matches!(n.life, Life::Signaled(_)))
+}
+
 /// A predicate over a process world.
 pub type WorldPredicate = dyn Fn(&ProcessWorld) -> bool + Send + Sync;
 
@@ -317,11 +329,15 @@ impl Explore for ProcessExplorer<'_> {
     }
 
     fn properties(&self) -> Vec<(String, Kind)> {
-        self.model.properties.iter().map(|p| (p.name.clone(), p.kind)).collect()
+        let declared = self.model.properties.iter().map(|p| (p.name.clone(), p.kind));
+        declared.chain([(NO_NODE_KILLED.to_string(), Kind::Always)]).collect()
     }
 
     fn holds(&self, index: usize, world: &PathWorld) -> bool {
-        (self.model.properties[index].predicate)(&world.world)
+        match self.model.properties.get(index) {
+            Some(p) => (p.predicate)(&world.world),
+            None => no_node_killed(&world.world),
+        }
     }
 
     fn render(&mut self, action: &ProcessStep, world: &PathWorld) -> Step {

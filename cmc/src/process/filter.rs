@@ -65,6 +65,10 @@ pub const ALWAYS: &[i64] = &[
     libc::SYS_getpid,
     libc::SYS_getppid,
     libc::SYS_gettid,
+    // Signals name processes by the virtual pids above.
+    libc::SYS_kill,
+    libc::SYS_tkill,
+    libc::SYS_tgkill,
     // Transfers between two descriptors, either of which may be a
     // connection (rare in targets, so notifying them all costs nothing).
     libc::SYS_sendfile,

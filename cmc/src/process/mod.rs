@@ -33,7 +33,7 @@ use nix::errno::Errno;
 
 pub use action::{BadProcessAction, ProcessAction};
 pub use engine::{ProcessEngine, Stats};
-pub use explore::{PathWorld, ProcessExplorer, ProcessStep, ProgramModel, ProgramProperty};
+pub use explore::{NO_NODE_KILLED, PathWorld, ProcessExplorer, ProcessStep, ProgramModel, ProgramProperty};
 pub use view::CmcView;
 pub use world::{Blocked, Conn, ConnKind, End, Label, Life, NodeWorld, ProcessWorld, Side, VFd};
 

@@ -643,6 +643,28 @@ impl Supervisor {
             libc::SYS_open | libc::SYS_openat => self.on_open(n, c)?,
             libc::SYS_getpid | libc::SYS_gettid => Answer::Val(VIRTUAL_PID_BASE + n as i64),
             libc::SYS_getppid => Answer::Val(1),
+            libc::SYS_kill | libc::SYS_tkill | libc::SYS_tgkill => {
+                // A node may signal itself (raise, abort, a failed assert)
+                // by its virtual pid; the supervisor sends the signal to the
+                // real one, which takes it as the call returns. Signals
+                // between nodes, or to anything else, are not modelled.
+                let me = VIRTUAL_PID_BASE + n as i64;
+                let (targets, sig) = match c.nr {
+                    libc::SYS_tgkill => (&c.args[..2], c.args[2] as i32),
+                    _ => (&c.args[..1], c.args[1] as i32),
+                };
+                if targets.iter().any(|&t| t as i32 as i64 != me) {
+                    return unmodelled("a signal to another process is not modelled; a node may signal only itself");
+                }
+                if sig != 0 {
+                    let pid = self.procs[n as usize].as_ref().map_or(0, |p| p.pid);
+                    // SAFETY: kill(2) on the node's own, still running process.
+                    if pid <= 0 || unsafe { libc::kill(pid, sig) } != 0 {
+                        return Err(ProcessError::NodeSys { node: n, call: "kill", errno: Errno::last() });
+                    }
+                }
+                Answer::Val(0)
+            }
             libc::SYS_clone | libc::SYS_clone3 | libc::SYS_fork | libc::SYS_vfork => {
                 return Err(ProcessError::Forbidden {
                     node: n,
