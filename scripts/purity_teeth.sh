@@ -38,7 +38,6 @@ purity_probes::AsmCpuid         instruction:cpuid source:asm
 purity_probes::InlineAsm        source:asm source:unsafe
 purity_probes::ThreadLocal      thread-local~tls::LOCAL_COUNT source:thread-local
 purity_probes::EffectsWrite     source:unsafe source:pointer
-purity_probes::EffectsReplace   source:effects~Effects::default
 purity_probes::ExternCall       call~purity_probe_elsewhere source:ffi source:unsafe
 purity_probes::HelperGlobal     writable-data~helpers::bump source:global~helpers.rs
 purity_probes::ReadOnlyPointer  writable-data~read_only_pointer::HIDDEN writable-data~read_only_pointer::SLOT source:global

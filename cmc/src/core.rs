@@ -350,18 +350,14 @@ pub enum EffectError {
 
 /// The effects of one step. A core can add effects only through these
 /// methods; the first limit crossed is recorded and the engine reports it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Neither `Clone` nor `Default`: a core must not be able to make a second
+/// buffer and swap it in (that would erase a recorded limit error).
+#[derive(Debug, PartialEq, Eq)]
 pub struct Effects {
     items: [Effect; limits::EFFECTS_PER_STEP],
     len: u8,
     error: Option<EffectError>,
     disabled: bool,
-}
-
-impl Default for Effects {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 impl Effects {
