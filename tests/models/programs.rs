@@ -6,7 +6,7 @@
 //!
 //! Every planted bug (`#if BUG_NAME` in `examples/c/PROGRAM.c`, built as
 //! `PROGRAM-BUG_NAME`) is an expected violation named after it, with its
-//! shortest counterexample in `snapshots/` (the tidy test finds the sites
+//! shortest counterexample in `snapshots/` (the planted-bug gate, `tests/tests/planted.rs`, finds the sites
 //! and requires the models). The correct `logship` passes exhaustively; the
 //! correct `register` and `election` do too (`cmc/tests/process_models.rs`),
 //! but take over a minute together (3,093 and 1,007 worlds), too long for
