@@ -1,7 +1,7 @@
 //! The example programs through their model files (`examples/c/*.toml`,
 //! built by `examples/c/Makefile`): each planted bug is found by BFS with a
 //! shortest counterexample, by replaying the saved counterexample, and by
-//! simulation (1,000 walks of 30 actions from seed 1); the correct builds
+//! simulation (2,000 walks of 30 actions from seed 1); the correct builds
 //! pass BFS: their whole spaces within the model files' budgets.
 
 #![cfg(target_os = "linux")]
@@ -70,7 +70,7 @@ fn caught(name: &str, property: &str, actions: usize) {
     );
     assert_eq!(replayed.trace, bfs.trace, "{name}: same worlds on replay");
 
-    let sim = run(&m, Some(Search::Simulate { walks: 1000, walk_length: 30, seed: 1 }));
+    let sim = run(&m, Some(Search::Simulate { walks: 2000, walk_length: 30, seed: 1 }));
     println!("{name}: {}", sim.summary());
     assert_eq!((sim.verdict, sim.property.as_deref()), (Verdict::Violation, Some(property)), "{name}: simulation");
 }

@@ -48,11 +48,15 @@ const WEIGHT_SLOTS: usize = 32;
 /// from the first step, most walks spend their crash early. Each walk
 /// instead draws a weight per kind, log-uniform from 1 to 256 or zero, so
 /// some walks crash often, some rarely and late, some never, and deliver
-/// at every density in between.
+/// at every density in between. Every other walk (the odd ones) stays
+/// uniform, so that weighting never loses what uniform walks find.
 struct Weights([u32; WEIGHT_SLOTS]);
 
 impl Weights {
-    fn draw(rng: &mut SplitMix64) -> Weights {
+    fn draw(walk: u64, rng: &mut SplitMix64) -> Weights {
+        if walk % 2 == 1 {
+            return Weights([1; WEIGHT_SLOTS]);
+        }
         let mut w = [0u32; WEIGHT_SLOTS];
         for x in &mut w {
             *x = if rng.below(4) == 0 { 0 } else { 1 << rng.below(9) };
@@ -115,7 +119,7 @@ pub(crate) fn run<E: Explore>(
             return End::Incomplete("no initial world (simulation is never a pass)".to_string());
         }
         let start = variants_ok[rng.below(variants_ok.len())];
-        let weights = Weights::draw(&mut rng);
+        let weights = Weights::draw(walk, &mut rng);
         let mut path: Vec<E::Action> = vec![c.explorer.init_action(start)];
         match c.explorer.initial(start, &mut world) {
             Ok(true) => {}
