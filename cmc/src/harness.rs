@@ -130,8 +130,7 @@ where
         b.timeouts = a.timeouts;
     }
     model.validate()?;
-    let all = model.properties.iter().map(|p| p.name.as_str()).chain([crate::process::explore::NO_NODE_KILLED]);
-    expected_property(a.expect, all)?;
+    expected_property(a.expect, model.properties.iter().map(|p| p.name.as_str()))?;
     Ok(Box::new(model))
 }
 
@@ -210,8 +209,9 @@ pub fn prepare_program(
     // pins.
     c.pin_cpu = false;
     c.validate()?;
+    // Every program model also has the front end's own property.
     let mut names: Vec<&str> = model.properties.iter().map(|p| p.name.as_str()).collect();
-    names.push(crate::process::explore::NO_NODE_KILLED);
+    names.push(crate::process::NO_NODE_KILLED);
     if names.contains(&"") {
         return Err(ModelError::EmptyPropertyName.into());
     }
@@ -219,8 +219,7 @@ pub fn prepare_program(
     if let Some(twin) = names.windows(2).find(|w| w[0] == w[1]) {
         return Err(ModelError::DuplicateProperty { name: twin[0].to_string() }.into());
     }
-    let all = model.properties.iter().map(|p| p.name.as_str()).chain([crate::process::explore::NO_NODE_KILLED]);
-    expected_property(a.expect, all)?;
+    expected_property(a.expect, names.iter().copied())?;
     Ok(Box::new(model))
 }
 

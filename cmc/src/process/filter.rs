@@ -69,6 +69,10 @@ pub const ALWAYS: &[i64] = &[
     libc::SYS_kill,
     libc::SYS_tkill,
     libc::SYS_tgkill,
+    libc::SYS_rt_sigqueueinfo,
+    libc::SYS_rt_tgsigqueueinfo,
+    libc::SYS_pidfd_open,
+    libc::SYS_pidfd_send_signal,
     // Transfers between two descriptors, either of which may be a
     // connection (rare in targets, so notifying them all costs nothing).
     libc::SYS_sendfile,

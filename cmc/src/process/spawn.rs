@@ -15,7 +15,7 @@
 //!   spawning thread dies, so no node outlives the checker, also when it
 //!   panics or is killed. The death signal is tied to the spawning *thread*:
 //!   a [`super::Supervisor`] must stay on the thread that created it.
-//! - ASLR off (`personality`), `RLIMIT_STACK` fixed at 8 MiB (unlimited
+//! - ASLR off (`personality`), no core files, `RLIMIT_STACK` fixed at 8 MiB (unlimited
 //!   switches the mmap layout), the same argv, envp and cwd byte for byte:
 //!   the same addresses on every run.
 //! - fds: 0 is `/dev/null`, 1 and 2 the node's log, 3 and 193 `/dev/null`
@@ -65,7 +65,7 @@ const STEPS: [&str; 12] = [
     "setting the death signal",
     "pinning to a CPU",
     "turning ASLR off",
-    "setting RLIMIT_STACK",
+    "setting RLIMIT_STACK and RLIMIT_CORE",
     "changing directory",
     "setting up file descriptors",
     "setting no_new_privs",
@@ -250,6 +250,13 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         let want = 8 << 20;
         lim.rlim_cur = if lim.rlim_max == libc::RLIM_INFINITY { want } else { lim.rlim_max.min(want) };
         if libc::setrlimit(libc::RLIMIT_STACK, &lim) != 0 {
+            give_up(c, 5);
+        }
+        // No core files: a node killed by its own signal is a finding the
+        // checker reports, and every one would otherwise leave a core in
+        // the node's directory.
+        let none = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        if libc::setrlimit(libc::RLIMIT_CORE, &none) != 0 {
             give_up(c, 5);
         }
         if libc::chdir(c.cwd) != 0 {

@@ -647,7 +647,8 @@ impl Supervisor {
                 // A node may signal itself (raise, abort, a failed assert)
                 // by its virtual pid; the supervisor sends the signal to the
                 // real one, which takes it as the call returns. Signals
-                // between nodes, or to anything else, are not modelled.
+                // between nodes, or to anything else, are not modelled, nor
+                // are stop signals (a stopped node would only stall).
                 let me = VIRTUAL_PID_BASE + n as i64;
                 let (targets, sig) = match c.nr {
                     libc::SYS_tgkill => (&c.args[..2], c.args[2] as i32),
@@ -656,14 +657,25 @@ impl Supervisor {
                 if targets.iter().any(|&t| t as i32 as i64 != me) {
                     return unmodelled("a signal to another process is not modelled; a node may signal only itself");
                 }
-                if sig != 0 {
-                    let pid = self.procs[n as usize].as_ref().map_or(0, |p| p.pid);
-                    // SAFETY: kill(2) on the node's own, still running process.
-                    if pid <= 0 || unsafe { libc::kill(pid, sig) } != 0 {
-                        return Err(ProcessError::NodeSys { node: n, call: "kill", errno: Errno::last() });
-                    }
+                if matches!(sig, libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU) {
+                    return unmodelled("stopping a node is not modelled");
                 }
-                Answer::Val(0)
+                if !(0..=libc::SIGRTMAX()).contains(&sig) {
+                    Answer::Err(libc::EINVAL)
+                } else {
+                    if sig != 0
+                        && let Some(p) = self.procs[n as usize].as_ref()
+                    {
+                        signal(&p.pidfd, sig);
+                    }
+                    Answer::Val(0)
+                }
+            }
+            libc::SYS_rt_sigqueueinfo
+            | libc::SYS_rt_tgsigqueueinfo
+            | libc::SYS_pidfd_open
+            | libc::SYS_pidfd_send_signal => {
+                return unmodelled("queued signals and pidfds are not modelled");
             }
             libc::SYS_clone | libc::SYS_clone3 | libc::SYS_fork | libc::SYS_vfork => {
                 return Err(ProcessError::Forbidden {
