@@ -26,8 +26,9 @@ mod two_phase;
 mod two_phase_tla;
 
 use cmc::harness::{Attributes, Declared, MODELS, prepare};
-use cmc::{Model, NoControl, NoSettings, Options, Report, Search, Verdict};
+use cmc::{Context, Core, Effects, Event, Model, NoControl, NoSettings, Options, Report, Search, Verdict};
 use cmc_tests::Nondet;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// Everything a run prints or saves, but its elapsed time.
 fn bytes(mut r: Report) -> (String, String, Option<String>) {
@@ -110,4 +111,52 @@ fn the_gate_rejects_a_nondeterministic_core() {
     let failures = gate(&[&NONDET]);
     assert!(!failures.is_empty(), "the gate passed a core that reads a global");
     assert!(failures[0].contains("--det: ") && failures[0].contains("non-deterministic"), "{failures:#?}");
+}
+
+/// A core whose steps are pure (so `--det` passes it) but whose states
+/// print differently each time: the byte-for-byte comparison must catch it.
+struct ChattyRender;
+
+static RENDERED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+#[derive(Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+struct ChattyState {
+    x: u8,
+}
+
+impl std::fmt::Debug for ChattyState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = RENDERED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        write!(f, "x {} (printed {n} times before)", self.x)
+    }
+}
+
+impl Core for ChattyRender {
+    const NAME: &'static str = "test-chatty-render";
+    type State = ChattyState;
+    type Settings = NoSettings;
+    const DURABLE: usize = 0;
+
+    fn step(_: &Context<'_, NoSettings>, s: &mut ChattyState, event: Event<'_>, _: &mut Effects) {
+        if let Event::Init { .. } = event {
+            s.x = 1;
+        }
+    }
+}
+
+/// Teeth: a report that differs between two runs of a deterministic core.
+#[test]
+fn the_gate_rejects_a_report_that_differs_between_runs() {
+    static CHATTY: Declared = Declared {
+        module: "determinism",
+        function: "chatty",
+        file: file!(),
+        line: line!(),
+        attributes: Attributes { expect: cmc::harness::Expect::Violation("never"), ..Attributes::DEFAULT },
+        build: |a| prepare(Model::<ChattyRender>::new(NoSettings).nodes(1).always("never", |_| false), a),
+    };
+    let failures = gate(&[&CHATTY]);
+    assert!(!failures.is_empty(), "the gate passed reports that differ");
+    assert!(failures[0].contains("two runs differ"), "{failures:#?}");
 }
