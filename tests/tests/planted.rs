@@ -146,13 +146,11 @@ fn sites_under(src: &Path) -> BTreeMap<String, Vec<String>> {
         };
         let text = std::fs::read_to_string(&file).unwrap();
         for (i, line) in text.lines().enumerate() {
-            let read = line.match_indices("ctx.settings.bug_").map(|(at, _)| at + "ctx.settings.".len());
-            let declared = words(line, "bug_").filter(|w| line.contains(&format!("{w}: u8"))).count();
-            let mut names: Vec<&str> = read.map(|at| words(&line[at..], "bug_").next().unwrap_or("")).collect();
-            if declared > 0 {
-                names.extend(words(line, "bug_").filter(|w| line.contains(&format!("{w}: u8"))));
-            }
-            for name in names.into_iter().filter(|n| !n.is_empty()) {
+            let read = line
+                .match_indices("ctx.settings.bug_")
+                .filter_map(|(at, _)| words(&line[at + "ctx.settings.".len()..], "bug_").next());
+            let declared = words(line, "bug_").filter(|w| line.contains(&format!("{w}: u8")));
+            for name in read.chain(declared) {
                 let place = format!("examples/src/{}:{}", rel.display(), i + 1);
                 let places = sites.entry(format!("{module}::{name}")).or_default();
                 if !places.contains(&place) {
