@@ -1,7 +1,9 @@
 //! The engine: builds initial worlds and applies one action to a world,
 //! calling the core's `step` and `apply_persist` and then carrying out the
 //! effects. It owns durability (it compares the durable bytes around every
-//! step) and every queue bound. It does no I/O and reads no clock.
+//! step) and every queue bound. It does no I/O and reads no clock. With
+//! `--det` it runs every `step` and every `apply_persist` twice, from copies
+//! of the same state, and compares what they give back.
 //!
 //! With the `valgrind` feature (off by default; `scripts/memory_gate.sh`),
 //! every byte a core hands back (its next state, and the payloads and
@@ -55,7 +57,9 @@ pub enum StepErrorKind {
     NotEnabledOutsideDirect,
     #[error("{0}")]
     TooManyActions(TooManyActions),
-    #[error("non-deterministic: two runs of the same step from the same state differ in {0} (--det)")]
+    /// `--det` ran the same call (`step`, or `apply_persist`: the error's
+    /// event says which) twice from copies of one state.
+    #[error("non-deterministic: two runs of the same call from the same state differ in {0} (--det)")]
     Nondeterministic(&'static str),
     /// Only with the `valgrind` feature, under valgrind's memcheck.
     #[cfg(feature = "valgrind")]
@@ -343,21 +347,25 @@ impl<'m, C: Core> Engine<'m, C> {
     }
 
     /// Runs `apply_persist` for one record and checks that it touched only
-    /// durable bytes.
+    /// durable bytes; with `--det`, runs it a second time from a copy of the
+    /// same state and compares.
     fn persist(&mut self, world: &mut World, node: NodeId, record: &Payload) -> Result<(), Box<StepError>> {
+        let err = |kind| Box::new(StepError { core: C::NAME, node, event: "apply_persist".to_string(), kind });
         let before = self.read_state(world, node);
         let mut state = before;
-        C::apply_persist(&self.context(node), &mut state, record.as_slice());
+        let ctx = self.context(node);
+        C::apply_persist(&ctx, &mut state, record.as_slice());
         #[cfg(feature = "valgrind")]
-        memcheck::defined(&state, &[])
-            .map_err(|kind| Box::new(StepError { core: C::NAME, node, event: "apply_persist".to_string(), kind }))?;
+        memcheck::defined(&state, &[]).map_err(err)?;
+        if self.det {
+            let mut again = before;
+            C::apply_persist(&ctx, &mut again, record.as_slice());
+            if again.as_bytes() != state.as_bytes() {
+                return Err(err(StepErrorKind::Nondeterministic("next state")));
+            }
+        }
         if state.as_bytes()[C::DURABLE..] != before.as_bytes()[C::DURABLE..] {
-            return Err(Box::new(StepError {
-                core: C::NAME,
-                node,
-                event: "apply_persist".to_string(),
-                kind: StepErrorKind::PersistChangedVolatile,
-            }));
+            return Err(err(StepErrorKind::PersistChangedVolatile));
         }
         self.write_state(world, node, &state);
         Ok(())

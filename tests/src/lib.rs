@@ -340,3 +340,38 @@ impl Core for Counter {
         }
     }
 }
+
+/// Non-deterministic in `apply_persist` only: node 0 persists one record at
+/// `Init`, and applying it stores a global counter in the durable byte.
+/// `step` is deterministic, so only a `--det` that also runs
+/// `apply_persist` twice catches it.
+pub struct NondetPersist;
+
+static NONDET_PERSIST_COUNTER: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// The first byte is durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct NondetPersistState {
+    pub durable: u8,
+    pub flushed: u8,
+}
+
+impl Core for NondetPersist {
+    const NAME: &'static str = "test-nondet-persist";
+    type State = NondetPersistState;
+    type Settings = NoSettings;
+    const DURABLE: usize = 1;
+
+    fn step(_: &Context<'_, NoSettings>, s: &mut NondetPersistState, event: Event<'_>, out: &mut Effects) {
+        match event {
+            Event::Init { .. } => out.persist(&[1]),
+            Event::Flushed => s.flushed = 1,
+            _ => {}
+        }
+    }
+
+    fn apply_persist(_: &Context<'_, NoSettings>, s: &mut NondetPersistState, _: &[u8]) {
+        s.durable = NONDET_PERSIST_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}

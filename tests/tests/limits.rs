@@ -6,7 +6,7 @@ use cmc::{
     Action, Context, Core, Effects, Engine, Event, Model, ModelError, NoSettings, Options, Report, Search,
     SettingError, SettingKey, Settings, Verdict, World, check,
 };
-use cmc_tests::{Cheater, CheaterSettings, Nondet, spam, spammer};
+use cmc_tests::{Cheater, CheaterSettings, Nondet, NondetPersist, spam, spammer};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 fn bfs<C: Core>(model: &Model<C>) -> Report {
@@ -195,6 +195,18 @@ fn det_catches_a_nondeterministic_core() {
     assert_ne!(plain.verdict, Verdict::Error, "without --det the search cannot see it");
     let det = check(&model, &Options { det: true, ..Options::default() }).unwrap();
     assert_error(&det, "non-deterministic");
+}
+
+#[test]
+fn det_runs_apply_persist_twice_and_catches_a_nondeterministic_one() {
+    // `step` is deterministic; only `apply_persist` (on FLUSH and on a
+    // crash that keeps the record) reads a global.
+    for model in [Model::<NondetPersist>::new(NoSettings), Model::<NondetPersist>::new(NoSettings).crashes(1)] {
+        let plain = check(&model, &Options { det: false, ..Options::default() }).unwrap();
+        assert_ne!(plain.verdict, Verdict::Error, "without --det the search cannot see it");
+        let det = check(&model, &Options { det: true, ..Options::default() }).unwrap();
+        assert_error(&det, "core `test-nondet-persist`, node 0, event apply_persist: non-deterministic");
+    }
 }
 
 #[test]
