@@ -3,8 +3,8 @@
 //! each kind, and a bug that needs reordering (bag finds it, FIFO cannot).
 
 use cmc::{
-    Control, CounterexampleFile, Kind, Model, NoSettings, Options, Progress, Report, Search, Verdict, check,
-    check_with, replay,
+    Action, Control, CoreExplorer, CounterexampleFile, Engine, Explore, Fingerprint, Kind, Model, NoSettings, Options,
+    Progress, Report, Search, Verdict, World, check, check_with, replay,
 };
 use cmc_tests::{Counter, Echo, EchoSettings, echo};
 
@@ -212,5 +212,106 @@ fn reports_are_identical_across_runs() {
         Model::<Echo>::new(EchoSettings { count: 3, reply: 1 }).nodes(2).network(cmc::Network::Bag).drops(1).dups(1);
     for search in [Search::Bfs { depth_max: None }, Search::Dfs { depth_max: 8 }] {
         assert_eq!(without_time(&run(&model, search)), without_time(&run(&model, search)));
+    }
+}
+
+/// The in-process front end with another poll interval.
+struct PollEvery<'m, C: cmc::Core> {
+    inner: CoreExplorer<'m, C>,
+    every: Option<u64>,
+}
+
+impl<C: cmc::Core> Explore for PollEvery<'_, C> {
+    type World = World;
+    type Action = Action;
+    fn empty_world(&self) -> World {
+        self.inner.empty_world()
+    }
+    fn initial_variants(&self) -> u32 {
+        self.inner.initial_variants()
+    }
+    fn init_action(&self, variant: u32) -> Action {
+        self.inner.init_action(variant)
+    }
+    fn initial(&mut self, variant: u32, out: &mut World) -> Result<bool, String> {
+        self.inner.initial(variant, out)
+    }
+    fn actions(&mut self, world: &World, out: &mut Vec<Action>) -> Result<(), String> {
+        self.inner.actions(world, out)
+    }
+    fn apply(&mut self, world: &World, action: &Action, out: &mut World) -> Result<bool, String> {
+        self.inner.apply(world, action, out)
+    }
+    fn store(&mut self, world: &World, out: &mut Vec<u8>) -> Fingerprint {
+        self.inner.store(world, out)
+    }
+    fn load(&mut self, stored: &[u8], out: &mut World) -> Result<(), String> {
+        self.inner.load(stored, out)
+    }
+    fn poll_every(&self) -> u64 {
+        self.every.unwrap_or_else(|| self.inner.poll_every())
+    }
+    fn properties(&self) -> Vec<(String, Kind)> {
+        self.inner.properties()
+    }
+    fn holds(&self, index: usize, world: &World) -> bool {
+        self.inner.holds(index, world)
+    }
+    fn render(&mut self, action: &Action, world: &World) -> cmc::report::Step {
+        self.inner.render(action, world)
+    }
+    fn identity(&self) -> cmc::Identity {
+        self.inner.identity()
+    }
+}
+
+/// Records the generated count at every poll; stops at poll `stop_at`.
+struct Polls {
+    at: Vec<u64>,
+    stop_at: Option<usize>,
+}
+
+impl Control for Polls {
+    fn poll(&mut self, p: &Progress) -> Option<String> {
+        self.at.push(p.generated_states);
+        (Some(self.at.len()) == self.stop_at).then(|| "stopped by the test".to_string())
+    }
+}
+
+#[test]
+fn a_front_end_sets_how_often_every_search_polls_its_control() {
+    let model =
+        Model::<Echo>::new(EchoSettings { count: 3, reply: 1 }).nodes(2).network(cmc::Network::Bag).drops(1).dups(1);
+    let search_with = |search, every, stop_at| {
+        let explorer = PollEvery { inner: CoreExplorer::new(Engine::new(&model, false).unwrap()), every };
+        let mut polls = Polls { at: Vec::new(), stop_at };
+        let r = cmc::search::explore(explorer, &Options { search, ..Options::default() }, &mut polls);
+        (r, polls.at)
+    };
+    for search in [
+        Search::Bfs { depth_max: None },
+        Search::Dfs { depth_max: 20 },
+        Search::Simulate { walks: 5, walk_length: 6, seed: 3 },
+    ] {
+        // By default, every 16,384 generated states: this model has fewer.
+        let (r, polls) = search_with(search, None, None);
+        assert!(r.generated_states < 1 << 14, "{search:?}: {}", r.summary());
+        assert_eq!(polls, [] as [u64; 0], "{search:?}");
+        // Every generated state: BFS and DFS poll after each one (but the
+        // first initial one), simulation after each action it takes.
+        let (r, polls) = search_with(search, Some(1), None);
+        assert!(polls.windows(2).all(|w| w[0] < w[1]), "{search:?}: {polls:?}");
+        match search {
+            Search::Simulate { walks, .. } => assert!(polls.len() as u64 >= walks, "{search:?}: {polls:?}"),
+            _ => assert!(polls.len() as u64 >= r.generated_states - 1, "{search:?}: {polls:?} of {}", r.summary()),
+        }
+        // And a stop at the first poll stops at once.
+        let (r, polls) = search_with(search, Some(1), Some(1));
+        assert_eq!((r.verdict, r.reason.as_deref()), (Verdict::Incomplete, Some("stopped by the test")));
+        assert_eq!(r.generated_states, polls[0], "{search:?}");
+        match search {
+            Search::Simulate { .. } => assert!(r.distinct_states <= 2, "one action taken: {}", r.summary()),
+            _ => assert!(r.generated_states <= 2, "{search:?}: {}", r.summary()),
+        }
     }
 }

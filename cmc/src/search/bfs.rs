@@ -10,7 +10,7 @@
 //! kept only for the current and the next level; a trace is rebuilt by
 //! re-running the parent links' actions.
 
-use super::{Checker, Control, End, Explore, FpSet, POLL_EVERY};
+use super::{Checker, Control, End, Explore, FpSet};
 use crate::world::Fingerprint;
 
 /// How a distinct state was first reached.
@@ -221,6 +221,7 @@ impl<E: Explore> Bfs<'_, E> {
             return Err(Found::Error { error, id });
         }
         let states_max = self.c.options.states_max;
+        let poll_every = self.c.explorer.poll_every();
         let mut from = 0;
         for &(fp, position, to) in &exp.succ {
             let encoded = &exp.bytes[from..to];
@@ -231,42 +232,39 @@ impl<E: Explore> Bfs<'_, E> {
             self.c.generated += 1;
             if fp == exp.fp {
                 // A self-loop: the expanded world is stored already.
-                continue;
-            }
-            if last_level {
+            } else if last_level {
                 // Beyond the bound: note whether the bound hid a world, but
                 // do not store it.
                 *cut |= !self.seen.contains(fp);
-                continue;
+            } else if !self.seen.contains(fp) {
+                if let Some(m) = states_max
+                    && self.c.distinct >= m
+                {
+                    return Err(Found::End(End::Incomplete(format!("states_max = {m} reached"))));
+                }
+                if let Err(e) = self.c.explorer.load(encoded, &mut exp.scratch) {
+                    return Err(Found::Error { error: format!("internal: a successor does not load: {e}"), id });
+                }
+                if next.len() == 0 {
+                    self.c.depth += 1;
+                }
+                if let Some(new_id) = self.discover(&exp.scratch, fp, Parent { parent: id, position })? {
+                    next.push(new_id, encoded);
+                }
             }
-            if self.seen.contains(fp) {
-                continue;
-            }
-            if let Some(m) = states_max
-                && self.c.distinct >= m
-            {
-                return Err(Found::End(End::Incomplete(format!("states_max = {m} reached"))));
-            }
-            if let Err(e) = self.c.explorer.load(encoded, &mut exp.scratch) {
-                return Err(Found::Error { error: format!("internal: a successor does not load: {e}"), id });
-            }
-            if next.len() == 0 {
-                self.c.depth += 1;
-            }
-            if let Some(new_id) = self.discover(&exp.scratch, fp, Parent { parent: id, position })? {
-                next.push(new_id, encoded);
+            // Polled once this successor is looked up, so that a stop
+            // leaves no generated state unchecked.
+            if self.c.generated >= *next_poll {
+                *next_poll = self.c.generated + poll_every;
+                if let Some(reason) = control.poll(&self.c.progress()) {
+                    return Err(Found::End(End::Incomplete(reason)));
+                }
             }
         }
         if exp.succ.is_empty()
             && let Some((property, kind)) = self.c.check_terminal(&exp.world)
         {
             return Err(Found::Violation { property, kind, id });
-        }
-        if self.c.generated >= *next_poll {
-            *next_poll = self.c.generated + POLL_EVERY;
-            if let Some(reason) = control.poll(&self.c.progress()) {
-                return Err(Found::End(End::Incomplete(reason)));
-            }
         }
         Ok(())
     }
@@ -302,7 +300,7 @@ impl<E: Explore> Bfs<'_, E> {
             return Found::End(End::Complete);
         }
         self.c.depth = 1;
-        let mut next_poll = POLL_EVERY;
+        let mut next_poll = self.c.explorer.poll_every();
 
         loop {
             let last_level = depth_max.is_some_and(|d| self.c.depth >= d);

@@ -7,7 +7,7 @@
 //! stored; if any of them was never reached within the bound, the bound hid
 //! part of the state space and the verdict is incomplete, never pass.
 
-use super::{Checker, Control, End, Explore, FpMap, FpSet, POLL_EVERY};
+use super::{Checker, Control, End, Explore, FpMap, FpSet};
 
 /// One world on the stack.
 struct Frame<E: Explore> {
@@ -31,7 +31,8 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: u32, control: &mut 
     let mut witnessed = Vec::new();
     let mut scratch = c.explorer.empty_world();
     let mut stored = Vec::new();
-    let mut next_poll = POLL_EVERY;
+    let poll_every = c.explorer.poll_every();
+    let mut next_poll = poll_every;
     let path_of = |stack: &[Frame<E>]| -> Vec<E::Action> { stack.iter().map(|f| f.via).collect() };
     if depth_max == 0 {
         return End::Incomplete("depth_max = 0 explores nothing".to_string());
@@ -84,7 +85,7 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: u32, control: &mut 
             }
         };
         if c.generated >= next_poll {
-            next_poll = c.generated + POLL_EVERY;
+            next_poll = c.generated + poll_every;
             if let Some(reason) = control.poll(&c.progress()) {
                 return End::Incomplete(reason);
             }

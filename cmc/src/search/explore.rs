@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+use super::POLL_EVERY;
 use crate::action::Action;
 use crate::core::Core;
 use crate::engine::Engine;
@@ -74,6 +75,16 @@ pub trait Explore {
     /// it takes. Direct-actions cores list actions that may not be enabled.
     fn listed_actions_are_enabled(&self) -> bool {
         false
+    }
+
+    /// How often (in generated states) a search polls its
+    /// [`Control`](super::Control): every few thousand by default, which
+    /// costs nothing next to the states in between. A front end whose
+    /// successors are slow to compute asks for a smaller number (1: a poll
+    /// on every generated state), so that a time cap or Ctrl-C stops it
+    /// soon.
+    fn poll_every(&self) -> u64 {
+        POLL_EVERY
     }
 
     /// The kind of `action`, for simulation's per-walk weights (swarm

@@ -79,8 +79,9 @@ pub struct Progress {
 /// Lets the caller watch a search and stop it (a time cap, Ctrl-C). The
 /// engine owns no clock, so time caps live here.
 pub trait Control {
-    /// Called every few thousand generated states. `Some(reason)` stops the
-    /// search with the verdict incomplete.
+    /// Called every [`Explore::poll_every`] generated states (every few
+    /// thousand unless the front end asks for more). `Some(reason)` stops
+    /// the search with the verdict incomplete.
     fn poll(&mut self, progress: &Progress) -> Option<String>;
 }
 
@@ -94,7 +95,8 @@ impl Control for NoControl {
     }
 }
 
-/// How often (in generated states) a search polls its control.
+/// How often (in generated states) a search polls its control, unless its
+/// explorer says otherwise ([`Explore::poll_every`]).
 pub(crate) const POLL_EVERY: u64 = 1 << 14;
 
 /// Checks `model` with `options`.

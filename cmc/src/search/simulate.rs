@@ -7,7 +7,7 @@
 //! walk reproduces alone. A simulation reports a violation it finds and
 //! otherwise says how many walks found none: it is never a pass.
 
-use super::{Checker, Control, End, Explore, FpSet, POLL_EVERY};
+use super::{Checker, Control, End, Explore, FpSet};
 
 /// SplitMix64 (Steele, Lea and Flood): small, fast, and fixed forever, so a
 /// seed means the same walks on every machine and every version.
@@ -100,7 +100,8 @@ pub(crate) fn run<E: Explore>(
     let mut enabled: Vec<E::Action> = Vec::new();
     let mut variants_ok: Vec<u32> = Vec::new();
     let mut witnessed = Vec::new();
-    let mut next_poll = POLL_EVERY;
+    let poll_every = c.explorer.poll_every();
+    let mut next_poll = poll_every;
     let variants = c.explorer.initial_variants();
 
     for walk in 0..walks {
@@ -183,7 +184,7 @@ pub(crate) fn run<E: Explore>(
             path.push(action);
             depth += 1;
             if c.generated >= next_poll {
-                next_poll = c.generated + POLL_EVERY;
+                next_poll = c.generated + poll_every;
                 if let Some(reason) = control.poll(&c.progress()) {
                     return End::Incomplete(reason);
                 }
