@@ -15,9 +15,15 @@
 //!   an `ioctl` on fd 3 (see [`HELLO_REQUEST`]), so that a node started
 //!   without the preload is detected as an error instead of running with
 //!   real time and real entropy;
-//! - exec: it stacks a plain filter that kills the process on `execve`, which
-//!   the supervisor's own filter must allow (the node is spawned with
-//!   `CLONE_VFORK`, and a notified exec would deadlock the spawn).
+//! - the fork server: its constructor parks the process in a notified call
+//!   before `main`, so that the process is its node's *template*, and it
+//!   handles [`fork::SNAPSHOT_SIGNAL`] by forking: every life and snapshot
+//!   of a node is a fork of a parked process, made when the supervisor asks
+//!   ([`fork`]), so the node's program is exec'd once per search and its
+//!   seccomp filter installed once;
+//! - `AT_RANDOM`: the auxiliary vector's 16 random bytes are overwritten
+//!   with bytes fixed by the node's number (its first argument), so that
+//!   `getauxval(AT_RANDOM)` is the same in every run.
 //!
 //! It does not model sockets, files or state reports: those are the
 //! supervisor's. `/dev/urandom` reads are answered by the supervisor too
@@ -25,6 +31,8 @@
 //! through Rust's allocator and never panics on its paths: it runs inside an
 //! arbitrary C program, before and around its `main`.
 
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod fork;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod heap;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
@@ -38,7 +46,10 @@ pub const HELLO_REQUEST: u64 = 0x434d_4301;
 /// The magic at the start of [`Hello`].
 pub const HELLO_MAGIC: u64 = 0x6f6c_6568_2d63_6d63; // "cmc-helo", little endian
 /// The version of the handshake.
-pub const HELLO_VERSION: u32 = 1;
+pub const HELLO_VERSION: u32 = 2;
+/// The `ioctl` request on fd 3 a template parks in; answered 0, the process
+/// goes on into `main`.
+pub const PARK_REQUEST: u64 = 0x434d_4302;
 
 /// What the preload tells the supervisor at start-up, by `ioctl(3,
 /// HELLO_REQUEST, &hello)`.
@@ -53,6 +64,10 @@ pub struct Hello {
     pub vdso_patched: u32,
     /// Nonzero when `rdtsc` was made to fault.
     pub tsc_trapped: u32,
+    /// The signal that makes a parked process fork, or 0 if its handler
+    /// could not be installed.
+    pub snapshot_signal: u32,
+    pub reserved: u32,
     /// The base address of the fixed heap.
     pub heap_base: u64,
 }

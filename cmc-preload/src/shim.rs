@@ -7,7 +7,7 @@
 
 use core::ffi::{c_int, c_long, c_void};
 
-use crate::{HELLO_MAGIC, HELLO_REQUEST, HELLO_VERSION, Hello, heap, vdso};
+use crate::{HELLO_MAGIC, HELLO_REQUEST, HELLO_VERSION, Hello, fork, heap, vdso};
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn clock_gettime(clock: libc::clockid_t, tp: *mut libc::timespec) -> c_int {
@@ -49,12 +49,15 @@ pub unsafe extern "C" fn getentropy(buf: *mut c_void, len: usize) -> c_int {
     0
 }
 
-/// The constructor, run by ld.so before the program's `main`.
+/// The constructor, run by ld.so before the program's `main`. Under the
+/// checker it ends parked: the process is its node's template, and each
+/// life of the node is a fork of it that the supervisor lets go on into
+/// `main` (`fork`).
 #[used]
 #[unsafe(link_section = ".init_array")]
-static INIT: extern "C" fn() = init;
+static INIT: extern "C" fn(c_int, *const *const libc::c_char) = init;
 
-extern "C" fn init() {
+extern "C" fn init(argc: c_int, argv: *const *const libc::c_char) {
     let (found, patched) = unsafe { vdso::patch() };
     // rdtsc may fault only once no vDSO clock needs it (research, pitfall 3):
     // an unpatched vDSO reads the TSC itself.
@@ -62,45 +65,20 @@ extern "C" fn init() {
     if tsc_trapped {
         unsafe { libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV, 0, 0, 0) };
     }
+    unsafe { fork::fix_at_random(argc, argv) };
+    let snapshots = unsafe { fork::install() };
     let hello = Hello {
         magic: HELLO_MAGIC,
         version: HELLO_VERSION,
         vdso_found: found,
         vdso_patched: patched,
         tsc_trapped: tsc_trapped as u32,
+        snapshot_signal: if snapshots { fork::SNAPSHOT_SIGNAL as u32 } else { 0 },
+        reserved: 0,
         heap_base: heap::BASE as u64,
     };
     let answered = unsafe { libc::syscall(libc::SYS_ioctl, 3 as c_long, HELLO_REQUEST, &hello as *const Hello) } == 0;
     if answered {
-        forbid_exec();
-    }
-}
-
-/// Stacks a filter that kills the process on `execve` or `execveat`. The
-/// supervisor sees the node die of SIGSYS and reports an exec in the
-/// target; its own filter cannot notify exec (see the module comment of the
-/// crate).
-fn forbid_exec() {
-    const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
-    let ld = |k: u32| libc::sock_filter { code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16, jt: 0, jf: 0, k };
-    let jeq = |k: u32, jt: u8, jf: u8| libc::sock_filter {
-        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
-        jt,
-        jf,
-        k,
-    };
-    let ret = |k: u32| libc::sock_filter { code: (libc::BPF_RET | libc::BPF_K) as u16, jt: 0, jf: 0, k };
-    let prog = [
-        ld(4),
-        jeq(AUDIT_ARCH_X86_64, 0, 4),
-        ld(0),
-        jeq(libc::SYS_execve as u32, 2, 0),
-        jeq(libc::SYS_execveat as u32, 1, 0),
-        ret(libc::SECCOMP_RET_ALLOW),
-        ret(libc::SECCOMP_RET_KILL_PROCESS),
-    ];
-    let fprog = libc::sock_fprog { len: prog.len() as u16, filter: prog.as_ptr() as *mut libc::sock_filter };
-    unsafe {
-        libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER as c_long, 0 as c_long, &fprog);
+        unsafe { fork::park() };
     }
 }

@@ -18,6 +18,7 @@ pub mod action;
 pub mod engine;
 pub mod explore;
 pub mod filter;
+pub mod forkserver;
 pub mod model_file;
 pub mod notif;
 pub mod spawn;
@@ -218,6 +219,8 @@ pub enum ProcessError {
     Forbidden { node: u8, what: &'static str, call: String },
     #[error("node {node}: {detail} (limit {limit} = {max})")]
     Limit { node: u8, limit: &'static str, max: usize, detail: String },
+    #[error("{0}")]
+    Filter(String),
     #[error("supervisor: {call} failed: {errno}")]
     Sys { call: &'static str, errno: Errno },
     #[error("node {node}: supervisor's {call} failed: {errno}")]

@@ -1,20 +1,24 @@
-//! Starting one node: `clone(CLONE_VM | CLONE_VFORK)`, a child that makes
-//! only raw system calls on memory the parent prepared, the seccomp filter
-//! installed before `execve`, and the listener handed back over a socket.
+//! Starting a node's template: `fork`, a child that makes only raw system
+//! calls on memory the parent prepared, the seccomp filter installed before
+//! `execve`, the listener handed back over a socket, and the one `execve`
+//! let through by the parent. A template is started once per node and
+//! search; every process the node runs after that is forked from it
+//! (`forkserver`), so the filter is installed once per node.
 //!
 //! Why this shape (research, pitfalls 5, 8, 9, 10, 21, 24):
-//! - `fork()` of a large checker costs O(its RSS) (59 ms per node at 1 GiB);
-//!   a vfork-style clone costs the same at any size. Rust's `Command` with
-//!   `pre_exec` forces `fork()`, so the child is written by hand here.
-//! - Between installing the filter and `execve` the child may make no
-//!   notified call: the parent is suspended until the exec, so nobody could
-//!   answer. The listener therefore goes back by `sendmsg` on
-//!   [`filter::HANDOFF_FD`], which the filter exempts, and `execve` itself is
-//!   not notified.
-//! - `PR_SET_PDEATHSIG(SIGKILL)` makes the kernel kill the node when the
-//!   spawning thread dies, so no node outlives the checker, also when it
-//!   panics or is killed. The death signal is tied to the spawning *thread*:
-//!   a [`super::Supervisor`] must stay on the thread that created it.
+//! - The filter notifies `execve`, so that a target that execs is an error;
+//!   the template's own exec is the one the parent answers with CONTINUE.
+//!   That needs a parent that runs while the child execs, so the child is
+//!   forked, not vforked. `fork()` of a large checker costs O(its RSS), but
+//!   it happens once per node and search, when the checker is small.
+//! - Between installing the filter and `execve` the child makes no notified
+//!   call but the `execve` itself: the listener goes back by `sendmsg` on
+//!   [`HANDOFF_FD`], which the filter exempts, and so does the report of a
+//!   failed step.
+//! - `PR_SET_PDEATHSIG(SIGKILL)` makes the kernel kill the template when the
+//!   spawning thread dies, so it never outlives the checker. The death
+//!   signal is tied to the spawning *thread*: a [`super::Supervisor`] must
+//!   stay on the thread that created it.
 //! - ASLR off (`personality`), no core files, `RLIMIT_STACK` fixed at 8 MiB (unlimited
 //!   switches the mmap layout), the same argv, envp and cwd byte for byte:
 //!   the same addresses on every run.
@@ -23,18 +27,18 @@
 //!   supervisor answers every call on them), everything else closed.
 //!
 //! This module does not decide anything about the world: it returns a
-//! running process, its pidfd and its listener, or the step that failed.
+//! process that has begun its `execve`, its pidfd and its listener, or the
+//! step that failed.
 
 use std::ffi::{CStr, CString};
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
 use nix::errno::Errno;
 use nix::libc;
 
 use super::filter::HANDOFF_FD;
 
-/// What the child needs, prepared by the parent: the child may not
-/// allocate, so every pointer here is to memory that outlives the spawn.
+/// What the child needs, prepared by the parent before the fork.
 #[repr(C)]
 struct Child {
     path: *const libc::c_char,
@@ -48,14 +52,6 @@ struct Child {
     cpu: i32,
     ppid: i32,
     old_mask: libc::sigset_t,
-    msg: libc::msghdr,
-    iov: libc::iovec,
-    byte: u8,
-    cmsg: [u64; 4],
-    fd_slot: *mut i32,
-    /// Written by the child before it gives up: the step and its errno.
-    failed_step: i32,
-    failed_errno: i32,
 }
 
 /// The steps of the child, for error messages.
@@ -85,12 +81,15 @@ pub struct Spec<'a> {
     pub log: BorrowedFd<'a>,
     /// The child end of the hand-off socket pair.
     pub handoff_child: BorrowedFd<'a>,
-    /// The parent end, read after the spawn.
+    /// The parent end, read after the fork.
     pub handoff_parent: BorrowedFd<'a>,
     pub cpu: Option<usize>,
+    /// How long the child may take to reach its `execve`.
+    pub timeout_ms: i32,
 }
 
-/// A started node.
+/// A started template: its `execve` is under way (the program's first
+/// notified calls follow).
 pub struct Spawned {
     pub pid: i32,
     pub pidfd: OwnedFd,
@@ -104,86 +103,68 @@ pub struct SpawnError {
     pub errno: Errno,
 }
 
-const STACK_BYTES: usize = 64 * 1024;
-
-/// Starts `spec`. Must be called from the thread that will own the node
-/// (the death signal follows it).
+/// Forks and starts `spec`, and lets its `execve` through. Must be called
+/// from the thread that will own the node (the death signal follows it).
 pub fn spawn(spec: &Spec<'_>) -> Result<Spawned, SpawnError> {
-    let fail = |step: usize| SpawnError { step: STEPS[step], errno: Errno::last() };
     let argv: Vec<*const libc::c_char> =
         spec.argv.iter().map(|s| s.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
     let envp: Vec<*const libc::c_char> =
         spec.envp.iter().map(|s| s.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
-    let mut stack = vec![0u8; STACK_BYTES];
-    let mut child: Box<Child> = Box::new(unsafe { std::mem::zeroed() });
-    child.path = spec.path.as_ptr();
-    child.argv = argv.as_ptr();
-    child.envp = envp.as_ptr();
-    child.cwd = spec.cwd.as_ptr();
-    child.prog = libc::sock_fprog { len: spec.filter.len() as u16, filter: spec.filter.as_ptr() as *mut _ };
-    child.devnull = spec.devnull.as_raw_fd();
-    child.log = spec.log.as_raw_fd();
-    child.handoff = spec.handoff_child.as_raw_fd();
-    child.cpu = spec.cpu.map_or(-1, |c| c as i32);
-    child.ppid = unsafe { libc::getpid() };
-    // The hand-off message: one byte and one SCM_RIGHTS descriptor, whose
-    // slot the child fills with its listener.
-    child.iov = libc::iovec { iov_base: (&mut child.byte as *mut u8).cast(), iov_len: 1 };
-    child.msg.msg_iov = &mut child.iov;
-    child.msg.msg_iovlen = 1;
-    child.msg.msg_control = child.cmsg.as_mut_ptr().cast();
-    child.msg.msg_controllen = unsafe { libc::CMSG_SPACE(4) } as usize;
-    unsafe {
-        let cm = libc::CMSG_FIRSTHDR(&child.msg);
-        (*cm).cmsg_level = libc::SOL_SOCKET;
-        (*cm).cmsg_type = libc::SCM_RIGHTS;
-        (*cm).cmsg_len = libc::CMSG_LEN(4) as usize;
-        child.fd_slot = libc::CMSG_DATA(cm) as *mut i32;
-    }
-
-    // Block every signal across the clone, so that no handler of the
-    // checker runs on the child's stack in shared memory (as posix_spawn).
+    let mut child = Child {
+        path: spec.path.as_ptr(),
+        argv: argv.as_ptr(),
+        envp: envp.as_ptr(),
+        cwd: spec.cwd.as_ptr(),
+        prog: libc::sock_fprog { len: spec.filter.len() as u16, filter: spec.filter.as_ptr() as *mut _ },
+        devnull: spec.devnull.as_raw_fd(),
+        log: spec.log.as_raw_fd(),
+        handoff: spec.handoff_child.as_raw_fd(),
+        cpu: spec.cpu.map_or(-1, |c| c as i32),
+        ppid: unsafe { libc::getpid() },
+        old_mask: unsafe { std::mem::zeroed() },
+    };
+    // Block every signal across the fork, so that no handler of the checker
+    // runs in the child (as posix_spawn).
     let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
     unsafe {
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut child.old_mask);
     }
-    let top = unsafe { stack.as_mut_ptr().add(STACK_BYTES) } as usize & !15;
-    let pid = unsafe {
-        libc::clone(
-            child_main,
-            top as *mut libc::c_void,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            (&mut *child as *mut Child).cast(),
-        )
-    };
-    let clone_errno = Errno::last();
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        child_main(&child);
+    }
+    let fork_errno = Errno::last();
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &child.old_mask, std::ptr::null_mut()) };
     if pid < 0 {
-        return Err(SpawnError { step: "clone", errno: clone_errno });
+        return Err(SpawnError { step: "fork", errno: fork_errno });
     }
-    // The child has exec'd or exited. Take the listener first, even if exec
-    // failed afterwards, so that no stale message is left for the next spawn.
-    let listener = recv_listener(spec.handoff_parent);
-    if child.failed_step != 0 {
-        let mut status = 0;
-        unsafe { libc::waitpid(pid, &mut status, 0) };
-        return Err(SpawnError { step: STEPS[child.failed_step as usize], errno: Errno::from_raw(child.failed_errno) });
-    }
-    let listener = match listener {
-        Some(l) => l,
-        None => {
-            kill_and_reap(pid);
-            return Err(SpawnError { step: "receiving the listener", errno: Errno::last() });
-        }
+    let give_up = |e: SpawnError| {
+        kill_and_reap(pid);
+        Err(e)
     };
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     if pidfd < 0 {
-        let e = fail(0);
-        kill_and_reap(pid);
-        return Err(SpawnError { step: "pidfd_open", errno: e.errno });
+        return give_up(SpawnError { step: "pidfd_open", errno: Errno::last() });
     }
-    Ok(Spawned { pid, pidfd: unsafe { OwnedFd::from_raw_fd(pidfd as i32) }, listener })
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
+    // The listener, or the step that failed before it.
+    let listener = match receive(spec.handoff_parent, pidfd.as_fd(), spec.timeout_ms) {
+        Ok(Message::Listener(l)) => l,
+        Ok(Message::Failed(step, errno)) => return give_up(SpawnError { step: STEPS[step], errno }),
+        Err(step) => return give_up(SpawnError { step, errno: Errno::last() }),
+    };
+    // Its execve, the only notified call the child makes, runs as asked.
+    match let_exec_through(listener.as_fd(), pidfd.as_fd(), pid, spec.timeout_ms) {
+        Ok(()) => Ok(Spawned { pid, pidfd, listener }),
+        Err(step) => {
+            // A failed step sent after the exec (its errno), or none.
+            if let Ok(Message::Failed(s, errno)) = receive(spec.handoff_parent, pidfd.as_fd(), 0) {
+                return give_up(SpawnError { step: STEPS[s], errno });
+            }
+            give_up(SpawnError { step, errno: Errno::last() })
+        }
+    }
 }
 
 fn kill_and_reap(pid: i32) {
@@ -194,9 +175,34 @@ fn kill_and_reap(pid: i32) {
     }
 }
 
-fn recv_listener(sock: BorrowedFd<'_>) -> Option<OwnedFd> {
-    let mut byte = 0u8;
-    let mut iov = libc::iovec { iov_base: (&mut byte as *mut u8).cast(), iov_len: 1 };
+enum Message {
+    Listener(OwnedFd),
+    /// The child's failed step and its errno.
+    Failed(usize, Errno),
+}
+
+/// Waits until `fd` is readable or the process of `pidfd` is gone.
+fn wait_readable(fd: BorrowedFd<'_>, pidfd: BorrowedFd<'_>, timeout_ms: i32) -> bool {
+    let mut fds = [
+        libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+    ];
+    loop {
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
+        if r < 0 && Errno::last() == Errno::EINTR {
+            continue;
+        }
+        return r > 0 && fds[0].revents & libc::POLLIN != 0;
+    }
+}
+
+/// One message from the child on the hand-off socket.
+fn receive(sock: BorrowedFd<'_>, pidfd: BorrowedFd<'_>, timeout_ms: i32) -> Result<Message, &'static str> {
+    if !wait_readable(sock, pidfd, timeout_ms) {
+        return Err("receiving the listener (the child ended or was silent)");
+    }
+    let mut data = [0u8; 8];
+    let mut iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: data.len() };
     let mut cmsg = [0u64; 4];
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = &mut iov;
@@ -205,62 +211,103 @@ fn recv_listener(sock: BorrowedFd<'_>) -> Option<OwnedFd> {
     msg.msg_controllen = std::mem::size_of_val(&cmsg);
     let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC) };
     if n < 1 {
-        return None;
+        return Err("receiving the listener");
+    }
+    if data[0] != 0 {
+        let errno = i32::from_ne_bytes([data[4], data[5], data[6], data[7]]);
+        return Ok(Message::Failed((data[0] as usize).min(STEPS.len() - 1), Errno::from_raw(errno)));
     }
     unsafe {
         let cm = libc::CMSG_FIRSTHDR(&msg);
         if cm.is_null() || (*cm).cmsg_type != libc::SCM_RIGHTS {
-            return None;
+            return Err("receiving the listener (no descriptor)");
         }
         let fd = (libc::CMSG_DATA(cm) as *const i32).read_unaligned();
-        Some(OwnedFd::from_raw_fd(fd))
+        Ok(Message::Listener(OwnedFd::from_raw_fd(fd)))
     }
 }
 
-/// The child. Runs on its own stack in the parent's memory while the parent
-/// is suspended: raw system calls only, no allocation, no locks, no return.
-extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
-    let c = unsafe { &mut *(arg as *mut Child) };
-    let give_up = |c: &mut Child, step: i32| -> ! {
-        c.failed_errno = Errno::last_raw();
-        c.failed_step = step;
-        unsafe { libc::_exit(127) }
+/// Receives the child's `execve` notification and lets it run.
+fn let_exec_through(
+    listener: BorrowedFd<'_>,
+    pidfd: BorrowedFd<'_>,
+    pid: i32,
+    timeout_ms: i32,
+) -> Result<(), &'static str> {
+    if !wait_readable(listener, pidfd, timeout_ms) {
+        return Err("execve (the child ended before it)");
+    }
+    let notif = match super::notif::recv(listener) {
+        Ok(Some(n)) => n,
+        _ => return Err("execve (no notification)"),
+    };
+    if notif.nr != libc::SYS_execve || notif.pid as i32 != pid {
+        return Err("execve (another call came first)");
+    }
+    match super::notif::continue_call(listener, notif.id) {
+        Ok(true) => Ok(()),
+        _ => Err("execve (the child ended in it)"),
+    }
+}
+
+/// The child: raw system calls only on memory prepared before the fork, no
+/// allocation, no locks (another thread of the checker may have held one at
+/// the fork), no return.
+fn child_main(c: &Child) -> ! {
+    // Tells the parent which step failed, on whichever descriptor the
+    // hand-off socket has at that moment, and exits.
+    let give_up = |handoff: i32, step: u8| -> ! {
+        let errno = Errno::last_raw();
+        let mut data = [0u8; 8];
+        data[0] = step;
+        data[4..8].copy_from_slice(&errno.to_ne_bytes());
+        let mut iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: data.len() };
+        unsafe {
+            // sendmsg, not send: after the filter only sendmsg on the
+            // hand-off descriptor goes unnotified.
+            let mut msg: libc::msghdr = std::mem::zeroed();
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            libc::sendmsg(handoff, &msg, 0);
+            libc::_exit(127)
+        }
     };
     unsafe {
+        let h = c.handoff;
         if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
-            give_up(c, 2);
+            give_up(h, 2);
         }
         // The parent may have died before the death signal was set.
         if libc::getppid() != c.ppid {
-            give_up(c, 1);
+            give_up(h, 1);
         }
         if c.cpu >= 0 {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             libc::CPU_SET(c.cpu as usize, &mut set);
             if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                give_up(c, 3);
+                give_up(h, 3);
             }
         }
         let persona = libc::personality(0xffff_ffff);
         if persona < 0 || libc::personality((persona | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong) < 0 {
-            give_up(c, 4);
+            give_up(h, 4);
         }
         let mut lim: libc::rlimit = std::mem::zeroed();
         libc::getrlimit(libc::RLIMIT_STACK, &mut lim);
         let want = 8 << 20;
         lim.rlim_cur = if lim.rlim_max == libc::RLIM_INFINITY { want } else { lim.rlim_max.min(want) };
         if libc::setrlimit(libc::RLIMIT_STACK, &lim) != 0 {
-            give_up(c, 5);
+            give_up(h, 5);
         }
         // No core files: a node killed by its own signal is a finding the
         // checker reports, and every one would otherwise leave a core in
         // the node's directory.
         let none = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
         if libc::setrlimit(libc::RLIMIT_CORE, &none) != 0 {
-            give_up(c, 5);
+            give_up(h, 5);
         }
         if libc::chdir(c.cwd) != 0 {
-            give_up(c, 6);
+            give_up(h, 6);
         }
         // Copy the sources high first: one of them may sit on a number about
         // to be overwritten (or already be 3, where dup2 would be a no-op
@@ -277,30 +324,49 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             || libc::dup2(dn, 3) < 0
             || libc::dup2(dn, 193) < 0
             || libc::dup3(hf, HANDOFF_FD as i32, libc::O_CLOEXEC) < 0
-            || libc::syscall(libc::SYS_close_range, 4u32, 192u32, 0u32) < 0
+        {
+            give_up(h, 7);
+        }
+        let h = HANDOFF_FD as i32;
+        if libc::syscall(libc::SYS_close_range, 4u32, 192u32, 0u32) < 0
             || libc::syscall(libc::SYS_close_range, 194u32, HANDOFF_FD - 1, 0u32) < 0
             || libc::syscall(libc::SYS_close_range, HANDOFF_FD + 1, u32::MAX, 0u32) < 0
         {
-            give_up(c, 7);
+            give_up(h, 7);
         }
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         libc::pthread_sigmask(libc::SIG_SETMASK, &c.old_mask, std::ptr::null_mut());
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            give_up(c, 8);
+            give_up(h, 8);
         }
-        // From here on, no notified call until execve (see the module doc).
+        // From here on, no notified call but the execve (see the module doc).
         let flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER
             | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
             | libc::SECCOMP_FILTER_FLAG_SPEC_ALLOW;
         let listener = libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, flags, &c.prog);
         if listener < 0 {
-            give_up(c, 9);
+            give_up(h, 9);
         }
-        c.fd_slot.write_unaligned(listener as i32);
-        if libc::sendmsg(HANDOFF_FD as i32, &c.msg, 0) != 1 {
-            give_up(c, 10);
+        // One byte 0 and one SCM_RIGHTS descriptor: the listener.
+        let mut byte = [0u8; 8];
+        let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: byte.len() };
+        let mut cmsg = [0u64; 4];
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cmsg.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(4) as usize;
+        let cm = libc::CMSG_FIRSTHDR(&msg);
+        (*cm).cmsg_level = libc::SOL_SOCKET;
+        (*cm).cmsg_type = libc::SCM_RIGHTS;
+        (*cm).cmsg_len = libc::CMSG_LEN(4) as usize;
+        (libc::CMSG_DATA(cm) as *mut i32).write_unaligned(listener as i32);
+        if libc::sendmsg(h, &msg, 0) != byte.len() as isize {
+            give_up(h, 10);
         }
+        // The listener is close-on-exec: the exec takes it away (a close
+        // here would be a notified call).
         libc::execve(c.path, c.argv, c.envp);
-        give_up(c, 11)
+        give_up(h, 11)
     }
 }

@@ -28,6 +28,8 @@ use nix::errno::Errno;
 use nix::libc;
 
 use super::action::ProcessAction;
+use super::filter::SNAPSHOT_SIGNAL;
+use super::forkserver::{self, ForkError, Parked};
 use super::notif::{self, Notif};
 use super::spawn::{self, Spec};
 use super::world::{Blocked, Conn, ConnKind, End, Label, Life, ProcessWorld, Side, VFd};
@@ -37,8 +39,10 @@ use super::{Config, PORT_BASE, ProcessError, limits, syscalls};
 /// test that starts a node with the preload).
 const HELLO_REQUEST: u64 = 0x434d_4301;
 const HELLO_MAGIC: u64 = 0x6f6c_6568_2d63_6d63;
-const HELLO_VERSION: u32 = 1;
-const HELLO_BYTES: usize = 32;
+const HELLO_VERSION: u32 = 2;
+const HELLO_BYTES: usize = 40;
+/// The `ioctl` on fd 3 a template parks in (`cmc-preload`'s `PARK_REQUEST`).
+const PARK_REQUEST: u64 = 0x434d_4302;
 
 /// `getpid()` of node i is `VIRTUAL_PID_BASE + i`: real pids differ on every
 /// replay (research, pitfall 3).
@@ -71,7 +75,14 @@ fn untoken(token: u64) -> (u64, u8, u64) {
 /// Counters for cost measurements.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
+    /// Node processes started (lives: at START and after each CRASH).
     pub spawns: u64,
+    /// Programs exec'd: one template per node and search.
+    pub execs: u64,
+    /// Seccomp filters installed: only a template installs one.
+    pub filters_installed: u64,
+    /// Processes forked from a parked one (lives and snapshots).
+    pub forks: u64,
     pub notifications: u64,
 }
 
@@ -80,7 +91,7 @@ enum Run {
     Held(Notif),
 }
 
-/// One running node process.
+/// One running node process: a life of its node.
 struct Proc {
     pid: i32,
     /// Which spawn of this supervisor it is: part of its epoll tokens, so
@@ -88,9 +99,7 @@ struct Proc {
     /// for.
     serial: u64,
     pidfd: OwnedFd,
-    listener: OwnedFd,
     run: Run,
-    hello: bool,
     /// Partial records written to fd 3 and fd 193.
     state_in: Vec<u8>,
     durable_in: Vec<u8>,
@@ -98,6 +107,14 @@ struct Proc {
     /// was read.
     recovery: Vec<u8>,
     recovery_at: usize,
+}
+
+/// A node's template: its program exec'd once, parked before `main`, the
+/// process every life of the node is forked from. Its listener is the
+/// node's: every fork of the template notifies on it.
+struct Template {
+    parked: Parked,
+    listener: OwnedFd,
 }
 
 /// What to do with a notification.
@@ -108,6 +125,8 @@ enum Answer {
     Hold(Blocked),
     /// Already answered (by ADDFD with SEND), or the node is gone.
     Done,
+    /// The preload's hello, accepted (answered 0).
+    Hello,
 }
 
 /// Runs the nodes of one replay at a time. Must stay on the thread that
@@ -116,6 +135,7 @@ pub struct Supervisor {
     cfg: Config,
     world: ProcessWorld,
     procs: Vec<Option<Proc>>,
+    templates: Vec<Option<Template>>,
     epoll: OwnedFd,
     handoff_parent: OwnedFd,
     handoff_child: OwnedFd,
@@ -197,12 +217,13 @@ impl Supervisor {
         Ok(Supervisor {
             world: ProcessWorld::new(cfg.nodes, &cfg.budgets),
             procs: (0..cfg.nodes).map(|_| None).collect(),
+            templates: (0..cfg.nodes).map(|_| None).collect(),
             cfg: cfg.clone(),
             epoll,
             handoff_parent,
             handoff_child,
             devnull,
-            filter: super::filter::program(),
+            filter: super::filter::program().map_err(|e| ProcessError::Filter(e.to_string()))?,
             path,
             argvs,
             envp,
@@ -227,23 +248,32 @@ impl Supervisor {
     }
 
     /// Kills every node and starts them all afresh, then waits for
-    /// quiescence: the initial world.
+    /// quiescence: the initial world. Each node's template is exec'd the
+    /// first time; every life is a fork of it.
     pub fn start(&mut self) -> Result<(), ProcessError> {
         self.kill_all();
         self.world = ProcessWorld::new(self.cfg.nodes, &self.cfg.budgets);
         if let Some(dir) = &self.cfg.log_dir {
             for n in 0..self.cfg.nodes {
-                // Truncate: each replay's log starts empty.
+                // Truncate: each replay's log starts empty (the template
+                // holds it open in append mode).
                 let _ = std::fs::write(dir.join(format!("node{n}.log")), b"");
             }
         }
         for n in 0..self.cfg.nodes {
-            self.spawn_node(n)?;
+            if self.templates[n as usize].is_none() {
+                self.boot_template(n)?;
+            }
+        }
+        for n in 0..self.cfg.nodes {
+            self.new_life(n)?;
         }
         self.settle()
     }
 
-    fn spawn_node(&mut self, n: u8) -> Result<(), ProcessError> {
+    /// Execs node `n`'s program under the filter and runs it to its park
+    /// before `main`, checking the preload's hello on the way.
+    fn boot_template(&mut self, n: u8) -> Result<(), ProcessError> {
         let log = match &self.cfg.log_dir {
             None => None,
             Some(dir) => {
@@ -266,8 +296,91 @@ impl Supervisor {
             handoff_child: self.handoff_child.as_fd(),
             handoff_parent: self.handoff_parent.as_fd(),
             cpu: self.cpu,
+            timeout_ms: self.cfg.stall_timeout.as_millis().min(i32::MAX as u128) as i32,
         };
         let s = spawn::spawn(&spec).map_err(|e| ProcessError::Spawn { node: n, step: e.step, errno: e.errno })?;
+        self.counters.execs += 1;
+        self.counters.filters_installed += 1;
+        let since = Instant::now();
+        let mut hello = false;
+        let parked = loop {
+            let left = self.cfg.stall_timeout.saturating_sub(since.elapsed());
+            if !wait_readable(s.listener.as_fd(), s.pidfd.as_fd(), left) {
+                let status = match try_reap(s.pid) {
+                    Ok(Some(status)) => status,
+                    _ => {
+                        let e = stall_error(n, s.pid, since.elapsed().as_secs_f64());
+                        kill_and_reap(s.pid, &s.pidfd);
+                        return Err(e);
+                    }
+                };
+                let life = life_of(status);
+                return Err(ProcessError::MissingPreload {
+                    node: n,
+                    detail: format!("it ended ({life:?}) before the preload's hello"),
+                });
+            }
+            let notif = match notif::recv(s.listener.as_fd()) {
+                Ok(Some(c)) => c,
+                Ok(None) => continue,
+                Err(errno) => {
+                    kill_and_reap(s.pid, &s.pidfd);
+                    return Err(ProcessError::NodeSys { node: n, call: "NOTIF_RECV", errno });
+                }
+            };
+            self.counters.notifications += 1;
+            let park = notif.nr == libc::SYS_ioctl && notif.args[0] as i32 == 3 && notif.args[1] == PARK_REQUEST;
+            if hello && park {
+                break notif;
+            }
+            let answer = if hello {
+                Err(ProcessError::Unmodelled {
+                    node: n,
+                    call: syscalls::describe(notif.nr),
+                    detail: "a call between the preload's hello and main".to_string(),
+                })
+            } else {
+                self.before_hello(n, &notif)
+            };
+            let answer = match answer {
+                Ok(a) => a,
+                Err(e) => {
+                    kill_and_reap(s.pid, &s.pidfd);
+                    return Err(e);
+                }
+            };
+            hello |= matches!(answer, Answer::Hello);
+            let sent = match answer {
+                Answer::Continue => notif::continue_call(s.listener.as_fd(), notif.id),
+                Answer::Err(e) => notif::respond(s.listener.as_fd(), notif.id, 0, e),
+                _ => notif::respond(s.listener.as_fd(), notif.id, 0, 0),
+            };
+            if let Err(errno) = sent {
+                kill_and_reap(s.pid, &s.pidfd);
+                return Err(ProcessError::NodeSys { node: n, call: "NOTIF_SEND", errno });
+            }
+        };
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token(0, n, LISTENER) };
+        if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, s.listener.as_raw_fd(), &mut ev) } < 0
+        {
+            let e = ProcessError::NodeSys { node: n, call: "epoll_ctl", errno: Errno::last() };
+            kill_and_reap(s.pid, &s.pidfd);
+            return Err(e);
+        }
+        self.templates[n as usize] =
+            Some(Template { parked: Parked { pid: s.pid, pidfd: s.pidfd, notif: parked }, listener: s.listener });
+        Ok(())
+    }
+
+    /// Forks a new life of node `n` from its template and lets it run into
+    /// `main`. Its reads of fd 193 return the node's durable record.
+    fn new_life(&mut self, n: u8) -> Result<(), ProcessError> {
+        let Some(t) = self.templates[n as usize].as_mut() else {
+            return Err(ProcessError::NotEnabled { action: format!("a life of node {n}, which has no template") });
+        };
+        let child = forkserver::fork(t.listener.as_fd(), &mut t.parked, self.cfg.stall_timeout)
+            .map_err(|e| fork_error(n, e))?;
+        self.counters.forks += 1;
         self.counters.spawns += 1;
         let recovery = match &self.world.nodes[n as usize].durable {
             None => Vec::new(),
@@ -279,22 +392,27 @@ impl Supervisor {
         };
         self.serials += 1;
         let serial = self.serials;
-        for (fd, kind) in [(s.listener.as_raw_fd(), LISTENER), (s.pidfd.as_raw_fd(), EXIT)] {
-            let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token(serial, n, kind) };
-            if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
-                let e = ProcessError::NodeSys { node: n, call: "epoll_ctl", errno: Errno::last() };
-                kill_and_reap(s.pid, &s.pidfd);
-                self.unregister(&[&s.listener, &s.pidfd]);
-                return Err(e);
-            }
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token(serial, n, EXIT) };
+        if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, child.pidfd.as_raw_fd(), &mut ev) } < 0
+        {
+            let e = ProcessError::NodeSys { node: n, call: "epoll_ctl", errno: Errno::last() };
+            kill_and_reap(child.pid, &child.pidfd);
+            return Err(e);
+        }
+        // Out of its park: on into main.
+        let listener = self.templates[n as usize].as_ref().map(|t| t.listener.as_fd());
+        if let Some(l) = listener {
+            notif::respond(l, child.notif.id, 0, 0).map_err(|errno| ProcessError::NodeSys {
+                node: n,
+                call: "NOTIF_SEND",
+                errno,
+            })?;
         }
         self.procs[n as usize] = Some(Proc {
-            pid: s.pid,
+            pid: child.pid,
             serial,
-            pidfd: s.pidfd,
-            listener: s.listener,
+            pidfd: child.pidfd,
             run: Run::Running(Instant::now()),
-            hello: false,
             state_in: Vec::new(),
             durable_in: Vec::new(),
             recovery,
@@ -324,7 +442,7 @@ impl Supervisor {
     /// without `CLONE_FILES`). The old process's exit would then be read
     /// as an event of this supervisor's set.
     fn retire(&self, p: Proc) {
-        self.unregister(&[&p.listener, &p.pidfd]);
+        self.unregister(&[&p.pidfd]);
     }
 
     fn unregister(&self, fds: &[&OwnedFd]) {
@@ -352,7 +470,8 @@ impl Supervisor {
             let Some((since, n)) = oldest else { return Ok(()) };
             let waited = since.elapsed();
             if waited >= self.cfg.stall_timeout {
-                return Err(self.stall_error(n as u8, waited.as_secs_f64()));
+                let pid = self.procs[n].as_ref().map_or(0, |p| p.pid);
+                return Err(stall_error(n as u8, pid, waited.as_secs_f64()));
             }
             let left = self.cfg.stall_timeout - waited;
             let timeout_ms = left.as_millis().min(i32::MAX as u128) as i32 + 1;
@@ -367,8 +486,10 @@ impl Supervisor {
                 let (serial, n, kind) = untoken(ev.u64);
                 // An event of a process this supervisor no longer runs (not
                 // expected since `retire`, but it must never be taken for
-                // its successor) or of a node an earlier event ended.
-                if self.procs.get(n as usize).and_then(Option::as_ref).is_none_or(|p| p.serial != serial) {
+                // its successor) or of a node an earlier event ended. A
+                // listener is the node's template's, for every life.
+                let life = self.procs.get(n as usize).and_then(Option::as_ref);
+                if life.is_none_or(|p| kind == EXIT && p.serial != serial) {
                     continue;
                 }
                 if kind == EXIT {
@@ -378,22 +499,6 @@ impl Supervisor {
                 }
             }
         }
-    }
-
-    fn stall_error(&self, n: u8, seconds: f64) -> ProcessError {
-        let pid = self.procs[n as usize].as_ref().map_or(0, |p| p.pid);
-        let call = match std::fs::read_to_string(format!("/proc/{pid}/syscall")) {
-            Ok(s) => match s.split_whitespace().next() {
-                Some("running") => "no system call (running on a CPU: a busy loop?)".to_string(),
-                Some(nr) => match nr.parse::<i64>() {
-                    Ok(nr) => syscalls::describe(nr),
-                    Err(_) => format!("an unknown call ({nr})"),
-                },
-                None => "an unknown call".to_string(),
-            },
-            Err(e) => format!("an unknown call (/proc/{pid}/syscall: {e})"),
-        };
-        ProcessError::Stall { node: n, call, seconds }
     }
 
     fn on_exit(&mut self, n: u8) -> Result<(), ProcessError> {
@@ -407,34 +512,17 @@ impl Supervisor {
             Err(errno) => return Err(ProcessError::NodeSys { node: n, call: "waitpid", errno }),
         };
         let Some(p) = self.procs[n as usize].take() else { return Ok(()) };
-        let hello = p.hello;
         self.retire(p);
-        let life = if libc::WIFSIGNALED(status) {
-            Life::Signaled(libc::WTERMSIG(status))
-        } else {
-            Life::Exited(libc::WEXITSTATUS(status))
-        };
-        if !hello {
-            return Err(ProcessError::MissingPreload {
-                node: n,
-                detail: format!("it ended ({life:?}) before the preload's hello"),
-            });
-        }
-        if life == Life::Signaled(libc::SIGSYS) {
-            return Err(ProcessError::Forbidden {
-                node: n,
-                what: "exec",
-                call: "execve (killed by SIGSYS)".to_string(),
-            });
-        }
         self.world.node_gone(n, false);
-        self.world.nodes[n as usize].life = life;
+        self.world.nodes[n as usize].life = life_of(status);
         Ok(())
     }
 
     fn on_readable(&mut self, n: u8) -> Result<(), ProcessError> {
-        let Some(p) = self.procs[n as usize].as_ref() else { return Ok(()) };
-        let Some(notif) = notif::recv(p.listener.as_fd()).map_err(|errno| ProcessError::NodeSys {
+        let (Some(p), Some(t)) = (self.procs[n as usize].as_ref(), self.templates[n as usize].as_ref()) else {
+            return Ok(());
+        };
+        let Some(notif) = notif::recv(t.listener.as_fd()).map_err(|errno| ProcessError::NodeSys {
             node: n,
             call: "NOTIF_RECV",
             errno,
@@ -443,17 +531,29 @@ impl Supervisor {
             return Ok(());
         };
         self.counters.notifications += 1;
+        if notif.pid as i32 != p.pid {
+            // Every other process of the node is parked in a held call.
+            return Err(ProcessError::Unmodelled {
+                node: n,
+                call: syscalls::describe(notif.nr),
+                detail: format!("a call from process {}, which is not the node's running life", notif.pid),
+            });
+        }
         let answer = self.handle(n, &notif)?;
         self.answer(n, &notif, answer)
     }
 
     fn answer(&mut self, n: u8, notif: &Notif, answer: Answer) -> Result<(), ProcessError> {
-        let Some(p) = self.procs[n as usize].as_mut() else { return Ok(()) };
+        let (Some(p), Some(t)) = (self.procs[n as usize].as_mut(), self.templates[n as usize].as_ref()) else {
+            return Ok(());
+        };
+        let listener = t.listener.as_fd();
         let fail = |errno| ProcessError::NodeSys { node: n, call: "NOTIF_SEND", errno };
         match answer {
-            Answer::Val(v) => notif::respond(p.listener.as_fd(), notif.id, v, 0).map_err(fail)?,
-            Answer::Err(e) => notif::respond(p.listener.as_fd(), notif.id, 0, e).map_err(fail)?,
-            Answer::Continue => notif::continue_call(p.listener.as_fd(), notif.id).map_err(fail)?,
+            Answer::Val(v) => notif::respond(listener, notif.id, v, 0).map_err(fail)?,
+            Answer::Err(e) => notif::respond(listener, notif.id, 0, e).map_err(fail)?,
+            Answer::Continue => notif::continue_call(listener, notif.id).map_err(fail)?,
+            Answer::Hello => notif::respond(listener, notif.id, 0, 0).map_err(fail)?,
             Answer::Hold(b) => {
                 p.run = Run::Held(*notif);
                 self.world.nodes[n as usize].blocked = b;
@@ -467,10 +567,6 @@ impl Supervisor {
 
     fn handle(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
         let fd = c.args[0] as i32;
-        let hello = self.procs[n as usize].as_ref().is_some_and(|p| p.hello);
-        if !hello {
-            return self.before_hello(n, c);
-        }
         let unmodelled = |detail: &str| {
             Err(ProcessError::Unmodelled { node: n, call: syscalls::describe(c.nr), detail: detail.to_string() })
         };
@@ -677,6 +773,33 @@ impl Supervisor {
             | libc::SYS_pidfd_send_signal => {
                 return unmodelled("queued signals and pidfds are not modelled");
             }
+            libc::SYS_execve | libc::SYS_execveat => {
+                return Err(ProcessError::Forbidden { node: n, what: "exec", call: syscalls::describe(c.nr) });
+            }
+            libc::SYS_mmap => {
+                // Only shared mappings are notified. One of a file runs (a
+                // file a node may read is the same for every life); shared
+                // anonymous memory would be shared by a snapshot and its
+                // forks, state outside the world.
+                if c.args[3] as i32 & libc::MAP_ANONYMOUS != 0 || c.args[4] as i32 == -1 {
+                    return unmodelled("shared anonymous memory would be shared between lives of the node");
+                }
+                Answer::Continue
+            }
+            libc::SYS_madvise => {
+                return unmodelled("MADV_WIPEONFORK and MADV_DONTFORK make memory differ between forks of a node");
+            }
+            libc::SYS_rt_sigaction => {
+                return unmodelled(&format!("signal {SNAPSHOT_SIGNAL} is the checker's (it makes snapshots)"));
+            }
+            libc::SYS_memfd_create
+            | libc::SYS_shmget
+            | libc::SYS_shmat
+            | libc::SYS_msgget
+            | libc::SYS_semget
+            | libc::SYS_mq_open => {
+                return unmodelled("shared memory, message queues and semaphores would hold state outside the world");
+            }
             libc::SYS_clone | libc::SYS_clone3 | libc::SYS_fork | libc::SYS_vfork => {
                 return Err(ProcessError::Forbidden {
                     node: n,
@@ -728,13 +851,16 @@ impl Supervisor {
                 if found != patched || found & 7 != 7 {
                     return Err(ProcessError::VdsoUnpatched { node: n, found, patched });
                 }
-                if let Some(p) = self.procs[n as usize].as_mut() {
-                    p.hello = true;
+                if u32_at(24) != SNAPSHOT_SIGNAL as u32 {
+                    return missing(format!("the preload could not install its handler of signal {SNAPSHOT_SIGNAL}"));
                 }
-                Ok(Answer::Val(0))
+                Ok(Answer::Hello)
             }
             libc::SYS_open | libc::SYS_openat => Ok(Answer::Continue),
-            nr if super::filter::ON_FD.contains(&nr) && fd != 3 && fd != 193 => Ok(Answer::Continue),
+            // The preload installs its snapshot handler before its hello.
+            libc::SYS_rt_sigaction => Ok(Answer::Continue),
+            // ld.so's and libc's own start-up I/O on files and the log.
+            nr if FILE_CALLS.contains(&nr) && fd != 3 && fd != 193 => Ok(Answer::Continue),
             nr => missing(format!("{} before the preload's hello", syscalls::describe(nr))),
         }
     }
@@ -765,8 +891,10 @@ impl Supervisor {
     /// Installs a placeholder in node `n` and completes its call with the
     /// new descriptor's number. `None` when the node is gone.
     fn add_fd(&mut self, n: u8, c: &Notif, cloexec: bool) -> Result<Option<i32>, ProcessError> {
-        let Some(p) = self.procs[n as usize].as_ref() else { return Ok(None) };
-        notif::add_fd_and_return(p.listener.as_fd(), c.id, self.devnull.as_fd(), cloexec)
+        let (Some(_), Some(t)) = (self.procs[n as usize].as_ref(), self.templates[n as usize].as_ref()) else {
+            return Ok(None);
+        };
+        notif::add_fd_and_return(t.listener.as_fd(), c.id, self.devnull.as_fd(), cloexec)
             .map_err(|errno| ProcessError::NodeSys { node: n, call: "NOTIF_ADDFD", errno })
     }
 
@@ -1293,7 +1421,7 @@ impl Supervisor {
                 // It restarts at once, as a fresh process that recovers from
                 // fd 193; its reported state is empty until it writes one.
                 self.world.nodes[node as usize].state.clear();
-                self.spawn_node(node)?;
+                self.new_life(node)?;
             }
         }
         self.settle()
@@ -1310,6 +1438,11 @@ impl Supervisor {
 impl Drop for Supervisor {
     fn drop(&mut self) {
         self.kill_all();
+        for t in self.templates.iter_mut() {
+            if let Some(t) = t.take() {
+                kill_and_reap(t.parked.pid, &t.parked.pidfd);
+            }
+        }
         if let Some(set) = self.old_affinity {
             unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
         }
@@ -1360,6 +1493,87 @@ fn try_reap(pid: i32) -> Result<Option<i32>, Errno> {
         }
     }
 }
+
+fn stall_error(n: u8, pid: i32, seconds: f64) -> ProcessError {
+    let call = match std::fs::read_to_string(format!("/proc/{pid}/syscall")) {
+        Ok(s) => match s.split_whitespace().next() {
+            Some("running") => "no system call (running on a CPU: a busy loop?)".to_string(),
+            Some(nr) => match nr.parse::<i64>() {
+                Ok(nr) => syscalls::describe(nr),
+                Err(_) => format!("an unknown call ({nr})"),
+            },
+            None => "an unknown call".to_string(),
+        },
+        Err(e) => format!("an unknown call (/proc/{pid}/syscall: {e})"),
+    };
+    ProcessError::Stall { node: n, call, seconds }
+}
+
+/// What a wait status says became of a life.
+fn life_of(status: i32) -> Life {
+    if libc::WIFSIGNALED(status) {
+        Life::Signaled(libc::WTERMSIG(status))
+    } else {
+        Life::Exited(libc::WEXITSTATUS(status))
+    }
+}
+
+fn fork_error(n: u8, e: ForkError) -> ProcessError {
+    match e {
+        ForkError::SignalBlocked => ProcessError::Unmodelled {
+            node: n,
+            call: "rt_sigprocmask".to_string(),
+            detail: format!("the node blocks signal {SNAPSHOT_SIGNAL}, which the checker makes snapshots with"),
+        },
+        ForkError::Unexpected { pid, nr } => ProcessError::Unmodelled {
+            node: n,
+            call: syscalls::describe(nr),
+            detail: format!("process {pid} made it while the node was being forked"),
+        },
+        ForkError::Died => ProcessError::NodeSys { node: n, call: "fork", errno: Errno::ESRCH },
+        ForkError::Silent => {
+            ProcessError::Stall { node: n, call: "a fork of a parked process".to_string(), seconds: 0.0 }
+        }
+        ForkError::Sys { call, errno } => ProcessError::NodeSys { node: n, call, errno },
+    }
+}
+
+/// Waits until `fd` is readable; `false` on timeout or when the process of
+/// `pidfd` ended first.
+fn wait_readable(
+    fd: std::os::fd::BorrowedFd<'_>,
+    pidfd: std::os::fd::BorrowedFd<'_>,
+    timeout: std::time::Duration,
+) -> bool {
+    let mut fds = [
+        libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+    ];
+    let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+    loop {
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+        if r < 0 && Errno::last() == Errno::EINTR {
+            continue;
+        }
+        return r > 0 && fds[0].revents & libc::POLLIN != 0;
+    }
+}
+
+/// Calls on descriptors that ld.so and libc make on files and the log
+/// before the preload's hello.
+const FILE_CALLS: &[i64] = &[
+    libc::SYS_read,
+    libc::SYS_write,
+    libc::SYS_close,
+    libc::SYS_readv,
+    libc::SYS_writev,
+    libc::SYS_pread64,
+    libc::SYS_pwrite64,
+    libc::SYS_lseek,
+    libc::SYS_fcntl,
+    libc::SYS_ioctl,
+    libc::SYS_dup,
+];
 
 fn kill_and_reap(pid: i32, pidfd: &OwnedFd) {
     signal(pidfd, libc::SIGKILL);

@@ -1,0 +1,162 @@
+//! The fork server: a node's program is exec'd once per search, as its
+//! *template*, parked before `main`; every *life* of the node (at START and
+//! after each CRASH) is a fork of the template, and a *snapshot* is a fork
+//! of a quiescent life, parked where it blocked (AFL's fork server, and the
+//! snapshot fuzzers after it). Forks share the template's seccomp filter:
+//! no process but the template installs one.
+//!
+//! How a parked process forks, with no help from the program (the preload's
+//! `fork` module is the other half): the supervisor sends it
+//! [`SNAPSHOT_SIGNAL`], which stays pending while its call is held
+//! (`WAIT_KILLABLE_RECV`), then answers the call with `-ERESTARTNOINTR`. On
+//! its way back to user space the process runs the preload's handler, which
+//! forks with `CLONE_PARENT` (notified, and let through here), and the
+//! kernel restarts the call in both processes. Both are then held in the
+//! same call again: the one asked is parked as it was, the child is the new
+//! process.
+//!
+//! This module owns that exchange only; the supervisor decides what the
+//! new process is for.
+
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::libc;
+
+use super::filter::SNAPSHOT_SIGNAL;
+use super::notif::{self, Notif};
+
+/// The kernel's "restart this call after the signal handler", which user
+/// space never sees.
+const ERESTARTNOINTR: i32 = 513;
+
+/// A process held in a notified call (its notification received, not
+/// answered).
+pub struct Parked {
+    pub pid: i32,
+    pub pidfd: OwnedFd,
+    pub notif: Notif,
+}
+
+/// Why a fork failed.
+#[derive(Debug)]
+pub enum ForkError {
+    /// The process re-issued its call without running the handler: it
+    /// blocks or ignores [`SNAPSHOT_SIGNAL`].
+    SignalBlocked,
+    /// A process made a call other than those of the fork.
+    Unexpected { pid: i32, nr: i64 },
+    /// A process ended during the fork.
+    Died,
+    /// Nothing happened for the stall timeout.
+    Silent,
+    /// A system call of the supervisor failed.
+    Sys { call: &'static str, errno: Errno },
+}
+
+/// Makes `from` fork. On success `from` is parked again in the same call
+/// (with a new notification) and the child, parked in that call too, is
+/// returned.
+pub fn fork(listener: BorrowedFd<'_>, from: &mut Parked, timeout: Duration) -> Result<Parked, ForkError> {
+    let sys = |call| ForkError::Sys { call, errno: Errno::last() };
+    let r = unsafe {
+        libc::syscall(libc::SYS_pidfd_send_signal, from.pidfd.as_raw_fd(), SNAPSHOT_SIGNAL, std::ptr::null::<u8>(), 0)
+    };
+    if r < 0 {
+        return Err(sys("pidfd_send_signal"));
+    }
+    match notif::respond(listener, from.notif.id, 0, ERESTARTNOINTR) {
+        Ok(true) => {}
+        Ok(false) => return Err(ForkError::Died),
+        Err(errno) => return Err(ForkError::Sys { call: "NOTIF_SEND", errno }),
+    }
+    let call = from.notif;
+    let same_call = |n: &Notif| n.nr == call.nr && n.args == call.args;
+    let (mut cloned, mut reparked) = (false, false);
+    let mut child: Option<(i32, Option<Notif>)> = None;
+    let deadline = Instant::now() + timeout;
+    while !(reparked && child.as_ref().is_some_and(|(_, n)| n.is_some())) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ForkError::Silent);
+        }
+        if !readable(listener, from.pidfd.as_fd(), left) {
+            return Err(if exited(from.pidfd.as_fd()) { ForkError::Died } else { ForkError::Silent });
+        }
+        let n = match notif::recv(listener) {
+            Ok(Some(n)) => n,
+            Ok(None) => return Err(ForkError::Died),
+            Err(errno) => return Err(ForkError::Sys { call: "NOTIF_RECV", errno }),
+        };
+        let pid = n.pid as i32;
+        let answer = |val: Option<i64>| {
+            let done = match val {
+                Some(v) => notif::respond(listener, n.id, v, 0),
+                None => notif::continue_call(listener, n.id),
+            };
+            match done {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(ForkError::Died),
+                Err(errno) => Err(ForkError::Sys { call: "NOTIF_SEND", errno }),
+            }
+        };
+        if pid == from.pid {
+            if !cloned && n.nr == libc::SYS_clone && n.args[0] == libc::CLONE_PARENT as u64 {
+                cloned = true;
+                answer(None)?;
+            } else if same_call(&n) && !reparked {
+                from.notif = n;
+                if !cloned {
+                    return Err(ForkError::SignalBlocked);
+                }
+                reparked = true;
+            } else {
+                return Err(ForkError::Unexpected { pid, nr: n.nr });
+            }
+            continue;
+        }
+        // The only other process on this listener that makes a call now is
+        // the new child (every other process of the node is held).
+        let (child_pid, parked) = child.get_or_insert((pid, None));
+        if *child_pid != pid || parked.is_some() || !cloned {
+            return Err(ForkError::Unexpected { pid, nr: n.nr });
+        }
+        if n.nr == libc::SYS_getppid {
+            // The handler's check that the supervisor is still there.
+            answer(Some(1))?;
+        } else if same_call(&n) {
+            *parked = Some(n);
+        } else {
+            return Err(ForkError::Unexpected { pid, nr: n.nr });
+        }
+    }
+    let Some((pid, Some(notif))) = child else { return Err(ForkError::Died) };
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if pidfd < 0 {
+        return Err(sys("pidfd_open"));
+    }
+    Ok(Parked { pid, pidfd: unsafe { OwnedFd::from_raw_fd(pidfd as i32) }, notif })
+}
+
+/// Waits until the listener has a notification; `false` on timeout or if
+/// the process of `pidfd` ended first.
+fn readable(listener: BorrowedFd<'_>, pidfd: BorrowedFd<'_>, timeout: Duration) -> bool {
+    let mut fds = [
+        libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+    ];
+    let ms = timeout.as_millis().min(i32::MAX as u128) as i32 + 1;
+    loop {
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+        if r < 0 && Errno::last() == Errno::EINTR {
+            continue;
+        }
+        return r > 0 && fds[0].revents & libc::POLLIN != 0;
+    }
+}
+
+fn exited(pidfd: BorrowedFd<'_>) -> bool {
+    let mut fd = libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    unsafe { libc::poll(&mut fd, 1, 0) > 0 }
+}
