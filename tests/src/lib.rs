@@ -375,3 +375,42 @@ impl Core for NondetPersist {
         s.durable = NONDET_PERSIST_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
+
+/// A direct-actions core with `initial_states` initial worlds (`Init {
+/// variant }` stores the variant) and no actions: every world is initial.
+pub struct Variants;
+
+cmc::settings! {
+    pub struct VariantsSettings {
+        /// How many initial worlds.
+        initial_states: u8 = 10,
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct VariantsState {
+    pub variant: u8,
+}
+
+impl Core for Variants {
+    const NAME: &'static str = "test-variants";
+    type State = VariantsState;
+    type Settings = VariantsSettings;
+    const DURABLE: usize = 0;
+
+    fn step(_: &Context<'_, VariantsSettings>, s: &mut VariantsState, event: Event<'_>, out: &mut Effects) {
+        match event {
+            Event::Init { variant } => s.variant = variant as u8,
+            _ => out.not_enabled(),
+        }
+    }
+
+    fn direct_actions(settings: &VariantsSettings) -> Option<cmc::DirectActions> {
+        Some(cmc::DirectActions { actions: 0, initial_states: u32::from(settings.initial_states) })
+    }
+}
+
+pub fn variants(initial_states: u8) -> Model<Variants> {
+    Model::<Variants>::new(VariantsSettings { initial_states })
+}

@@ -6,7 +6,7 @@ use cmc::{
     Action, Context, Core, Effects, Engine, Event, Model, ModelError, NoSettings, Options, Report, Search,
     SettingError, SettingKey, Settings, Verdict, World, check,
 };
-use cmc_tests::{Cheater, CheaterSettings, Nondet, NondetPersist, spam, spammer};
+use cmc_tests::{Cheater, CheaterSettings, Nondet, NondetPersist, spam, spammer, variants};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 fn bfs<C: Core>(model: &Model<C>) -> Report {
@@ -219,6 +219,19 @@ fn states_max_makes_the_search_incomplete() {
         assert!(r.reason.unwrap().contains("states_max = 100"));
         let r = check(&model, &Options { search, states_max: Some(288), ..Options::default() }).unwrap();
         assert_eq!(r.verdict, Verdict::Pass, "exactly the state space fits: {search:?}");
+    }
+}
+
+#[test]
+fn bfs_counts_initial_worlds_against_states_max() {
+    // Ten initial worlds and nothing else: a cap of 3 stores 3 of them.
+    let model = variants(10);
+    for search in [Search::Bfs { depth_max: None }, Search::Dfs { depth_max: 5 }] {
+        let r = check(&model, &Options { search, states_max: Some(3), ..Options::default() }).unwrap();
+        assert_eq!((r.verdict, r.distinct_states, r.depth), (Verdict::Incomplete, 3, 1), "{search:?}: {}", r.summary());
+        assert_eq!(r.reason.as_deref(), Some("states_max = 3 reached"), "{search:?}");
+        let r = check(&model, &Options { search, states_max: Some(10), ..Options::default() }).unwrap();
+        assert_eq!((r.verdict, r.distinct_states), (Verdict::Pass, 10), "exactly the state space fits: {search:?}");
     }
 }
 

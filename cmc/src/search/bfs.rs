@@ -287,6 +287,14 @@ impl<E: Explore> Bfs<'_, E> {
             self.c.generated += 1;
             stored.clear();
             let fp = self.c.explorer.store(&world, &mut stored);
+            // The cap counts initial worlds too, as it does in DFS.
+            if let Some(m) = self.c.options.states_max
+                && self.c.distinct >= m
+                && !self.seen.contains(fp)
+            {
+                self.c.depth = u32::from(self.c.distinct > 0);
+                return Found::End(End::Incomplete(format!("states_max = {m} reached")));
+            }
             match self.discover(&world, fp, Parent { parent: ROOT, position: variant }) {
                 Ok(Some(id)) => current.push(id, &stored),
                 Ok(None) => {}
