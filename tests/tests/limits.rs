@@ -235,6 +235,23 @@ fn bfs_counts_initial_worlds_against_states_max() {
     }
 }
 
+#[test]
+fn states_max_0_and_depth_max_0_are_incomplete_in_bfs_and_dfs_never_a_pass() {
+    // One world with no successor: any search that explores it is complete.
+    let model = variants(1);
+    assert_eq!(check(&model, &Options::default()).unwrap().verdict, Verdict::Pass);
+    for search in [Search::Bfs { depth_max: None }, Search::Dfs { depth_max: 5 }] {
+        let r = check(&model, &Options { search, states_max: Some(0), ..Options::default() }).unwrap();
+        assert_eq!((r.verdict, r.distinct_states), (Verdict::Incomplete, 0), "{search:?}: {}", r.summary());
+        assert_eq!(r.reason.as_deref(), Some("states_max = 0 reached"), "{search:?}");
+    }
+    for search in [Search::Bfs { depth_max: Some(0) }, Search::Dfs { depth_max: 0 }] {
+        let r = check(&model, &Options { search, ..Options::default() }).unwrap();
+        assert_eq!((r.verdict, r.distinct_states), (Verdict::Incomplete, 0), "{search:?}: {}", r.summary());
+        assert_eq!(r.reason.as_deref(), Some("depth_max = 0 explores nothing (the initial state is depth 1)"));
+    }
+}
+
 /// A direct-actions core that (wrongly) emits an effect from action 1.
 struct DirectWithEffect;
 

@@ -34,9 +34,7 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: u32, control: &mut 
     let poll_every = c.explorer.poll_every();
     let mut next_poll = poll_every;
     let path_of = |stack: &[Frame<E>]| -> Vec<E::Action> { stack.iter().map(|f| f.via).collect() };
-    if depth_max == 0 {
-        return End::Incomplete("depth_max = 0 explores nothing".to_string());
-    }
+    debug_assert!(depth_max > 0, "depth_max = 0 is answered before the search");
 
     let mut variant = 0;
     let variants = c.explorer.initial_variants();

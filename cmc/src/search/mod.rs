@@ -123,6 +123,11 @@ pub fn explore<E: Explore>(explorer: E, options: &Options, control: &mut dyn Con
 pub fn explore_keeping<E: Explore>(explorer: E, options: &Options, control: &mut dyn Control) -> (Report, E) {
     let mut checker = Checker::new(explorer, options);
     let end = match options.search {
+        // Not even the initial worlds are within the bound: one answer for
+        // both searches, and never a pass.
+        Search::Bfs { depth_max: Some(0) } | Search::Dfs { depth_max: 0 } => {
+            End::Incomplete("depth_max = 0 explores nothing (the initial state is depth 1)".to_string())
+        }
         Search::Bfs { depth_max } => bfs::run(&mut checker, depth_max, control),
         Search::Dfs { depth_max } => dfs::run(&mut checker, depth_max, control),
         Search::Simulate { walks, walk_length, seed } => simulate::run(&mut checker, walks, walk_length, seed, control),
