@@ -51,6 +51,10 @@ pub enum ModelError {
     Nodes { nodes: u64 },
     #[error("core `{core}` has settings of {size} bytes (limit settings_bytes_max = {max})", max = limits::SETTINGS_BYTES_MAX)]
     SettingsTooLarge { core: &'static str, size: usize },
+    #[error(
+        "core `{core}` declares DURABLE = {durable}, but its state is {state_size} bytes (DURABLE is at most the state's size)"
+    )]
+    DurableTooLarge { core: &'static str, durable: usize, state_size: usize },
     #[error("budget `{key}` = {value} (limit budget_max = {max})", max = limits::BUDGET_MAX)]
     BudgetTooLarge { key: String, value: u64 },
     #[error("unknown budget `{key}` (known: drops, dups, crashes, clients, timeouts)")]
@@ -155,6 +159,10 @@ impl<C: Core> Model<C> {
         let size = std::mem::size_of::<C::Settings>();
         if size > limits::SETTINGS_BYTES_MAX {
             return Err(ModelError::SettingsTooLarge { core: C::NAME, size });
+        }
+        let state_size = std::mem::size_of::<C::State>();
+        if C::DURABLE > state_size {
+            return Err(ModelError::DurableTooLarge { core: C::NAME, durable: C::DURABLE, state_size });
         }
         C::validate(&self.settings).map_err(|message| ModelError::BadSettings { core: C::NAME, message })?;
         if self.nodes == 0 || self.nodes as usize > limits::NODES_MAX {

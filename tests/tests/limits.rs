@@ -149,6 +149,36 @@ fn settings_bytes_max_is_256() {
     assert!(err.to_string().contains("257 bytes (limit settings_bytes_max = 256)"), "{err}");
 }
 
+/// A core whose `DURABLE` is `D` bytes of a 2-byte state.
+struct Durable<const D: usize>;
+
+impl<const D: usize> Core for Durable<D> {
+    const NAME: &'static str = "test-durable";
+    type State = [u8; 2];
+    type Settings = NoSettings;
+    const DURABLE: usize = D;
+    fn step(_: &Context<'_, NoSettings>, _: &mut [u8; 2], event: Event<'_>, out: &mut Effects) {
+        if let Event::Init { .. } = event {
+            out.persist(&[1]);
+        }
+    }
+}
+
+#[test]
+fn a_durable_larger_than_the_state_is_a_model_error_naming_core_durable_and_state_size() {
+    let whole = Model::<Durable<2>>::new(NoSettings).crashes(1);
+    assert!(whole.validate().is_ok());
+    assert_eq!(bfs(&whole).verdict, Verdict::Pass, "the whole state may be durable");
+    let over = Model::<Durable<3>>::new(NoSettings).crashes(1);
+    let err = over.validate().expect_err("DURABLE = 3 of a 2-byte state");
+    assert_eq!(
+        err.to_string(),
+        "core `test-durable` declares DURABLE = 3, but its state is 2 bytes (DURABLE is at most the state's size)"
+    );
+    let err = check(&over, &Options::default()).expect_err("no search starts");
+    assert!(err.to_string().contains("DURABLE = 3"), "{err}");
+}
+
 struct ManyActions<const N: u16>;
 
 impl<const N: u16> Core for ManyActions<N> {
