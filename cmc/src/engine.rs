@@ -53,6 +53,10 @@ pub enum StepErrorKind {
     RepliesFull,
     #[error("an effect from a direct-actions core (its world is one state: no messages, timers, persists or replies)")]
     EffectInDirect,
+    #[error(
+        "an effect, then not_enabled() (a direct-actions core emits no effects, and an action that is not enabled has none)"
+    )]
+    EffectThenNotEnabled,
     #[error("not_enabled() from a message-passing core (only direct-actions cores may)")]
     NotEnabledOutsideDirect,
     #[error("{0}")]
@@ -412,6 +416,10 @@ impl<'m, C: Core> Engine<'m, C> {
         if self.effects.is_disabled() {
             if self.env.direct.is_none() {
                 return Err(err(StepErrorKind::NotEnabledOutsideDirect));
+            }
+            if self.effects.len() != 0 {
+                // Dropping the effect with the successor would hide it.
+                return Err(err(StepErrorKind::EffectThenNotEnabled));
             }
             return Ok(None);
         }

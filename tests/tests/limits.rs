@@ -313,3 +313,42 @@ fn a_direct_actions_core_has_no_effects_and_no_budgets() {
     let err = Model::<DirectWithEffect>::new(NoSettings).crashes(1).validate().unwrap_err();
     assert!(err.to_string().contains("no budgets (its world is one state), but crashes is set"), "{err}");
 }
+
+/// A direct-actions core whose action 0 emits an effect and then says it
+/// is not enabled; with `INITS` = 2, `Init` of variant 1 does the same.
+struct DirectEffectThenNotEnabled<const INITS: u32>;
+
+impl<const INITS: u32> Core for DirectEffectThenNotEnabled<INITS> {
+    const NAME: &'static str = "test-direct-effect-not-enabled";
+    type State = [u8; 1];
+    type Settings = NoSettings;
+    const DURABLE: usize = 0;
+    fn step(_: &Context<'_, NoSettings>, _: &mut [u8; 1], event: Event<'_>, out: &mut Effects) {
+        match event {
+            Event::Init { variant: 0 } => {}
+            Event::Init { .. } | Event::Action { index: 0 } => {
+                out.reply(&[1]);
+                out.not_enabled();
+            }
+            _ => out.not_enabled(),
+        }
+    }
+    fn direct_actions(_: &NoSettings) -> Option<cmc::DirectActions> {
+        Some(cmc::DirectActions { actions: 2, initial_states: INITS })
+    }
+}
+
+#[test]
+fn a_direct_action_that_emits_an_effect_then_not_enabled_is_an_error_naming_core_and_action() {
+    for det in [false, true] {
+        let options = Options { det, ..Options::default() };
+        let r = check(&Model::<DirectEffectThenNotEnabled<1>>::new(NoSettings), &options).unwrap();
+        assert_error(
+            &r,
+            "core `test-direct-effect-not-enabled`, node 0, event Action(0): an effect, then not_enabled()",
+        );
+        assert_eq!(r.trace.len(), 1, "the trace leads to the world the failing action was taken from");
+        let r = check(&Model::<DirectEffectThenNotEnabled<2>>::new(NoSettings), &options).unwrap();
+        assert_error(&r, "core `test-direct-effect-not-enabled`, node 0, event Init(1): an effect, then not_enabled()");
+    }
+}
