@@ -178,6 +178,10 @@ pub struct Overrides {
     pub clients: Option<u8>,
     pub timeouts: Option<u8>,
     pub det: Option<bool>,
+    /// `CMC_DEADLOCK`: a world with no enabled action is a violation of
+    /// `deadlock`. Cores only: a program model ignores it, as it ignores
+    /// `CMC_DUPS`.
+    pub deadlock: Option<bool>,
     /// `CMC_PRELOAD`: the `cmc-preload` library for program models, instead
     /// of building it. Not an override: the snapshot is still compared.
     pub preload: Option<PathBuf>,
@@ -203,6 +207,7 @@ pub const VARIABLES: &[&str] = &[
     "CMC_CLIENTS",
     "CMC_TIMEOUTS",
     "CMC_DET",
+    "CMC_DEADLOCK",
     "CMC_PRELOAD",
     "CMC_REPLAY",
 ];
@@ -216,6 +221,13 @@ impl Overrides {
         for (name, value) in vars {
             fn num<T: std::str::FromStr>(name: &str, value: &str, max: &str) -> Result<T, String> {
                 value.trim().parse().map_err(|_| format!("{name}={value}: expected an integer, at most {max}"))
+            }
+            fn boolean(name: &str, value: &str) -> Result<bool, String> {
+                match value {
+                    "1" | "true" => Ok(true),
+                    "0" | "false" => Ok(false),
+                    _ => Err(format!("{name}={value}: expected 1 or 0")),
+                }
             }
             match name.as_str() {
                 "CMC_SEED" => o.seed = Some(num(&name, &value, "2^64-1")?),
@@ -238,13 +250,8 @@ impl Overrides {
                     o.replay = Some(PathBuf::from(value));
                     continue;
                 }
-                "CMC_DET" => {
-                    o.det = Some(match value.as_str() {
-                        "1" | "true" => true,
-                        "0" | "false" => false,
-                        _ => return Err(format!("{name}={value}: expected 1 or 0")),
-                    })
-                }
+                "CMC_DET" => o.det = Some(boolean(&name, &value)?),
+                "CMC_DEADLOCK" => o.deadlock = Some(boolean(&name, &value)?),
                 _ => return Err(format!("unknown variable {name} (known: {})", VARIABLES.join(", "))),
             }
             o.given.push((name, value));
@@ -282,6 +289,9 @@ impl Overrides {
         a.clients = self.clients.or(a.clients);
         a.timeouts = self.timeouts.or(a.timeouts);
         a.det = self.det.unwrap_or(a.det);
+        if a.program.is_none() {
+            a.deadlock = self.deadlock.unwrap_or(a.deadlock);
+        }
         a
     }
 }

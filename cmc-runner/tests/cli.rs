@@ -54,6 +54,26 @@ fn a_violation_exits_1_saves_a_counterexample_and_replay_reproduces_it() {
 }
 
 #[test]
+fn a_deadlock_counterexample_records_deadlock_and_cmc_replay_reproduces_it() {
+    let file = scratch("deadlock.cex.json");
+    let f = file.to_str().unwrap();
+    let out = cmc(&["check", "two-phase", "--deadlock", "--save", f]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("violation of always property `deadlock`"), "{}", text(&out.stdout));
+    let cex: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(cex["deadlock"], true, "{cex}");
+    let replay = cmc(&["replay", f]);
+    assert_eq!(replay.status.code(), Some(1), "{}", text(&replay.stderr));
+    assert!(text(&replay.stdout).starts_with("violation of always property `deadlock`"), "{}", text(&replay.stdout));
+    let det = cmc(&["replay", f, "--det", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&det.stdout).unwrap();
+    assert_eq!(
+        (&json["verdict"], &json["property"], &json["deadlock"]),
+        (&"violation".into(), &"deadlock".into(), &true.into())
+    );
+}
+
+#[test]
 fn a_tampered_counterexample_is_an_error_naming_the_step() {
     let file = scratch("tampered.cex.json");
     let f = file.to_str().unwrap();

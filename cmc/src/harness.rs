@@ -130,7 +130,17 @@ where
         b.timeouts = a.timeouts;
     }
     model.validate()?;
-    expected_property(a.expect, model.properties.iter().map(|p| p.name.as_str()))?;
+    let names = model.properties.iter().map(|p| p.name.as_str());
+    if a.deadlock {
+        // With `deadlock`, a world with no enabled action violates the
+        // property `deadlock`, which the model may then expect.
+        if names.clone().any(|n| n == crate::search::DEADLOCK) {
+            return Err(ModelError::DeadlockPropertyName.into());
+        }
+        expected_property(a.expect, names.chain([crate::search::DEADLOCK]))?;
+    } else {
+        expected_property(a.expect, names)?;
+    }
     Ok(Box::new(model))
 }
 

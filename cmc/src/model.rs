@@ -77,6 +77,10 @@ pub enum ModelError {
     DuplicateProperty { name: String },
     #[error("a property has an empty name")]
     EmptyPropertyName,
+    #[error(
+        "a property is named `deadlock`, the name --deadlock gives a world with no enabled action: rename the property"
+    )]
+    DeadlockPropertyName,
     #[error("core `{core}`: {message}")]
     BadSettings { core: &'static str, message: String },
     #[error("core `{core}`: {error}")]

@@ -1,6 +1,7 @@
 //! Replay: runs a saved counterexample through the real core, checking the
 //! fingerprint after every action and that the same property fails at the
-//! end. A replay that does not reproduce is an error naming the step.
+//! end (for a deadlock, that the last world has no enabled action). A replay
+//! that does not reproduce is an error naming the step.
 
 use std::str::FromStr;
 
@@ -9,7 +10,7 @@ use crate::engine::Engine;
 use crate::model::{Model, ModelError};
 use crate::property::Kind;
 use crate::report::{CounterexampleFile, Report, Verdict};
-use crate::search::{Checker, CoreExplorer, Explore, Options, Search};
+use crate::search::{Checker, CoreExplorer, DEADLOCK, Explore, Options, Search};
 
 /// Why a counterexample file cannot be replayed against a model.
 #[derive(Debug, thiserror::Error)]
@@ -37,20 +38,32 @@ pub fn replay<C: Core>(model: &Model<C>, file: &CounterexampleFile, det: bool) -
     replay_with(CoreExplorer::new(engine), file, det)
 }
 
+/// What the end of a replayed trace must violate.
+#[derive(Clone, Copy)]
+enum Check {
+    /// `--deadlock`: the last world has no enabled action.
+    Deadlock,
+    /// The model's property of this index and kind.
+    Property(usize, Kind),
+}
+
 /// Replays `file` through any front end.
 pub fn replay_with<E: Explore>(explorer: E, file: &CounterexampleFile, det: bool) -> Result<Report, ReplayError>
 where
     E::Action: FromStr,
     <E::Action as FromStr>::Err: std::fmt::Display,
 {
-    let options = Options { search: Search::Bfs { depth_max: None }, states_max: None, det, deadlock: false };
+    let named = explorer.properties().iter().position(|(name, _)| *name == file.property);
+    // A deadlock: the file says so, or (a file written before it could) its
+    // property is `deadlock` and the model has none of that name.
+    let deadlock = file.deadlock || (file.property == DEADLOCK && file.kind == Kind::Always && named.is_none());
+    let options = Options { search: Search::Bfs { depth_max: None }, states_max: None, det, deadlock };
     let mut checker = Checker::new(explorer, &options);
-    let (index, kind) = checker
-        .properties
-        .iter()
-        .position(|(name, _)| *name == file.property)
-        .map(|i| (i, checker.properties[i].1))
-        .ok_or_else(|| ReplayError::UnknownProperty(file.property.clone()))?;
+    let check = match named {
+        _ if deadlock && file.property == DEADLOCK => Check::Deadlock,
+        Some(i) => Check::Property(i, checker.properties[i].1),
+        None => return Err(ReplayError::UnknownProperty(file.property.clone())),
+    };
     let mut path = Vec::with_capacity(file.steps.len());
     for (i, st) in file.steps.iter().enumerate() {
         let action = st.action.parse::<E::Action>();
@@ -106,22 +119,28 @@ where
     }
     report.depth = report.trace.len() as u32;
     report.distinct_states = report.trace.len() as u64;
-    let fails = match kind {
-        Kind::Always => !e.holds(index, &world),
-        Kind::Eventually => {
-            let mut stuck = e.actions(&world, &mut actions).is_ok();
-            for a in &actions {
-                if matches!(e.apply(&world, a, &mut next), Ok(true) | Err(_)) {
-                    stuck = false;
-                    break;
-                }
+    let mut stuck = || {
+        let mut stuck = e.actions(&world, &mut actions).is_ok();
+        for a in &actions {
+            if matches!(e.apply(&world, a, &mut next), Ok(true) | Err(_)) {
+                stuck = false;
+                break;
             }
-            stuck && !e.holds(index, &world)
         }
-        Kind::Sometimes => false,
+        stuck
+    };
+    let (fails, kind) = match check {
+        Check::Deadlock => (stuck(), Kind::Always),
+        Check::Property(index, Kind::Always) => (!e.holds(index, &world), Kind::Always),
+        Check::Property(index, Kind::Eventually) => (stuck() && !e.holds(index, &world), Kind::Eventually),
+        Check::Property(_, Kind::Sometimes) => (false, Kind::Sometimes),
     };
     if !fails {
-        return fail(report, format!("the replayed trace does not violate {kind} property `{}`", file.property));
+        let what = match check {
+            Check::Deadlock => "end in a deadlock (a world with no enabled action)".to_string(),
+            Check::Property(..) => format!("violate {kind} property `{}`", file.property),
+        };
+        return fail(report, format!("the replayed trace does not {what}"));
     }
     report.verdict = Verdict::Violation;
     report.property = Some(file.property.clone());

@@ -91,6 +91,10 @@ pub struct Report {
     pub reason: Option<String>,
     /// The search and its parameters, e.g. `bfs` or `dfs(depth_max=12)`.
     pub search: String,
+    /// Whether a world with no enabled action was a violation of
+    /// `deadlock` (`--deadlock`).
+    #[serde(default)]
+    pub deadlock: bool,
     pub model: Identity,
     pub distinct_states: u64,
     pub generated_states: u64,
@@ -153,6 +157,7 @@ impl Report {
             property: self.property.clone()?,
             kind: self.kind?,
             search: self.search.clone(),
+            deadlock: self.deadlock,
             steps: self
                 .trace
                 .iter()
@@ -215,6 +220,13 @@ pub struct CounterexampleFile {
     pub kind: Kind,
     /// The search that found it.
     pub search: String,
+    /// The search checked deadlock (`--deadlock`): a world with no enabled
+    /// action is a violation of the property `deadlock`. Written only when
+    /// true, so that files without it read as before; a file of format 1
+    /// written before this field existed, whose property is `deadlock` and
+    /// not one of the model's, is read as a deadlock too (see `replay`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deadlock: bool,
     pub steps: Vec<FileStep>,
 }
 

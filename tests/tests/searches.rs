@@ -190,6 +190,76 @@ fn deadlock_is_reported_only_when_asked() {
     assert_eq!((r.verdict, r.property.as_deref()), (Verdict::Violation, Some("deadlock")));
 }
 
+#[test]
+fn a_deadlock_counterexample_records_deadlock_and_replays() {
+    let model = Model::<Counter>::new(NoSettings);
+    let found = check(&model, &Options { deadlock: true, ..Options::default() }).unwrap();
+    assert_eq!((found.verdict, found.property.as_deref()), (Verdict::Violation, Some("deadlock")));
+    let json = found.counterexample().expect("a violation").to_json();
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["deadlock"], true, "the file records --deadlock: {json}");
+    let file = CounterexampleFile::from_json(&json).unwrap();
+    for det in [false, true] {
+        let again = replay(&model, &file, det).expect("a deadlock file replays");
+        assert_eq!((again.verdict, again.property.as_deref()), (Verdict::Violation, Some("deadlock")), "{det}");
+        assert_eq!(again.trace, found.trace, "same actions, same worlds");
+    }
+
+    // A prefix ends where an action is still enabled: no deadlock.
+    let mut short = file.clone();
+    short.steps.pop();
+    let r = replay(&model, &short, false).unwrap();
+    assert_eq!(r.verdict, Verdict::Error);
+    assert_eq!(
+        r.reason.as_deref(),
+        Some("the replayed trace does not end in a deadlock (a world with no enabled action)")
+    );
+
+    // A file written before the field existed still replays.
+    let mut old = value.clone();
+    old.as_object_mut().unwrap().remove("deadlock");
+    let old = CounterexampleFile::from_json(&old.to_string()).expect("an old file reads");
+    assert_eq!(replay(&model, &old, false).unwrap().verdict, Verdict::Violation);
+
+    // Without --deadlock the file says nothing about it, as before.
+    let other = bfs(&echo(2).network(cmc::Network::Bag)).counterexample().unwrap().to_json();
+    assert!(!other.contains("deadlock"), "{other}");
+}
+
+#[test]
+fn a_property_named_deadlock_is_rejected_with_deadlock_checking() {
+    let model = Model::<Counter>::new(NoSettings).always("deadlock", |_| true);
+    assert_eq!(bfs(&model).verdict, Verdict::Pass, "without --deadlock it is any name");
+    let err = check(&model, &Options { deadlock: true, ..Options::default() }).unwrap_err();
+    assert!(err.to_string().starts_with("a property is named `deadlock`"), "{err}");
+}
+
+#[test]
+fn a_model_declared_with_deadlock_can_expect_a_deadlock_violation() {
+    use cmc::harness::{Attributes, Expect, prepare};
+    let declared = Attributes { deadlock: true, expect: Expect::Violation("deadlock"), ..Attributes::DEFAULT };
+    let model = prepare(Model::<Counter>::new(NoSettings), &declared).expect("deadlock may be expected");
+    let options = Options { deadlock: true, ..Options::default() };
+    let r = model.check(&options, &mut cmc::NoControl).unwrap();
+    assert_eq!((r.verdict, r.property.as_deref()), (Verdict::Violation, Some("deadlock")));
+    // Without `deadlock` there is no such property to expect.
+    let undeclared = Attributes { deadlock: false, ..declared };
+    let err = prepare(Model::<Counter>::new(NoSettings), &undeclared).err().expect("no property `deadlock`");
+    assert!(err.to_string().contains("expects a violation of `deadlock`, but has no such property"), "{err}");
+}
+
+#[test]
+fn cmc_deadlock_sets_deadlock_from_the_environment() {
+    use cmc_runner::harness::Overrides;
+    let env = |v: &str| Overrides::from_env([("CMC_DEADLOCK".to_string(), v.to_string())].into_iter());
+    let on = env("1").expect("CMC_DEADLOCK is known");
+    assert_eq!(on.describe(), "CMC_DEADLOCK=1");
+    assert!(on.apply(&cmc::harness::Attributes::DEFAULT).deadlock);
+    let declared = cmc::harness::Attributes { deadlock: true, ..cmc::harness::Attributes::DEFAULT };
+    assert!(!env("0").unwrap().apply(&declared).deadlock);
+    assert_eq!(env("yes").unwrap_err(), "CMC_DEADLOCK=yes: expected 1 or 0");
+}
+
 struct StopAfter(u64);
 
 impl Control for StopAfter {

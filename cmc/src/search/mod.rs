@@ -95,6 +95,11 @@ impl Control for NoControl {
     }
 }
 
+/// The property a world with no enabled action violates under
+/// `--deadlock` ([`Options::deadlock`]); no model property may have this
+/// name then.
+pub const DEADLOCK: &str = "deadlock";
+
 /// How often (in generated states) a search polls its control, unless its
 /// explorer says otherwise ([`Explore::poll_every`]).
 pub(crate) const POLL_EVERY: u64 = 1 << 14;
@@ -110,6 +115,9 @@ pub fn check_with<C: Core>(
     options: &Options,
     control: &mut dyn Control,
 ) -> Result<Report, ModelError> {
+    if options.deadlock && model.properties.iter().any(|p| p.name == DEADLOCK) {
+        return Err(ModelError::DeadlockPropertyName);
+    }
     let engine = Engine::new(model, options.det)?;
     Ok(explore(CoreExplorer::new(engine), options, control))
 }
@@ -230,7 +238,7 @@ impl<E: Explore> Checker<E> {
             }
         }
         if self.options.deadlock {
-            return Some(("deadlock".to_string(), Kind::Always));
+            return Some((DEADLOCK.to_string(), Kind::Always));
         }
         None
     }
@@ -272,6 +280,7 @@ impl<E: Explore> Checker<E> {
             kind: None,
             reason: None,
             search,
+            deadlock: self.options.deadlock,
             model: self.explorer.identity(),
             distinct_states: self.distinct,
             generated_states: self.generated,
