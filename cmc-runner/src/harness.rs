@@ -493,6 +493,9 @@ pub fn snapshot_text(name: &str, header: &[(&'static str, String)], r: &Report) 
     if let Some(reason) = &r.reason {
         s.push_str(&format!("reason: {reason}\n"));
     }
+    if let Some(note) = r.never_checked_note() {
+        s.push_str(&format!("{note}\n"));
+    }
     s.push_str(&format!(
         "distinct states: {}\ngenerated states: {}\ndepth: {}\n",
         r.distinct_states, r.generated_states, r.depth

@@ -89,6 +89,11 @@ pub struct Report {
     pub kind: Option<Kind>,
     /// Why the search is incomplete, or what the error is.
     pub reason: Option<String>,
+    /// The `eventually` properties no world was checked against: a search
+    /// that passed (or stopped incomplete) without reaching a world with no
+    /// enabled action, which is where they are checked. Empty otherwise.
+    #[serde(default)]
+    pub never_checked: Vec<String>,
     /// The search and its parameters, e.g. `bfs` or `dfs(depth_max=12)`.
     pub search: String,
     /// Whether a world with no enabled action was a violation of
@@ -129,7 +134,22 @@ impl Report {
             " ({}; {} distinct states, {} generated, depth {})",
             self.search, self.distinct_states, self.generated_states, self.depth
         );
+        if let Some(note) = self.never_checked_note() {
+            let _ = write!(s, "; {note}");
+        }
         s
+    }
+
+    /// `never checked: eventually property `p` (...)`, when
+    /// [`Report::never_checked`] names any.
+    pub fn never_checked_note(&self) -> Option<String> {
+        let names: Vec<String> = self.never_checked.iter().map(|p| format!("`{p}`")).collect();
+        let what = match names.len() {
+            0 => return None,
+            1 => "eventually property",
+            _ => "eventually properties",
+        };
+        Some(format!("never checked: {what} {} (no world without an enabled action was reached)", names.join(", ")))
     }
 
     /// The report for people: the summary, then the trace action by action

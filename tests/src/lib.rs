@@ -414,3 +414,31 @@ impl Core for Variants {
 pub fn variants(initial_states: u8) -> Model<Variants> {
     Model::<Variants>::new(VariantsSettings { initial_states })
 }
+
+/// A timer that re-arms forever: node 0 toggles a bit on every firing, so
+/// there are two worlds and neither is without an enabled action.
+pub struct Ticker;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct TickerState {
+    pub bit: u8,
+}
+
+impl Core for Ticker {
+    const NAME: &'static str = "test-ticker";
+    type State = TickerState;
+    type Settings = NoSettings;
+    const DURABLE: usize = 0;
+
+    fn step(_: &Context<'_, NoSettings>, s: &mut TickerState, event: Event<'_>, out: &mut Effects) {
+        match event {
+            Event::Init { .. } => out.arm(0),
+            Event::Fire { .. } => {
+                s.bit ^= 1;
+                out.arm(0);
+            }
+            _ => {}
+        }
+    }
+}

@@ -6,7 +6,7 @@ use cmc::{
     Action, Control, CoreExplorer, CounterexampleFile, Engine, Explore, Fingerprint, Kind, Model, NoSettings, Options,
     Progress, Report, Search, Verdict, World, check, check_with, replay,
 };
-use cmc_tests::{Counter, Echo, EchoSettings, echo};
+use cmc_tests::{Counter, Echo, EchoSettings, Ticker, echo};
 
 fn run<C: cmc::Core>(model: &Model<C>, search: Search) -> Report {
     check(model, &Options { search, ..Options::default() }).expect("valid model")
@@ -180,6 +180,34 @@ fn eventually_is_checked_on_worlds_with_no_enabled_action() {
         assert_eq!((r.verdict, r.kind), (Verdict::Violation, Some(Kind::Eventually)), "{search:?}");
         assert_eq!(r.trace.len(), 4, "{search:?}");
     }
+}
+
+#[test]
+fn an_eventually_property_no_world_was_checked_against_is_reported_as_never_checked() {
+    // The timer re-arms forever: no world is without an enabled action, so
+    // `stops` (false wherever it is checked) is checked nowhere.
+    let model = Model::<Ticker>::new(NoSettings).eventually("stops", |_| false).always("any", |_| true);
+    for search in [
+        Search::Bfs { depth_max: None },
+        Search::Dfs { depth_max: 10 },
+        Search::Simulate { walks: 3, walk_length: 5, seed: 0 },
+    ] {
+        let r = run(&model, search);
+        let verdict = if matches!(search, Search::Simulate { .. }) { Verdict::Incomplete } else { Verdict::Pass };
+        assert_eq!(r.verdict, verdict, "{search:?}");
+        let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(json["never_checked"], serde_json::json!(["stops"]), "{search:?}: {}", r.to_json());
+        let note = "never checked: eventually property `stops` (no world without an enabled action was reached)";
+        assert!(r.summary().contains(note), "{search:?}: {}", r.summary());
+        assert!(r.to_text().starts_with(&r.summary()), "{search:?}");
+    }
+    // Checked on the last world of the counter: no note.
+    let checked = Model::<Counter>::new(NoSettings).eventually("ends-at-3", |w| w.state(0).n == 3);
+    let r = bfs(&checked);
+    assert_eq!(r.verdict, Verdict::Pass);
+    let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    assert_eq!(json["never_checked"], serde_json::json!([]));
+    assert!(!r.summary().contains("never checked"), "{}", r.summary());
 }
 
 #[test]

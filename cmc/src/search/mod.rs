@@ -191,6 +191,9 @@ pub(crate) struct Checker<E: Explore> {
     pub unwitnessed: Vec<bool>,
     /// Witness paths of `sometimes` properties, by property index.
     pub witnesses: Vec<Option<Vec<E::Action>>>,
+    /// Whether any world with no enabled action was checked (the
+    /// `eventually` properties are checked on those only).
+    pub terminal_checked: bool,
 }
 
 impl<E: Explore> Checker<E> {
@@ -198,7 +201,17 @@ impl<E: Explore> Checker<E> {
         let properties = explorer.properties();
         let unwitnessed = properties.iter().map(|(_, k)| *k == Kind::Sometimes).collect();
         let witnesses = properties.iter().map(|_| None).collect();
-        Checker { explorer, options: *options, distinct: 0, generated: 0, depth: 0, properties, unwitnessed, witnesses }
+        Checker {
+            explorer,
+            options: *options,
+            distinct: 0,
+            generated: 0,
+            depth: 0,
+            properties,
+            unwitnessed,
+            witnesses,
+            terminal_checked: false,
+        }
     }
 
     pub fn progress(&self) -> Progress {
@@ -231,7 +244,8 @@ impl<E: Explore> Checker<E> {
 
     /// Checks a world with no enabled action: the `eventually` properties,
     /// then deadlock when asked. Returns the failing property's name and kind.
-    pub fn check_terminal(&self, world: &E::World) -> Option<(String, Kind)> {
+    pub fn check_terminal(&mut self, world: &E::World) -> Option<(String, Kind)> {
+        self.terminal_checked = true;
         for (i, (name, kind)) in self.properties.iter().enumerate() {
             if *kind == Kind::Eventually && !self.explorer.holds(i, world) {
                 return Some((name.clone(), *kind));
@@ -279,6 +293,7 @@ impl<E: Explore> Checker<E> {
             property: None,
             kind: None,
             reason: None,
+            never_checked: Vec::new(),
             search,
             deadlock: self.options.deadlock,
             model: self.explorer.identity(),
@@ -333,6 +348,17 @@ impl<E: Explore> Checker<E> {
                     report.trace = trace;
                 }
             }
+        }
+        // A search that ended without a failure and never reached a world
+        // without an enabled action checked its `eventually` properties
+        // nowhere: say so, rather than let them count as held.
+        if matches!(report.verdict, Verdict::Pass | Verdict::Incomplete) && !self.terminal_checked {
+            report.never_checked = self
+                .properties
+                .iter()
+                .filter(|(_, kind)| *kind == Kind::Eventually)
+                .map(|(name, _)| name.clone())
+                .collect();
         }
         report
     }
