@@ -34,12 +34,19 @@ fn assert_all_gone(pids: &[i32], how: &str) {
 
 /// Starts `nodes` probes: each waits in accept() and, should the checker
 /// vanish without killing it, lingers for ever (examples/c/probe.c), so
-/// only the death signal can end it.
+/// only the death signal can end it. Then a CLIENT and an ACCEPT at node 0
+/// fork a snapshot of it: the pids are every node's template, its first
+/// life (parked as a snapshot) and node 0's second.
 fn start(nodes: u8) -> (ProcessEngine, Vec<i32>) {
-    let mut e = ProcessEngine::new(config("probe", nodes)).expect("valid");
+    let mut c = config("probe", nodes);
+    c.budgets.clients = 1;
+    let mut e = ProcessEngine::new(c).expect("valid");
     e.initial().expect("starts");
-    let pids: Vec<i32> = (0..nodes).filter_map(|n| e.pid(n)).collect();
-    assert_eq!(pids.len(), nodes as usize, "every node runs");
+    let client = cmc::process::ProcessAction::Client { node: 0 };
+    e.apply(&[], &client).expect("a client dials node 0");
+    e.apply(&[client], &cmc::process::ProcessAction::Accept { node: 0, from: None }).expect("node 0 accepts");
+    let pids = e.processes();
+    assert_eq!(pids.len(), 2 * nodes as usize + 1, "templates, lives and a fork: {pids:?}");
     (e, pids)
 }
 

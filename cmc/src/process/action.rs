@@ -62,6 +62,31 @@ pub enum ProcessAction {
     },
 }
 
+impl ProcessAction {
+    /// The node whose process the action changes: the one it answers, or
+    /// the one CRASH restarts. CLIENT and DROP change only the world.
+    pub fn node(&self) -> Option<u8> {
+        match *self {
+            ProcessAction::Deliver { node, .. }
+            | ProcessAction::Eof { node, .. }
+            | ProcessAction::Accept { node, .. }
+            | ProcessAction::Timeout { node }
+            | ProcessAction::Crash { node } => Some(node),
+            ProcessAction::Drop { .. } | ProcessAction::Client { .. } => None,
+        }
+    }
+
+    /// The node whose blocked process the action answers, so whose
+    /// process must run: every action of [`ProcessAction::node`] but CRASH,
+    /// which starts a new life instead.
+    pub fn node_process(&self) -> Option<u8> {
+        match self {
+            ProcessAction::Crash { .. } => None,
+            _ => self.node(),
+        }
+    }
+}
+
 /// Lists the actions enabled in `world`, in the documented order, into `out`
 /// (cleared first).
 pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {

@@ -1,20 +1,26 @@
 //! [`ProcessEngine`]: the process front end with the in-process engine's
 //! shape, for the searches: build the initial world, list the enabled
-//! actions from a world alone, apply an action by stateless replay, encode
-//! and fingerprint a world.
+//! actions from a world alone, apply an action, encode and fingerprint a
+//! world.
 //!
-//! Stateless replay: a world is reached by starting every node afresh and
-//! replaying the actions that led to it (manual, "Programs as nodes"). As
-//! an optimisation that changes no result, when the processes already stand
-//! at exactly the asked prefix (the last call applied that prefix), the
-//! next action is applied to them directly; any other prefix starts over.
-//! Before every action the engine checks that it is enabled in the world the
-//! processes made, so a replay that diverged is an error, never a wrong
+//! Applying an action to a world takes its checkpoint (every node's
+//! process parked as a snapshot, `snapshot`), forks only the node the
+//! action touches, runs it to quiescence and parks it: the new world's
+//! checkpoint is the old one with that node's snapshot replaced. Nodes the
+//! action does not touch are shared. A world with no checkpoint (evicted,
+//! or never made) is rebuilt from its nearest kept ancestor by applying the
+//! rest of its actions, or from the templates by replaying them all. With
+//! `snapshots_max = 0` nothing is kept and every world is rebuilt from the
+//! templates: the stateless path, kept for comparison.
+//!
+//! Before every action the engine checks that it is enabled in the world
+//! the processes made, so a replay that diverged is an error, never a wrong
 //! world.
 //!
 //! It owns one [`Supervisor`] and so must stay on the thread that created it.
 
 use super::action::{self, ProcessAction};
+use super::snapshot::{Checkpoint, Store};
 use super::supervisor::Supervisor;
 use super::world::ProcessWorld;
 use super::{Config, ProcessError};
@@ -23,12 +29,20 @@ use crate::world::Fingerprint;
 /// What the engine did, for cost measurements.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Starts from scratch (all nodes spawned).
+    /// Starts from the templates (every node's life forked afresh).
     pub replays: u64,
     /// Actions applied, replayed ones included.
     pub actions: u64,
-    /// Node processes started (CRASH restarts included).
+    /// Node lives started (CRASH restarts included).
     pub spawns: u64,
+    /// Programs exec'd (one template per node and search).
+    pub execs: u64,
+    /// Seccomp filters installed (one per template).
+    pub filters_installed: u64,
+    /// Processes forked from parked ones (lives and snapshots' forks).
+    pub forks: u64,
+    /// Checkpoints evicted from the store.
+    pub evictions: u64,
     /// Seccomp notifications handled.
     pub notifications: u64,
 }
@@ -37,9 +51,7 @@ pub struct Stats {
 pub struct ProcessEngine {
     config: Config,
     supervisor: Option<Supervisor>,
-    /// The actions the processes have been through since their start, when
-    /// they are quiescent after the last of them.
-    current: Option<Vec<ProcessAction>>,
+    store: Store,
     stats: Stats,
     scratch: Vec<ProcessAction>,
 }
@@ -48,7 +60,8 @@ impl ProcessEngine {
     /// Checks the configuration (limits, program, preload); starts nothing.
     pub fn new(config: Config) -> Result<ProcessEngine, ProcessError> {
         config.validate()?;
-        Ok(ProcessEngine { config, supervisor: None, current: None, stats: Stats::default(), scratch: Vec::new() })
+        let store = Store::new(config.snapshots_max);
+        Ok(ProcessEngine { config, supervisor: None, store, stats: Stats::default(), scratch: Vec::new() })
     }
 
     pub fn config(&self) -> &Config {
@@ -59,8 +72,12 @@ impl ProcessEngine {
         let mut s = self.stats;
         if let Some(sup) = &self.supervisor {
             s.spawns += sup.counters.spawns;
+            s.execs += sup.counters.execs;
+            s.filters_installed += sup.counters.filters_installed;
+            s.forks += sup.counters.forks;
             s.notifications += sup.counters.notifications;
         }
+        s.evictions = self.store.evictions;
         s
     }
 
@@ -76,39 +93,58 @@ impl ProcessEngine {
 
     /// The world reached by `prefix` and then `action`.
     pub fn apply(&mut self, prefix: &[ProcessAction], action: &ProcessAction) -> Result<ProcessWorld, ProcessError> {
-        if self.current.as_deref() != Some(prefix) {
-            self.replay(prefix)?;
+        if !self.store.enabled() {
+            self.fresh(prefix)?;
+            self.step(action)?;
+            return Ok(self.supervisor_mut()?.world().clone());
         }
-        self.step(action)?;
-        Ok(self.world())
+        let from = self.checkpoint(prefix)?;
+        self.apply_from(prefix, &from, action).map(|c| c.world)
     }
 
-    /// Starts every node afresh and replays `actions`: the world they reach.
+    /// Starts every node afresh (or takes the checkpoint kept for
+    /// `actions`) and applies `actions`: the world they reach.
     pub fn replay(&mut self, actions: &[ProcessAction]) -> Result<ProcessWorld, ProcessError> {
-        self.current = None;
-        if self.supervisor.is_none() {
-            self.supervisor = Some(Supervisor::new(&self.config)?);
+        if !self.store.enabled() {
+            self.fresh(actions)?;
+            return Ok(self.supervisor_mut()?.world().clone());
         }
-        self.stats.replays += 1;
-        self.supervisor_mut().start()?;
-        self.current = Some(Vec::new());
-        for a in actions {
+        Ok(self.checkpoint(actions)?.world)
+    }
+
+    /// [`ProcessEngine::apply`] from the templates, keeping no checkpoint
+    /// and using none: what `--det`'s second run does, so that it shares
+    /// no process with the first.
+    pub fn apply_fresh(
+        &mut self,
+        prefix: &[ProcessAction],
+        action: Option<&ProcessAction>,
+    ) -> Result<ProcessWorld, ProcessError> {
+        self.fresh(prefix)?;
+        if let Some(a) = action {
             self.step(a)?;
         }
-        Ok(self.world())
+        Ok(self.supervisor_mut()?.world().clone())
     }
 
-    /// Kills every node process (they are killed on drop too).
+    /// Kills every node process and snapshot (they are killed on drop too).
     pub fn stop(&mut self) {
-        self.current = None;
+        self.store.clear();
         if let Some(s) = self.supervisor.as_mut() {
             s.kill_all();
         }
     }
 
-    /// The pid of node `n`'s current process, if it runs.
-    pub fn pid(&self, n: u8) -> Option<i32> {
-        self.supervisor.as_ref()?.pid(n)
+    /// The pids of every process the engine holds: the templates, the
+    /// running lives and every snapshot kept, in no particular order.
+    pub fn processes(&self) -> Vec<i32> {
+        let mut pids = self.store.pids();
+        if let Some(s) = &self.supervisor {
+            pids.extend(s.pids());
+        }
+        pids.sort_unstable();
+        pids.dedup();
+        pids
     }
 
     /// Encodes `world` into `buf` and returns its fingerprint.
@@ -116,28 +152,97 @@ impl ProcessEngine {
         world.fingerprint(buf)
     }
 
-    fn supervisor_mut(&mut self) -> &mut Supervisor {
-        self.supervisor.get_or_insert_with(|| unreachable!("created by replay"))
+    fn supervisor_mut(&mut self) -> Result<&mut Supervisor, ProcessError> {
+        if self.supervisor.is_none() {
+            self.supervisor = Some(Supervisor::new(&self.config)?);
+        }
+        Ok(self.supervisor.as_mut().unwrap_or_else(|| unreachable!("just made")))
     }
 
-    fn world(&self) -> ProcessWorld {
-        self.supervisor.as_ref().map(|s| s.world().clone()).unwrap_or_else(|| unreachable!("created by replay"))
+    /// Every node started from its template, and `actions` applied to the
+    /// running processes: the stateless path.
+    fn fresh(&mut self, actions: &[ProcessAction]) -> Result<(), ProcessError> {
+        self.stats.replays += 1;
+        self.supervisor_mut()?.start()?;
+        for a in actions {
+            self.step(a)?;
+        }
+        Ok(())
+    }
+
+    /// The checkpoint of the world `path` reaches: kept, or rebuilt from
+    /// the nearest kept ancestor, or from the templates.
+    fn checkpoint(&mut self, path: &[ProcessAction]) -> Result<Checkpoint, ProcessError> {
+        if let Some(c) = self.store.get(path) {
+            return Ok(c);
+        }
+        let kept = (0..path.len()).rev().find(|&k| self.store.contains(&path[..k]));
+        let (mut at, mut c) = match kept.and_then(|k| self.store.get(&path[..k]).map(|c| (k, c))) {
+            Some(found) => found,
+            None => {
+                self.stats.replays += 1;
+                let live = self.store.live.clone();
+                let sup = self.supervisor_mut()?;
+                sup.start()?;
+                let world = sup.world().clone();
+                let nodes = sup.park_all(&live)?.into_iter().map(|s| s.map(std::rc::Rc::new)).collect();
+                let c = Checkpoint { world, nodes };
+                self.store.insert(Vec::new(), c.clone());
+                (0, c)
+            }
+        };
+        while at < path.len() {
+            c = self.apply_from(&path[..at], &c, &path[at])?;
+            at += 1;
+        }
+        Ok(c)
+    }
+
+    /// Applies `action` to the world of checkpoint `from` (reached by
+    /// `prefix`), forking only the node it touches; keeps and returns the
+    /// new world's checkpoint.
+    fn apply_from(
+        &mut self,
+        prefix: &[ProcessAction],
+        from: &Checkpoint,
+        action: &ProcessAction,
+    ) -> Result<Checkpoint, ProcessError> {
+        let touched = action.node_process();
+        let live = self.store.live.clone();
+        let sup = self.supervisor_mut()?;
+        let snapshot = touched.and_then(|n| from.nodes[n as usize].as_deref().map(|s| (n, s)));
+        sup.resume(from.world.clone(), snapshot)?;
+        self.step(action)?;
+        let sup = self.supervisor_mut()?;
+        let world = sup.world().clone();
+        let parked = sup.park_all(&live)?;
+        let mut nodes = from.nodes.clone();
+        if let Some(n) = action.node() {
+            // The touched node's process after the action: a fork of its
+            // snapshot, a new life (CRASH), or none (it exited).
+            nodes[n as usize] = None;
+        }
+        for (n, p) in parked.into_iter().enumerate() {
+            if let Some(p) = p {
+                nodes[n] = Some(std::rc::Rc::new(p));
+            }
+        }
+        let c = Checkpoint { world, nodes };
+        let mut path = prefix.to_vec();
+        path.push(*action);
+        self.store.insert(path, c.clone());
+        Ok(c)
     }
 
     fn step(&mut self, a: &ProcessAction) -> Result<(), ProcessError> {
-        let sup = self.supervisor.as_mut().ok_or(ProcessError::NotEnabled { action: a.to_string() })?;
-        action::enumerate(sup.world(), &mut self.scratch);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        action::enumerate(self.supervisor_mut()?.world(), &mut scratch);
+        self.scratch = scratch;
         if !self.scratch.contains(a) {
-            self.current = None;
             return Err(ProcessError::NotEnabled { action: a.to_string() });
         }
-        let current = self.current.take();
-        sup.apply(a)?;
+        self.supervisor_mut()?.apply(a)?;
         self.stats.actions += 1;
-        self.current = current.map(|mut c| {
-            c.push(*a);
-            c
-        });
         Ok(())
     }
 }

@@ -201,11 +201,8 @@ impl<'m> ProcessExplorer<'m> {
         last: Option<&ProcessAction>,
         first: &ProcessWorld,
     ) -> Result<(), String> {
-        let second = match last {
-            Some(a) => self.engine.apply(path, a),
-            None => self.engine.replay(path),
-        }
-        .map_err(err)?;
+        // From the templates, sharing no snapshot with the first run.
+        let second = self.engine.apply_fresh(path, last).map_err(err)?;
         if second == *first {
             return Ok(());
         }
@@ -289,24 +286,47 @@ impl Explore for ProcessExplorer<'_> {
         Ok(true)
     }
 
+    /// The stored form: the fingerprint in hex, `|`, then the action
+    /// tokens separated by `;`.
     fn store(&mut self, world: &PathWorld, out: &mut Vec<u8>) -> Fingerprint {
+        let fp = ProcessEngine::fingerprint(&world.world, &mut self.buf);
+        out.extend_from_slice(format!("{fp:032x}|").as_bytes());
         for (i, a) in world.path.iter().enumerate() {
             if i > 0 {
                 out.push(b';');
             }
             out.extend_from_slice(a.to_string().as_bytes());
         }
-        ProcessEngine::fingerprint(&world.world, &mut self.buf)
+        fp
     }
 
+    /// Rebuilds a stored world (from a checkpoint, or by replay) and checks
+    /// that its fingerprint is the one recorded when it was found: a world
+    /// that rebuilds differently is an error naming its last action, never
+    /// a silently different world.
     fn load(&mut self, stored: &[u8], out: &mut PathWorld) -> Result<(), String> {
         let text = std::str::from_utf8(stored).map_err(|e| format!("stored path is not text: {e}"))?;
+        let (fp, path) = text.split_once('|').ok_or("stored world has no fingerprint")?;
         out.path.clear();
-        for token in text.split(';').filter(|t| !t.is_empty()) {
+        for token in path.split(';').filter(|t| !t.is_empty()) {
             out.path.push(token.parse().map_err(|e: BadProcessAction| e.to_string())?);
         }
         out.world = self.engine.replay(&out.path).map_err(err)?;
+        let now = format!("{:032x}", ProcessEngine::fingerprint(&out.world, &mut self.buf));
+        if now != fp {
+            let step = out.path.last().map_or_else(|| "START".to_string(), ToString::to_string);
+            return Err(format!(
+                "rebuilding the world reached by {step} (after {} actions) gave fingerprint {now}, not {fp} as when it was found: the program is not deterministic under the checker (--det shows where)",
+                out.path.len()
+            ));
+        }
         Ok(())
+    }
+
+    /// Every state costs processes: poll the search's control at each, so
+    /// that Ctrl-C and a time cap stop a program search at once.
+    fn poll_every(&self) -> u64 {
+        1
     }
 
     fn listed_actions_are_enabled(&self) -> bool {

@@ -21,6 +21,7 @@ pub mod filter;
 pub mod forkserver;
 pub mod model_file;
 pub mod notif;
+pub mod snapshot;
 pub mod spawn;
 pub mod supervisor;
 pub mod syscalls;
@@ -105,6 +106,10 @@ pub struct Config {
     /// a cross-CPU round trip costs about 100 µs against 8 µs (research,
     /// pitfall 24).
     pub pin_cpu: bool,
+    /// Node processes kept parked as snapshots (checkpoints); 0 keeps none,
+    /// so every world is rebuilt from the templates by replaying its
+    /// actions (the stateless path).
+    pub snapshots_max: usize,
 }
 
 impl Config {
@@ -122,6 +127,7 @@ impl Config {
             log_dir: None,
             workdir: None,
             pin_cpu: true,
+            snapshots_max: snapshot::SNAPSHOTS_MAX_DEFAULT,
         }
     }
 

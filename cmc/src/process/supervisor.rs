@@ -19,9 +19,11 @@
 //! does not notify is an error naming the node and the call, read from
 //! `/proc/PID/syscall`.
 
+use std::cell::Cell;
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::rc::Rc;
 use std::time::Instant;
 
 use nix::errno::Errno;
@@ -31,6 +33,7 @@ use super::action::ProcessAction;
 use super::filter::SNAPSHOT_SIGNAL;
 use super::forkserver::{self, ForkError, Parked};
 use super::notif::{self, Notif};
+use super::snapshot::{ProcIo, Snapshot};
 use super::spawn::{self, Spec};
 use super::world::{Blocked, Conn, ConnKind, End, Label, Life, ProcessWorld, Side, VFd};
 use super::{Config, PORT_BASE, ProcessError, limits, syscalls};
@@ -100,13 +103,7 @@ struct Proc {
     serial: u64,
     pidfd: OwnedFd,
     run: Run,
-    /// Partial records written to fd 3 and fd 193.
-    state_in: Vec<u8>,
-    durable_in: Vec<u8>,
-    /// What reads of fd 193 return in this incarnation, and how much of it
-    /// was read.
-    recovery: Vec<u8>,
-    recovery_at: usize,
+    io: ProcIo,
 }
 
 /// A node's template: its program exec'd once, parked before `main`, the
@@ -242,9 +239,10 @@ impl Supervisor {
         &self.world
     }
 
-    /// The pid of node `n`'s current process, if it runs.
-    pub fn pid(&self, n: u8) -> Option<i32> {
-        self.procs[n as usize].as_ref().map(|p| p.pid)
+    /// The pids of the templates and the running lives.
+    pub fn pids(&self) -> Vec<i32> {
+        let lives = self.procs.iter().flatten().map(|p| p.pid);
+        lives.chain(self.templates.iter().flatten().map(|t| t.parked.pid)).collect()
     }
 
     /// Kills every node and starts them all afresh, then waits for
@@ -413,11 +411,54 @@ impl Supervisor {
             serial,
             pidfd: child.pidfd,
             run: Run::Running(Instant::now()),
-            state_in: Vec::new(),
-            durable_in: Vec::new(),
-            recovery,
-            recovery_at: 0,
+            io: ProcIo { recovery, ..ProcIo::default() },
         });
+        Ok(())
+    }
+
+    /// Takes every node's process out of the supervisor as a snapshot: the
+    /// world must be quiescent, so each live one is held in its call.
+    /// `None` for a node whose process has exited.
+    pub fn park_all(&mut self, live: &Rc<Cell<usize>>) -> Result<Vec<Option<Snapshot>>, ProcessError> {
+        let mut out = Vec::with_capacity(self.procs.len());
+        for n in 0..self.procs.len() {
+            let Some(p) = self.procs[n].take() else {
+                out.push(None);
+                continue;
+            };
+            self.unregister(&[&p.pidfd]);
+            let Run::Held(notif) = p.run else {
+                kill_and_reap(p.pid, &p.pidfd);
+                return Err(ProcessError::NotEnabled { action: format!("a snapshot of node {n}, which is running") });
+            };
+            out.push(Some(Snapshot::new(Parked { pid: p.pid, pidfd: p.pidfd, notif }, p.io, live)));
+        }
+        Ok(out)
+    }
+
+    /// Makes `world` the supervisor's, with no process running but a fork
+    /// of `snapshot` as node `n`'s, held in the call the snapshot is parked
+    /// in: the processes the next action needs.
+    pub fn resume(&mut self, world: ProcessWorld, from: Option<(u8, &Snapshot)>) -> Result<(), ProcessError> {
+        self.kill_all();
+        self.world = world;
+        let Some((n, snap)) = from else { return Ok(()) };
+        let Some(t) = self.templates[n as usize].as_ref() else {
+            return Err(ProcessError::NotEnabled { action: format!("a fork of node {n}, which has no template") });
+        };
+        let (child, io) = snap.fork(t.listener.as_fd(), self.cfg.stall_timeout).map_err(|e| fork_error(n, e))?;
+        self.counters.forks += 1;
+        self.serials += 1;
+        let serial = self.serials;
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token(serial, n, EXIT) };
+        if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, child.pidfd.as_raw_fd(), &mut ev) } < 0
+        {
+            let e = ProcessError::NodeSys { node: n, call: "epoll_ctl", errno: Errno::last() };
+            kill_and_reap(child.pid, &child.pidfd);
+            return Err(e);
+        }
+        self.procs[n as usize] =
+            Some(Proc { pid: child.pid, serial, pidfd: child.pidfd, run: Run::Held(child.notif), io });
         Ok(())
     }
 
@@ -1107,11 +1148,11 @@ impl Supervisor {
             return Ok(match fd {
                 193 => {
                     let Some(p) = self.procs[n as usize].as_mut() else { return Ok(Answer::Done) };
-                    let rest = p.recovery[p.recovery_at..].to_vec();
+                    let rest = p.io.recovery[p.io.recovery_at..].to_vec();
                     match scatter(c, &rest) {
                         Ok(k) => {
                             if let Some(p) = self.procs[n as usize].as_mut() {
-                                p.recovery_at += k;
+                                p.io.recovery_at += k;
                             }
                             Answer::Val(k as i64)
                         }
@@ -1178,7 +1219,7 @@ impl Supervisor {
         let Some(v) = vfd else {
             let durable = fd == 193;
             let Some(p) = self.procs[n as usize].as_mut() else { return Ok(Answer::Done) };
-            let buf = if durable { &mut p.durable_in } else { &mut p.state_in };
+            let buf = if durable { &mut p.io.durable_in } else { &mut p.io.state_in };
             buf.extend_from_slice(&data);
             let record = take_records(buf).map_err(|len| ProcessError::Limit {
                 node: n,
