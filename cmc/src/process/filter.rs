@@ -139,6 +139,8 @@ pub const NOTIFIED: &[i64] = &[
     libc::SYS_msgget,
     libc::SYS_semget,
     libc::SYS_mq_open,
+    // A target's own filter would be compiled for every life.
+    libc::SYS_seccomp,
 ];
 
 /// Why the filter could not be built (a libseccomp failure: its version or
@@ -175,6 +177,12 @@ pub fn program() -> Result<Vec<libc::sock_filter>, FilterError> {
         ctx.add_rule_conditional(notify, sys(libc::SYS_madvise), &[arg(2, ScmpCompareOp::Equal, advice as u64)])
             .map_err(lib)?;
     }
+    ctx.add_rule_conditional(
+        notify,
+        sys(libc::SYS_prctl),
+        &[arg(0, ScmpCompareOp::Equal, libc::PR_SET_SECCOMP as u64)],
+    )
+    .map_err(lib)?;
     ctx.add_rule_conditional(
         notify,
         sys(libc::SYS_rt_sigaction),
@@ -314,6 +322,8 @@ mod tests {
         assert_eq!(run(&p, libc::SYS_rt_sigaction, x86, a0(libc::SIGINT as u64)), allow);
         assert_eq!(run(&p, libc::SYS_rt_sigaction, x86, a0(SNAPSHOT_SIGNAL as u64)), notify);
         assert_eq!(run(&p, libc::SYS_brk, x86, a0(7)), allow);
+        assert_eq!(run(&p, libc::SYS_prctl, x86, a0(libc::PR_SET_NAME as u64)), allow);
+        assert_eq!(run(&p, libc::SYS_prctl, x86, a0(libc::PR_SET_SECCOMP as u64)), notify);
         assert_eq!(run(&p, libc::SYS_rt_sigreturn, x86, a0(0)), allow, "the snapshot handler returns");
         assert_eq!(run(&p, libc::SYS_read, 0x4000_0003, a0(5)), kill, "another architecture");
         assert_eq!(run(&p, 0x4000_0000 | libc::SYS_read, x86, a0(5)), kill, "x32");

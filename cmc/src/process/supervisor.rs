@@ -814,6 +814,13 @@ impl Supervisor {
             | libc::SYS_pidfd_send_signal => {
                 return unmodelled("queued signals and pidfds are not modelled");
             }
+            libc::SYS_seccomp | libc::SYS_prctl => {
+                return Err(ProcessError::Forbidden {
+                    node: n,
+                    what: "a seccomp filter (it would be compiled for every life)",
+                    call: syscalls::describe(c.nr),
+                });
+            }
             libc::SYS_execve | libc::SYS_execveat => {
                 return Err(ProcessError::Forbidden { node: n, what: "exec", call: syscalls::describe(c.nr) });
             }
