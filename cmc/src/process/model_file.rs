@@ -14,6 +14,7 @@
 //! request = "w1"
 //! search = "bfs"                  # bfs, dfs or simulate
 //! depth_max = 20
+//! snapshots_max = 256             # processes kept parked; 0: rebuild every world
 //! properties = "build/register_props.so"
 //! invariants = ["acked_writes_survive"]
 //! ```
@@ -61,6 +62,9 @@ struct Raw {
     walk_length: Option<u32>,
     seed: Option<u64>,
     states_max: Option<u64>,
+    /// Node processes kept parked as snapshots; 0 rebuilds every world
+    /// from the templates (the stateless path).
+    snapshots_max: Option<u64>,
     #[serde(default)]
     det: bool,
     properties: Option<String>,
@@ -114,6 +118,9 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
         clients: budget("clients", raw.clients)?,
     };
     config.request = raw.request.into_bytes();
+    if let Some(m) = raw.snapshots_max {
+        config.snapshots_max = usize::try_from(m).map_err(|_| key("snapshots_max", format!("{m} is too large")))?;
+    }
     config.validate().map_err(|e| match e {
         ProcessError::Config { key: k, reason } => key(k, reason),
         e => key("program", e.to_string()),
