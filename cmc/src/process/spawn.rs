@@ -17,7 +17,7 @@
 //!   failed step.
 //! - `PR_SET_PDEATHSIG(SIGKILL)` makes the kernel kill the template when the
 //!   spawning thread dies, so it never outlives the checker. The death
-//!   signal is tied to the spawning *thread*: a [`super::Supervisor`] must
+//!   signal is tied to the spawning *thread*: a [`super::supervisor::Supervisor`] must
 //!   stay on the thread that created it.
 //! - ASLR off (`personality`), no core files, `RLIMIT_STACK` fixed at 8 MiB (unlimited
 //!   switches the mmap layout), the same argv, envp and cwd byte for byte:
