@@ -4,12 +4,12 @@
 //! It owns what the seccomp filter cannot see or cannot make deterministic:
 //!
 //! - the heap, served from a fixed address range so that `malloc` returns
-//!   the same pointers on every run ([`heap`]);
+//!   the same pointers on every run (`heap`);
 //! - the clock and randomness: the libc entry points (`clock_gettime`,
 //!   `gettimeofday`, `time`, `getrandom`, `getentropy`) issue the real system
 //!   call, which the supervisor is notified of and answers from the world's
 //!   logical clock and the node's random stream; the vDSO entry points, which
-//!   never reach seccomp, are patched to do the same ([`vdso`]); `rdtsc` is
+//!   never reach seccomp, are patched to do the same (`vdso`); `rdtsc` is
 //!   made to fault once the vDSO no longer needs it;
 //! - the handshake: its constructor announces itself to the supervisor with
 //!   an `ioctl` on fd 3 (see [`HELLO_REQUEST`]), so that a node started
@@ -17,9 +17,9 @@
 //!   real time and real entropy;
 //! - the fork server: its constructor parks the process in a notified call
 //!   before `main`, so that the process is its node's *template*, and it
-//!   handles [`fork::SNAPSHOT_SIGNAL`] by forking: every life and snapshot
+//!   handles `fork::SNAPSHOT_SIGNAL` by forking: every life and snapshot
 //!   of a node is a fork of a parked process, made when the supervisor asks
-//!   ([`fork`]), so the node's program is exec'd once per search and its
+//!   (`fork`), so the node's program is exec'd once per search and its
 //!   seccomp filter installed once;
 //! - `AT_RANDOM`: the auxiliary vector's 16 random bytes are overwritten
 //!   with bytes fixed by the node's number (its first argument), so that
