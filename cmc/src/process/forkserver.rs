@@ -139,9 +139,9 @@ pub fn fork(listener: BorrowedFd<'_>, from: &mut Parked, timeout: Duration) -> R
     Ok(Parked { pid, pidfd: unsafe { OwnedFd::from_raw_fd(pidfd as i32) }, notif })
 }
 
-/// Waits until the listener has a notification; `false` on timeout or if
-/// the process of `pidfd` ended first.
-fn readable(listener: BorrowedFd<'_>, pidfd: BorrowedFd<'_>, timeout: Duration) -> bool {
+/// Waits until `listener` (or any descriptor) is readable; `false` on
+/// timeout or if the process of `pidfd` ended first.
+pub fn readable(listener: BorrowedFd<'_>, pidfd: BorrowedFd<'_>, timeout: Duration) -> bool {
     let mut fds = [
         libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
         libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },

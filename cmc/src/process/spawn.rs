@@ -181,19 +181,8 @@ enum Message {
     Failed(usize, Errno),
 }
 
-/// Waits until `fd` is readable or the process of `pidfd` is gone.
 fn wait_readable(fd: BorrowedFd<'_>, pidfd: BorrowedFd<'_>, timeout_ms: i32) -> bool {
-    let mut fds = [
-        libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-    ];
-    loop {
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
-        if r < 0 && Errno::last() == Errno::EINTR {
-            continue;
-        }
-        return r > 0 && fds[0].revents & libc::POLLIN != 0;
-    }
+    super::forkserver::readable(fd, pidfd, std::time::Duration::from_millis(timeout_ms.max(0) as u64))
 }
 
 /// One message from the child on the hand-off socket.

@@ -303,7 +303,7 @@ impl Supervisor {
         let mut hello = false;
         let parked = loop {
             let left = self.cfg.stall_timeout.saturating_sub(since.elapsed());
-            if !wait_readable(s.listener.as_fd(), s.pidfd.as_fd(), left) {
+            if !forkserver::readable(s.listener.as_fd(), s.pidfd.as_fd(), left) {
                 let status = match try_reap(s.pid) {
                     Ok(Some(status)) => status,
                     _ => {
@@ -1583,27 +1583,6 @@ fn fork_error(n: u8, e: ForkError) -> ProcessError {
             ProcessError::Stall { node: n, call: "a fork of a parked process".to_string(), seconds: 0.0 }
         }
         ForkError::Sys { call, errno } => ProcessError::NodeSys { node: n, call, errno },
-    }
-}
-
-/// Waits until `fd` is readable; `false` on timeout or when the process of
-/// `pidfd` ended first.
-fn wait_readable(
-    fd: std::os::fd::BorrowedFd<'_>,
-    pidfd: std::os::fd::BorrowedFd<'_>,
-    timeout: std::time::Duration,
-) -> bool {
-    let mut fds = [
-        libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-    ];
-    let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-    loop {
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
-        if r < 0 && Errno::last() == Errno::EINTR {
-            continue;
-        }
-        return r > 0 && fds[0].revents & libc::POLLIN != 0;
     }
 }
 
