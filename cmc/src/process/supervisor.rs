@@ -388,15 +388,7 @@ impl Supervisor {
                 r
             }
         };
-        self.serials += 1;
-        let serial = self.serials;
-        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token(serial, n, EXIT) };
-        if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, child.pidfd.as_raw_fd(), &mut ev) } < 0
-        {
-            let e = ProcessError::NodeSys { node: n, call: "epoll_ctl", errno: Errno::last() };
-            kill_and_reap(child.pid, &child.pidfd);
-            return Err(e);
-        }
+        let serial = self.watch_exit(n, &child)?;
         // Out of its park: on into main.
         let listener = self.templates[n as usize].as_ref().map(|t| t.listener.as_fd());
         if let Some(l) = listener {
@@ -448,6 +440,15 @@ impl Supervisor {
         };
         let (child, io) = snap.fork(t.listener.as_fd(), self.cfg.stall_timeout).map_err(|e| fork_error(n, e))?;
         self.counters.forks += 1;
+        let serial = self.watch_exit(n, &child)?;
+        self.procs[n as usize] =
+            Some(Proc { pid: child.pid, serial, pidfd: child.pidfd, run: Run::Held(child.notif), io });
+        Ok(())
+    }
+
+    /// Registers a new process of node `n` for its exit, under a new
+    /// serial (returned); kills it if that fails.
+    fn watch_exit(&mut self, n: u8, child: &Parked) -> Result<u64, ProcessError> {
         self.serials += 1;
         let serial = self.serials;
         let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token(serial, n, EXIT) };
@@ -457,9 +458,7 @@ impl Supervisor {
             kill_and_reap(child.pid, &child.pidfd);
             return Err(e);
         }
-        self.procs[n as usize] =
-            Some(Proc { pid: child.pid, serial, pidfd: child.pidfd, run: Run::Held(child.notif), io });
-        Ok(())
+        Ok(serial)
     }
 
     /// Kills every node process and reaps it.
