@@ -99,7 +99,7 @@ impl ProcessEngine {
             return Ok(self.supervisor_mut()?.world().clone());
         }
         let from = self.checkpoint(prefix)?;
-        self.apply_from(prefix, &from, action).map(|c| c.world)
+        self.apply_from(prefix, &from, action, true).map(|c| c.world)
     }
 
     /// Starts every node afresh (or takes the checkpoint kept for
@@ -108,6 +108,11 @@ impl ProcessEngine {
         if !self.store.enabled() {
             self.fresh(actions)?;
             return Ok(self.supervisor_mut()?.world().clone());
+        }
+        // A world whose processes were evicted is known without them; they
+        // are rebuilt when an action is applied to it.
+        if let Some(world) = self.store.world(actions) {
+            return Ok(world);
         }
         Ok(self.checkpoint(actions)?.world)
     }
@@ -125,6 +130,13 @@ impl ProcessEngine {
             self.step(a)?;
         }
         Ok(self.supervisor_mut()?.world().clone())
+    }
+
+    /// The search will not ask for the world `path` reaches again: its
+    /// checkpoint is the first to be evicted (it stays a place to rebuild
+    /// its descendants from).
+    pub fn retire(&mut self, path: &[ProcessAction]) {
+        self.store.retire(path);
     }
 
     /// Kills every node process and snapshot (they are killed on drop too).
@@ -176,39 +188,46 @@ impl ProcessEngine {
         if let Some(c) = self.store.get(path) {
             return Ok(c);
         }
-        let kept = (0..path.len()).rev().find(|&k| self.store.contains(&path[..k]));
+        let kept = self.store.nearest_ancestor(path);
         let (mut at, mut c) = match kept.and_then(|k| self.store.get(&path[..k]).map(|c| (k, c))) {
             Some(found) => found,
             None => {
                 self.stats.replays += 1;
-                let live = self.store.live.clone();
+                let live = self.store.pool.clone();
                 let sup = self.supervisor_mut()?;
                 sup.start()?;
                 let world = sup.world().clone();
                 let nodes = sup.park_all(&live)?.into_iter().map(|s| s.map(std::rc::Rc::new)).collect();
-                let c = Checkpoint { world, nodes };
-                self.store.insert(Vec::new(), c.clone());
-                (0, c)
+                (0, Checkpoint { world, nodes })
             }
         };
+        if let Some(k) = kept {
+            self.store.rebuilt(path, k);
+        }
+        // The worlds in between were expanded already: only the last is
+        // kept.
         while at < path.len() {
-            c = self.apply_from(&path[..at], &c, &path[at])?;
+            c = self.apply_from(&path[..at], &c, &path[at], at + 1 == path.len())?;
             at += 1;
+        }
+        if path.is_empty() {
+            self.store.insert(Vec::new(), c.clone());
         }
         Ok(c)
     }
 
     /// Applies `action` to the world of checkpoint `from` (reached by
-    /// `prefix`), forking only the node it touches; keeps and returns the
-    /// new world's checkpoint.
+    /// `prefix`), forking only the node it touches; returns the new world's
+    /// checkpoint, and with `keep` keeps it in the store.
     fn apply_from(
         &mut self,
         prefix: &[ProcessAction],
         from: &Checkpoint,
         action: &ProcessAction,
+        keep: bool,
     ) -> Result<Checkpoint, ProcessError> {
         let touched = action.node_process();
-        let live = self.store.live.clone();
+        let live = self.store.pool.clone();
         let sup = self.supervisor_mut()?;
         let snapshot = touched.and_then(|n| from.nodes[n as usize].as_deref().map(|s| (n, s)));
         sup.resume(from.world.clone(), snapshot)?;
@@ -228,9 +247,11 @@ impl ProcessEngine {
             }
         }
         let c = Checkpoint { world, nodes };
-        let mut path = prefix.to_vec();
-        path.push(*action);
-        self.store.insert(path, c.clone());
+        if keep {
+            let mut path = prefix.to_vec();
+            path.push(*action);
+            self.store.insert(path, c.clone());
+        }
         Ok(c)
     }
 

@@ -323,6 +323,22 @@ impl Explore for ProcessExplorer<'_> {
         Ok(())
     }
 
+    /// Lets the world's checkpoint go: the search will not load it again.
+    fn retire(&mut self, stored: &[u8]) {
+        let Some(path) = std::str::from_utf8(stored).ok().and_then(|t| t.split_once('|')).map(|(_, p)| p) else {
+            return;
+        };
+        let actions: Result<Vec<ProcessAction>, _> =
+            path.split(';').filter(|t| !t.is_empty()).map(str::parse).collect();
+        if let Ok(actions) = actions {
+            self.engine.retire(&actions);
+        }
+    }
+
+    fn retires(&self) -> bool {
+        true
+    }
+
     /// Every state costs processes: poll the search's control at each, so
     /// that Ctrl-C and a time cap stop a program search at once.
     fn poll_every(&self) -> u64 {

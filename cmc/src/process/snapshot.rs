@@ -41,35 +41,56 @@ pub struct ProcIo {
     pub recovery_at: usize,
 }
 
+/// What a store's snapshots share: their count.
+#[derive(Default)]
+pub struct Pool {
+    live: Cell<usize>,
+}
+
+impl Pool {
+    /// Snapshots alive.
+    pub fn live(&self) -> usize {
+        self.live.get()
+    }
+}
+
 /// One parked node process.
 pub struct Snapshot {
-    parked: RefCell<Parked>,
+    parked: Option<RefCell<Parked>>,
     io: ProcIo,
-    /// The count of snapshots alive, shared by a store's snapshots.
-    live: Rc<Cell<usize>>,
+    /// What the snapshots of one store share.
+    pool: Rc<Pool>,
 }
 
 impl Snapshot {
-    pub fn new(parked: Parked, io: ProcIo, live: &Rc<Cell<usize>>) -> Snapshot {
-        live.set(live.get() + 1);
-        Snapshot { parked: RefCell::new(parked), io, live: live.clone() }
+    pub fn new(parked: Parked, io: ProcIo, pool: &Rc<Pool>) -> Snapshot {
+        pool.live.set(pool.live.get() + 1);
+        Snapshot { parked: Some(RefCell::new(parked)), io, pool: pool.clone() }
+    }
+
+    fn parked(&self) -> &RefCell<Parked> {
+        self.parked.as_ref().unwrap_or_else(|| unreachable!("taken only on drop"))
     }
 
     /// A fork of this process, held in the same call, and its I/O state.
     pub fn fork(&self, listener: BorrowedFd<'_>, timeout: Duration) -> Result<(Parked, ProcIo), ForkError> {
-        let child = forkserver::fork(listener, &mut self.parked.borrow_mut(), timeout)?;
+        let child = forkserver::fork(listener, &mut self.parked().borrow_mut(), timeout)?;
         Ok((child, self.io.clone()))
     }
 }
 
 impl Drop for Snapshot {
     fn drop(&mut self) {
-        self.live.set(self.live.get() - 1);
-        let p = self.parked.get_mut();
-        unsafe {
-            libc::syscall(libc::SYS_pidfd_send_signal, p.pidfd.as_fd().as_raw_fd(), libc::SIGKILL, 0, 0);
-            let mut status = 0;
-            while libc::waitpid(p.pid, &mut status, 0) < 0 && nix::errno::Errno::last() == nix::errno::Errno::EINTR {}
+        self.pool.live.set(self.pool.live.get() - 1);
+        if let Some(p) = self.parked.take() {
+            let p = p.into_inner();
+            unsafe {
+                libc::syscall(libc::SYS_pidfd_send_signal, p.pidfd.as_fd().as_raw_fd(), libc::SIGKILL, 0, 0);
+                let mut status = 0;
+                while libc::waitpid(p.pid, &mut status, 0) < 0 && nix::errno::Errno::last() == nix::errno::Errno::EINTR
+                {
+                }
+            }
         }
     }
 }
@@ -83,35 +104,72 @@ pub struct Checkpoint {
 }
 
 /// Default of `snapshots_max`: processes kept parked. Each costs its page
-/// tables and the pages it wrote since its fork (a few hundred KiB for the
-/// example programs), so 2,048 fit a 24 GiB machine many times over and
-/// stay far below its process limit.
-pub const SNAPSHOTS_MAX_DEFAULT: usize = 256;
+/// tables and the pages it wrote since its fork (about 60 KiB of both for
+/// the example programs, measured from `/proc/PID/smaps_rollup` and
+/// `VmPTE`), so 2,048 take about 120 MiB of a 24 GiB machine and stay
+/// far below its process limits. Big enough that breadth-first search of
+/// the example models never evicts (their widest levels hold a few hundred
+/// worlds): a world rebuilt after an eviction costs the actions from its
+/// nearest kept ancestor.
+pub const SNAPSHOTS_MAX_DEFAULT: usize = 2048;
 
 /// At most this many checkpoints per process kept.
 const CHECKPOINTS_PER_SNAPSHOT: usize = 4;
 
 /// Checkpoints by the actions that reach them.
+///
+/// A checkpoint is kept while the search may still load its world. Once the
+/// search says it will not ([`Store::retire`]), the checkpoint goes, unless
+/// it is the nearest ancestor of a world whose own checkpoint was evicted:
+/// then it stays, as the place to rebuild that world from, until that world
+/// is rebuilt. Past the bound the newest checkpoints are evicted first:
+/// breadth-first search loads its worlds in the order it found them, so the
+/// newest is the one needed last (evicting the oldest, as plain LRU would,
+/// evicts exactly the next world to expand); depth-first search and
+/// simulation keep only the worlds on their path. Kept ancestors go last,
+/// least recently used first.
+///
+/// Fewer processes alive make every fork and exit cheaper (the kernel's
+/// reverse maps of a node's memory grow with the processes that share it),
+/// so the store keeps no checkpoint it was told it will not need.
 pub struct Store {
-    checkpoints: HashMap<Vec<ProcessAction>, (Checkpoint, u64)>,
-    /// The same checkpoints by last use: the least recently used first.
-    by_use: BTreeMap<u64, Vec<ProcessAction>>,
+    checkpoints: HashMap<Vec<ProcessAction>, Entry>,
+    /// The worlds of evicted wanted checkpoints, without processes: enough
+    /// to load the world (for its invariants); its processes are rebuilt
+    /// only when an action is applied to it.
+    hollow: HashMap<Vec<ProcessAction>, ProcessWorld>,
+    /// Wanted checkpoints by when they were kept: the newest last.
+    wanted: BTreeMap<u64, Vec<ProcessAction>>,
+    /// Retired checkpoints kept as rebuild sources, by last use: the least
+    /// recently used first.
+    sources: BTreeMap<u64, Vec<ProcessAction>>,
     snapshots_max: usize,
     tick: u64,
-    /// Snapshots alive: parked in checkpoints, or held by the engine.
-    pub live: Rc<Cell<usize>>,
+    /// Snapshots alive (parked in checkpoints, or held by the engine), and
+    /// the killed ones not yet reaped.
+    pub pool: Rc<Pool>,
     /// Checkpoints evicted so far.
     pub evictions: u64,
+}
+
+struct Entry {
+    checkpoint: Checkpoint,
+    tick: u64,
+    retired: bool,
+    /// Evicted descendants that will be rebuilt from this checkpoint.
+    dependents: u32,
 }
 
 impl Store {
     pub fn new(snapshots_max: usize) -> Store {
         Store {
             checkpoints: HashMap::new(),
-            by_use: BTreeMap::new(),
+            hollow: HashMap::new(),
+            wanted: BTreeMap::new(),
+            sources: BTreeMap::new(),
             snapshots_max,
             tick: 0,
-            live: Rc::new(Cell::new(0)),
+            pool: Rc::new(Pool::default()),
             evictions: 0,
         }
     }
@@ -124,49 +182,128 @@ impl Store {
     pub fn get(&mut self, path: &[ProcessAction]) -> Option<Checkpoint> {
         self.tick += 1;
         let tick = self.tick;
-        let (c, used) = self.checkpoints.get_mut(path)?;
-        let path = self.by_use.remove(used).unwrap_or_else(|| path.to_vec());
-        *used = tick;
-        self.by_use.insert(tick, path);
-        Some(c.clone())
+        let e = self.checkpoints.get_mut(path)?;
+        if e.retired {
+            let path = self.sources.remove(&e.tick).unwrap_or_else(|| path.to_vec());
+            e.tick = tick;
+            self.sources.insert(tick, path);
+        }
+        Some(e.checkpoint.clone())
     }
 
-    pub fn contains(&self, path: &[ProcessAction]) -> bool {
-        self.checkpoints.contains_key(path)
+    /// The world `path` reaches, if it is known: kept with its processes,
+    /// or evicted while still wanted.
+    pub fn world(&mut self, path: &[ProcessAction]) -> Option<ProcessWorld> {
+        match self.hollow.get(path) {
+            Some(w) => Some(w.clone()),
+            None => self.get(path).map(|c| c.world),
+        }
     }
 
-    /// Keeps `checkpoint` for `path`, then evicts the least recently used
-    /// until at most `snapshots_max` processes are parked (the newest is
-    /// always kept).
+    /// The longest proper prefix of `path` with a checkpoint, if any.
+    pub fn nearest_ancestor(&self, path: &[ProcessAction]) -> Option<usize> {
+        (0..path.len()).rev().find(|&k| self.checkpoints.contains_key(&path[..k]))
+    }
+
+    /// World `path` was rebuilt from its kept ancestor `path[..k]`: that
+    /// ancestor has one dependent less.
+    pub fn rebuilt(&mut self, path: &[ProcessAction], k: usize) {
+        let Some(e) = self.checkpoints.get_mut(&path[..k]) else { return };
+        e.dependents = e.dependents.saturating_sub(1);
+        if e.retired && e.dependents == 0 {
+            self.remove(&path[..k]);
+        }
+    }
+
+    /// The search will not load the world `path` reaches again: its
+    /// checkpoint goes, unless an evicted world is to be rebuilt from it.
+    pub fn retire(&mut self, path: &[ProcessAction]) {
+        self.tick += 1;
+        let tick = self.tick;
+        self.hollow.remove(path);
+        let Some(e) = self.checkpoints.get_mut(path) else { return };
+        if e.retired {
+            return;
+        }
+        if e.dependents == 0 {
+            self.remove(path);
+            return;
+        }
+        let path = self.wanted.remove(&e.tick).unwrap_or_else(|| path.to_vec());
+        e.tick = tick;
+        e.retired = true;
+        self.sources.insert(tick, path);
+    }
+
+    fn remove(&mut self, path: &[ProcessAction]) -> Option<Entry> {
+        let e = self.checkpoints.remove(path)?;
+        let index = if e.retired { &mut self.sources } else { &mut self.wanted };
+        index.remove(&e.tick);
+        Some(e)
+    }
+
+    /// Keeps `checkpoint` for `path` (wanted), then evicts until at most
+    /// `snapshots_max` processes are parked (the newest is always kept).
     pub fn insert(&mut self, path: Vec<ProcessAction>, checkpoint: Checkpoint) {
         if !self.enabled() {
             return;
         }
         self.tick += 1;
-        if let Some((_, used)) = self.checkpoints.insert(path.clone(), (checkpoint, self.tick)) {
-            self.by_use.remove(&used);
+        let tick = self.tick;
+        self.hollow.remove(&path);
+        let entry = Entry { checkpoint, tick, retired: false, dependents: 0 };
+        if let Some(old) = self.checkpoints.insert(path.clone(), entry) {
+            let index = if old.retired { &mut self.sources } else { &mut self.wanted };
+            index.remove(&old.tick);
+            if let Some(e) = self.checkpoints.get_mut(&path) {
+                e.dependents = old.dependents;
+            }
         }
-        self.by_use.insert(self.tick, path);
+        self.wanted.insert(tick, path);
         // Checkpoints that share every process cost only their world's
         // bytes; still, at most `CHECKPOINTS_PER_SNAPSHOT` per process.
-        while self.checkpoints.len() > 1
-            && (self.live.get() > self.snapshots_max
-                || self.checkpoints.len() > CHECKPOINTS_PER_SNAPSHOT * self.snapshots_max)
+        while self.pool.live() > self.snapshots_max
+            || self.checkpoints.len() > CHECKPOINTS_PER_SNAPSHOT * self.snapshots_max
         {
-            let Some((_, oldest)) = self.by_use.pop_first() else { break };
-            self.checkpoints.remove(&oldest);
+            let newest = self.wanted.range(..tick).next_back().map(|(&t, _)| t);
+            let victim = match newest.and_then(|t| self.wanted.remove(&t)) {
+                Some(p) => {
+                    // The world will be rebuilt from its nearest kept
+                    // ancestor: keep that one until then.
+                    if let Some(k) = self.nearest_ancestor(&p)
+                        && let Some(a) = self.checkpoints.get_mut(&p[..k])
+                    {
+                        a.dependents += 1;
+                    }
+                    p
+                }
+                None => match self.sources.pop_first() {
+                    Some((_, p)) => p,
+                    None => break,
+                },
+            };
+            if let Some(e) = self.checkpoints.remove(&victim) {
+                if e.retired {
+                    self.sources.remove(&e.tick);
+                } else {
+                    self.hollow.insert(victim, e.checkpoint.world);
+                }
+            }
             self.evictions += 1;
         }
     }
 
     /// The pids of the parked processes.
     pub fn pids(&self) -> Vec<i32> {
-        self.checkpoints.values().flat_map(|(c, _)| c.nodes.iter().flatten().map(|s| s.parked.borrow().pid)).collect()
+        let nodes = self.checkpoints.values().flat_map(|e| e.checkpoint.nodes.iter().flatten());
+        nodes.map(|s| s.parked().borrow().pid).collect()
     }
 
     /// Kills every parked process.
     pub fn clear(&mut self) {
-        self.by_use.clear();
+        self.wanted.clear();
+        self.sources.clear();
+        self.hollow.clear();
         self.checkpoints.clear();
     }
 }

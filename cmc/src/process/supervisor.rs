@@ -19,7 +19,6 @@
 //! does not notify is an error naming the node and the call, read from
 //! `/proc/PID/syscall`.
 
-use std::cell::Cell;
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -33,7 +32,7 @@ use super::action::ProcessAction;
 use super::filter::SNAPSHOT_SIGNAL;
 use super::forkserver::{self, ForkError, Parked};
 use super::notif::{self, Notif};
-use super::snapshot::{ProcIo, Snapshot};
+use super::snapshot::{Pool, ProcIo, Snapshot};
 use super::spawn::{self, Spec};
 use super::world::{Blocked, Conn, ConnKind, End, Label, Life, ProcessWorld, Side, VFd};
 use super::{Config, PORT_BASE, ProcessError, limits, syscalls};
@@ -411,7 +410,7 @@ impl Supervisor {
     /// Takes every node's process out of the supervisor as a snapshot: the
     /// world must be quiescent, so each live one is held in its call.
     /// `None` for a node whose process has exited.
-    pub fn park_all(&mut self, live: &Rc<Cell<usize>>) -> Result<Vec<Option<Snapshot>>, ProcessError> {
+    pub fn park_all(&mut self, live: &Rc<Pool>) -> Result<Vec<Option<Snapshot>>, ProcessError> {
         let mut out = Vec::with_capacity(self.procs.len());
         for n in 0..self.procs.len() {
             let Some(p) = self.procs[n].take() else {

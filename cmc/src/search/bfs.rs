@@ -203,6 +203,8 @@ impl<E: Explore> Bfs<'_, E> {
         if let Err(err) = e.expand(&exp.world, bytes, &mut exp.scratch, actions, &mut exp.bytes, &mut exp.succ) {
             exp.error = Some(err);
         }
+        // Its successors are made: BFS never loads this world again.
+        e.retire(bytes);
     }
 
     /// Looks up the successors of one expansion, in order: stores and checks
@@ -232,11 +234,15 @@ impl<E: Explore> Bfs<'_, E> {
             self.c.generated += 1;
             if fp == exp.fp {
                 // A self-loop: the expanded world is stored already.
+                self.c.explorer.retire(encoded);
             } else if last_level {
                 // Beyond the bound: note whether the bound hid a world, but
                 // do not store it.
                 *cut |= !self.seen.contains(fp);
-            } else if !self.seen.contains(fp) {
+                self.c.explorer.retire(encoded);
+            } else if self.seen.contains(fp) {
+                self.c.explorer.retire(encoded);
+            } else {
                 if let Some(m) = states_max
                     && self.c.distinct >= m
                 {

@@ -66,6 +66,11 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: u32, control: &mut 
                         path.push(frame.via);
                         return End::Violation { property, kind, path };
                     }
+                    if c.explorer.retires() {
+                        stored.clear();
+                        c.explorer.store(&frame.world, &mut stored);
+                        c.explorer.retire(&stored);
+                    }
                     // Its world and action list serve the next frame pushed.
                     spare.push((frame.world, frame.actions));
                     continue;
@@ -92,10 +97,14 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: u32, control: &mut 
         let fp = c.explorer.store(&scratch, &mut stored);
         if depth > depth_max {
             beyond.insert(fp);
+            c.explorer.retire(&stored);
             continue;
         }
         match seen.get(&fp) {
-            Some(&d) if d <= depth => continue,
+            Some(&d) if d <= depth => {
+                c.explorer.retire(&stored);
+                continue;
+            }
             Some(_) => {
                 seen.insert(fp, depth);
             }

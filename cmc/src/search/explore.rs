@@ -45,6 +45,18 @@ pub trait Explore {
     fn store(&mut self, world: &Self::World, out: &mut Vec<u8>) -> Fingerprint;
     /// Loads a stored form back.
     fn load(&mut self, stored: &[u8], out: &mut Self::World) -> Result<(), String>;
+    /// Says that the search will not load the stored world `stored` again:
+    /// a successor that was seen before, or a world once expanded. A front
+    /// end that keeps something per stored world (the process front end's
+    /// checkpoints) may let it go first. The default keeps nothing.
+    fn retire(&mut self, stored: &[u8]) {
+        let _ = stored;
+    }
+    /// Whether [`Explore::retire`] does anything: a search that would have
+    /// to compute a stored form only to retire it asks first.
+    fn retires(&self) -> bool {
+        false
+    }
 
     /// Every successor of `world` (stored as `stored`): appends each one's
     /// stored form to `out` and pushes (fingerprint, action position, end

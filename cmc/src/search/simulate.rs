@@ -180,6 +180,8 @@ pub(crate) fn run<E: Explore>(
                 Ok(false) => unreachable!("an enabled action is enabled again"),
                 Err(error) => return End::Error { error, path },
             }
+            // The walk has moved on: it never loads this world again.
+            c.explorer.retire(&stored);
             std::mem::swap(&mut world, &mut next);
             path.push(action);
             depth += 1;
@@ -190,6 +192,8 @@ pub(crate) fn run<E: Explore>(
                 }
             }
         }
+        // The walk is over.
+        c.explorer.retire(&stored);
     }
     End::Incomplete(format!(
         "no violation found in {walks} walks of at most {walk_length} actions (simulation is never a pass)"
