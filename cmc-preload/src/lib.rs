@@ -41,7 +41,7 @@ mod shim;
 mod vdso;
 
 /// The `ioctl` request number of the handshake on fd 3 (`'C' 'M' 'C' 1`).
-/// The supervisor (`cmc::process::supervisor`) keeps the same constants.
+/// The supervisor keeps the same constants (`cmc/src/process/calls/mod.rs`).
 pub const HELLO_REQUEST: u64 = 0x434d_4301;
 /// The magic at the start of [`Hello`].
 pub const HELLO_MAGIC: u64 = 0x6f6c_6568_2d63_6d63; // "cmc-helo", little endian

@@ -4,21 +4,25 @@
 //! `../shared/research/process-frontend.md`).
 //!
 //! It owns processes, their system calls and the world they make: the
-//! [`supervisor`] starts the nodes ([`spawn`], [`filter`]), answers every
-//! modelled call itself ([`notif`]) and detects quiescence; [`world`] is the
-//! canonical state it builds; [`action`] lists what can happen next from a
-//! world alone; [`engine`] puts them together with the in-process engine's
-//! shape (initial world, enabled actions, apply by stateless replay,
-//! fingerprint). [`view`] is the `struct cmc_view` of `cmc.h`.
+//! [`supervisor`] starts the nodes (`lives`, over [`spawn`], [`forkserver`]
+//! and [`filter`]), answers every modelled call itself (the table and the
+//! handlers by family in `calls`, over [`notif`]) and detects quiescence;
+//! [`world`] is the canonical state it builds; [`action`] lists what can
+//! happen next from a world alone; [`engine`] puts them together with the
+//! in-process engine's shape (initial world, enabled actions, apply by
+//! stateless replay, fingerprint). [`view`] is the `struct cmc_view` of
+//! `cmc.h`.
 //!
 //! [`explore`] makes a [`ProgramModel`] (program, environment, properties)
 //! a state graph for the shared searches; `model_file` reads one from TOML.
 
 pub mod action;
+mod calls;
 pub mod engine;
 pub mod explore;
 pub mod filter;
 pub mod forkserver;
+mod lives;
 pub mod model_file;
 pub mod notif;
 pub mod snapshot;

@@ -1,0 +1,484 @@
+//! Sockets and connections: `socket`, `bind`, `listen`, `connect`,
+//! `accept` and `accept4`, `shutdown`, `setsockopt` and `getsockopt`,
+//! `getsockname` and `getpeername`; reads and writes (`read`, `readv`,
+//! `recvfrom`, `recvmsg`, `write`, `writev`, `sendto`, `sendmsg`, and the
+//! positional calls) on connections and on fds 3 and 193, whose records
+//! are the node's reported and durable state; and the completion of a held
+//! read or accept when an action answers it.
+//!
+//! No real socket exists: a socket is a placeholder descriptor and a
+//! connection is a pair of queues in the world, which only the node at
+//! each end writes to. It owns the connection limits a node can cross in
+//! a call; it does not choose actions nor send answers (the supervisor),
+//! and a read of a random device is `random`'s.
+
+use nix::libc;
+
+use super::super::lives::Run;
+use super::super::notif::{self, Notif};
+use super::super::supervisor::Supervisor;
+use super::super::world::{Blocked, Conn, ConnKind, End, Label, Life, Side, VFd};
+use super::super::{PORT_BASE, ProcessError, limits, syscalls};
+use super::Answer;
+use super::buffers::{gather, scatter};
+
+/// A dialer's end of connection k of node n has port `EPHEMERAL_BASE +
+/// 256 * n + k`.
+pub const EPHEMERAL_BASE: u16 = 40000;
+
+/// A shutdown changes nothing, as a close does not notify the peer
+/// (manual, LIMITS).
+pub(super) fn on_shutdown(vfd: Option<VFd>) -> Answer {
+    match vfd {
+        Some(_) => Answer::Val(0),
+        None => Answer::Continue,
+    }
+}
+
+/// Every option reads as 0.
+pub(super) fn on_getsockopt(c: &Notif, vfd: Option<VFd>) -> Answer {
+    if vfd.is_none() {
+        return Answer::Continue;
+    }
+    let pid = c.pid;
+    if c.args[3] != 0 && !notif::write_mem(pid, c.args[3], &0i32.to_ne_bytes()) {
+        return Answer::Err(libc::EFAULT);
+    }
+    if c.args[4] != 0 && !notif::write_mem(pid, c.args[4], &4u32.to_ne_bytes()) {
+        return Answer::Err(libc::EFAULT);
+    }
+    Answer::Val(0)
+}
+
+impl Supervisor {
+    pub(super) fn on_socket(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        let (domain, ty) = (c.args[0] as i32, c.args[1] as i32);
+        if domain != libc::AF_INET {
+            return Ok(Answer::Err(libc::EAFNOSUPPORT));
+        }
+        if ty & 0xf != libc::SOCK_STREAM {
+            return Ok(Answer::Err(libc::EPROTONOSUPPORT));
+        }
+        if ty & libc::SOCK_NONBLOCK != 0 {
+            return Err(ProcessError::Unmodelled {
+                node: n,
+                call: "socket".to_string(),
+                detail: "non-blocking sockets are not modelled".to_string(),
+            });
+        }
+        if let Some(fd) = self.add_fd(n, c, ty & libc::SOCK_CLOEXEC != 0)? {
+            self.world.nodes[n as usize].fds.insert(fd, VFd::Socket { port: None, listening: false });
+        }
+        Ok(Answer::Done)
+    }
+
+    /// `pread64`, `pwrite64`, `preadv`, `pwritev`, `preadv2`, `pwritev2`.
+    /// On a connection or socket they fail with ESPIPE, as on a real
+    /// socket; `preadv2` and `pwritev2` at offset -1 (the current position)
+    /// without flags are `readv` and `writev`; `/dev/urandom` ignores the
+    /// offset. Fds 3 and 193 carry records, not a file one could seek in.
+    pub(super) fn on_positional(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
+        let fd = c.args[0] as i32;
+        if !self.owns(n, fd) {
+            return Ok(Answer::Continue);
+        }
+        let unmodelled = |detail: &str| ProcessError::Unmodelled {
+            node: n,
+            call: syscalls::describe(c.nr),
+            detail: detail.to_string(),
+        };
+        let writes = matches!(c.nr, libc::SYS_pwrite64 | libc::SYS_pwritev | libc::SYS_pwritev2);
+        let flagged = matches!(c.nr, libc::SYS_preadv2 | libc::SYS_pwritev2);
+        if flagged && c.args[5] != 0 {
+            return Err(unmodelled(
+                "RWF_ flags (RWF_NOWAIT is non-blocking I/O) on a connection, a socket, /dev/urandom or fd 3 or 193",
+            ));
+        }
+        let at_current = flagged && c.args[3] as i64 == -1;
+        if at_current || vfd == Some(VFd::Random) {
+            return if writes { self.on_write(n, c, vfd) } else { self.on_read(n, c, vfd) };
+        }
+        match vfd {
+            Some(VFd::Conn { .. } | VFd::Socket { .. }) => Ok(Answer::Err(libc::ESPIPE)),
+            _ => Err(unmodelled("fds 3 and 193 hold records, not a file: read and write them without an offset")),
+        }
+    }
+
+    /// Every option is accepted and changes nothing, but a receive timeout:
+    /// it would end a read with EAGAIN, where in the model a read waits for
+    /// an action (TIMEOUT answers it with 'T').
+    pub(super) fn on_setsockopt(&self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
+        /// `SO_RCVTIMEO` with a 64-bit `time_t` everywhere; on x86-64 it
+        /// reads the same struct as `SO_RCVTIMEO`.
+        const SO_RCVTIMEO_NEW: i32 = 66;
+        if vfd.is_none() {
+            return Ok(Answer::Continue);
+        }
+        let (level, name) = (c.args[1] as i32, c.args[2] as i32);
+        if level != libc::SOL_SOCKET || (name != libc::SO_RCVTIMEO && name != SO_RCVTIMEO_NEW) {
+            return Ok(Answer::Val(0));
+        }
+        if (c.args[4] as u32 as usize) < 16 {
+            return Ok(Answer::Err(libc::EINVAL));
+        }
+        let Some(timeval) = notif::read_mem(c.pid, c.args[3], 16) else { return Ok(Answer::Err(libc::EFAULT)) };
+        if timeval.iter().all(|&b| b == 0) {
+            // No timeout: what a socket starts with.
+            return Ok(Answer::Val(0));
+        }
+        Err(ProcessError::Unmodelled {
+            node: n,
+            call: "setsockopt".to_string(),
+            detail: "a receive timeout (SO_RCVTIMEO) is not modelled: a read waits until TIMEOUT answers it with 'T'"
+                .to_string(),
+        })
+    }
+
+    fn conns_of(&self, n: u8) -> usize {
+        self.world.nodes[n as usize].fds.values().filter(|v| matches!(v, VFd::Conn { .. })).count()
+    }
+
+    fn check_conn_limit(&self, n: u8, call: &str) -> Result<(), ProcessError> {
+        if self.conns_of(n) >= limits::CONNECTIONS_PER_NODE_MAX {
+            return Err(ProcessError::Limit {
+                node: n,
+                limit: "connections_per_node_max",
+                max: limits::CONNECTIONS_PER_NODE_MAX,
+                detail: format!("{call} would open one more connection"),
+            });
+        }
+        Ok(())
+    }
+
+    pub(super) fn on_socket_call(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
+        let fd = c.args[0] as i32;
+        let Some(VFd::Socket { port, listening }) = vfd else {
+            return Ok(match vfd {
+                None => Answer::Continue,
+                Some(VFd::Conn { .. }) if c.nr == libc::SYS_connect => Answer::Err(libc::EISCONN),
+                Some(_) => Answer::Err(libc::EINVAL),
+            });
+        };
+        let read_port = |c: &Notif| -> Option<(u16, u16)> {
+            let b = notif::read_mem(c.pid, c.args[1], 4)?;
+            Some((u16::from_ne_bytes([b[0], b[1]]), u16::from_be_bytes([b[2], b[3]])))
+        };
+        let fds = &mut self.world.nodes[n as usize].fds;
+        Ok(match c.nr {
+            libc::SYS_bind => match read_port(c) {
+                None => Answer::Err(libc::EFAULT),
+                Some((family, _)) if family != libc::AF_INET as u16 => Answer::Err(libc::EAFNOSUPPORT),
+                Some((_, p)) => {
+                    fds.insert(fd, VFd::Socket { port: Some(p), listening });
+                    Answer::Val(0)
+                }
+            },
+            libc::SYS_listen => {
+                fds.insert(fd, VFd::Socket { port, listening: true });
+                Answer::Val(0)
+            }
+            libc::SYS_connect => {
+                let Some((family, p)) = read_port(c) else { return Ok(Answer::Err(libc::EFAULT)) };
+                let nodes = self.cfg.nodes as u16;
+                if family != libc::AF_INET as u16 || !(PORT_BASE..PORT_BASE + nodes).contains(&p) {
+                    // Only the nodes' ports can ever exist.
+                    return Ok(Answer::Err(libc::ECONNREFUSED));
+                }
+                let target = (p - PORT_BASE) as u8;
+                self.check_conn_limit(n, "connect")?;
+                let node = &mut self.world.nodes[n as usize];
+                if node.dials as usize >= limits::BUDGET_MAX {
+                    return Err(ProcessError::Limit {
+                        node: n,
+                        limit: "connects_per_node_max",
+                        max: limits::BUDGET_MAX,
+                        detail: "one connect too many".to_string(),
+                    });
+                }
+                let label = Label { kind: ConnKind::Node, node: n, k: node.dials };
+                node.dials += 1;
+                node.fds.insert(fd, VFd::Conn { label, side: Side::Dialer });
+                // A connect never fails: it waits at the dialled node, which
+                // may not listen yet (research, pitfall 6).
+                let live = self.world.nodes[target as usize].life == Life::Live;
+                let conn = Conn {
+                    target,
+                    dialer_end: End::Open,
+                    target_end: if live { End::Pending } else { End::Gone },
+                    to_target: Default::default(),
+                    to_dialer: Default::default(),
+                };
+                self.world.conns.insert(label, conn);
+                Answer::Val(0)
+            }
+            _ => {
+                // accept, accept4
+                if !listening {
+                    return Ok(Answer::Err(libc::EINVAL));
+                }
+                if c.nr == libc::SYS_accept4 && c.args[3] as i32 & libc::SOCK_NONBLOCK != 0 {
+                    return Err(ProcessError::Unmodelled {
+                        node: n,
+                        call: "accept4".to_string(),
+                        detail: "non-blocking accept is not modelled".to_string(),
+                    });
+                }
+                Answer::Hold(Blocked::Accept { fd })
+            }
+        })
+    }
+
+    pub(super) fn on_sockname(&self, n: u8, c: &Notif, vfd: Option<VFd>) -> Answer {
+        let Some(v) = vfd else { return Answer::Continue };
+        let peer = c.nr == libc::SYS_getpeername;
+        let ephemeral = |l: &Label| EPHEMERAL_BASE + 256 * l.node as u16 + l.k as u16;
+        let port = match (v, peer) {
+            (VFd::Socket { port, .. }, false) => port.unwrap_or(0),
+            (VFd::Conn { label, side: Side::Dialer }, false) => ephemeral(&label),
+            (VFd::Conn { side: Side::Target, .. }, false) => PORT_BASE + n as u16,
+            (VFd::Conn { label, side: Side::Dialer }, true) => {
+                PORT_BASE + self.world.conns.get(&label).map_or(0, |c| c.target as u16)
+            }
+            (VFd::Conn { label, side: Side::Target }, true) => ephemeral(&label),
+            _ => return Answer::Err(libc::ENOTCONN),
+        };
+        let mut sa = [0u8; 16];
+        sa[0..2].copy_from_slice(&(libc::AF_INET as u16).to_ne_bytes());
+        sa[2..4].copy_from_slice(&port.to_be_bytes());
+        sa[4..8].copy_from_slice(&[127, 0, 0, 1]);
+        write_sockaddr(c.pid, c.args[1], c.args[2], &sa)
+    }
+
+    pub(super) fn on_read(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
+        let fd = c.args[0] as i32;
+        let Some(v) = vfd else {
+            return Ok(match fd {
+                193 => {
+                    let Some(p) = self.procs[n as usize].as_mut() else { return Ok(Answer::Done) };
+                    let rest = p.io.recovery[p.io.recovery_at..].to_vec();
+                    match scatter(c, &rest) {
+                        Ok(k) => {
+                            if let Some(p) = self.procs[n as usize].as_mut() {
+                                p.io.recovery_at += k;
+                            }
+                            Answer::Val(k as i64)
+                        }
+                        Err(e) => Answer::Err(e),
+                    }
+                }
+                3 => Answer::Val(0),
+                _ => Answer::Continue,
+            });
+        };
+        let flags = match c.nr {
+            libc::SYS_recvfrom => c.args[3] as i32,
+            libc::SYS_recvmsg => c.args[2] as i32,
+            _ => 0,
+        };
+        Ok(match v {
+            VFd::Random => self.read_random(n, c),
+            VFd::Socket { .. } => Answer::Err(libc::ENOTCONN),
+            VFd::Conn { label, side } => {
+                if flags & (libc::MSG_DONTWAIT | libc::MSG_PEEK) != 0 {
+                    return Err(ProcessError::Unmodelled {
+                        node: n,
+                        call: syscalls::describe(c.nr),
+                        detail: "MSG_DONTWAIT and MSG_PEEK are not modelled".to_string(),
+                    });
+                }
+                // Only the checker writes to a timer connection, and it did so
+                // before the node could read: no race, so answer at once.
+                let ready = label.kind == ConnKind::Timer
+                    && self.world.queue_toward(&label, side).is_some_and(|q| !q.is_empty());
+                if ready {
+                    let msg = self.world.queue_toward(&label, side).and_then(|q| q.pop_front()).unwrap_or_default();
+                    match scatter(c, &msg) {
+                        Ok(k) => Answer::Val(k as i64),
+                        Err(e) => Answer::Err(e),
+                    }
+                } else {
+                    Answer::Hold(Blocked::Read { fd })
+                }
+            }
+        })
+    }
+
+    pub(super) fn on_write(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
+        let fd = c.args[0] as i32;
+        if vfd.is_none() && fd != 3 && fd != 193 {
+            return Ok(Answer::Continue);
+        }
+        let data = match gather(c) {
+            Ok(d) => d,
+            Err(e) => return Ok(Answer::Err(e)),
+        };
+        let len = data.len() as i64;
+        let Some(v) = vfd else {
+            let durable = fd == 193;
+            let Some(p) = self.procs[n as usize].as_mut() else { return Ok(Answer::Done) };
+            let buf = if durable { &mut p.io.durable_in } else { &mut p.io.state_in };
+            buf.extend_from_slice(&data);
+            let record = take_records(buf).map_err(|len| ProcessError::Limit {
+                node: n,
+                limit: "state_bytes_max",
+                max: limits::STATE_BYTES_MAX,
+                detail: format!("a {len}-byte record on fd {fd}"),
+            })?;
+            if let Some(r) = record {
+                let node = &mut self.world.nodes[n as usize];
+                if durable {
+                    node.durable = Some(r);
+                } else {
+                    node.state = r;
+                }
+            }
+            return Ok(Answer::Val(len));
+        };
+        let (label, side) = match v {
+            VFd::Random => return Ok(Answer::Val(len)),
+            VFd::Socket { .. } => return Ok(Answer::Err(libc::ENOTCONN)),
+            VFd::Conn { label, side } => (label, side),
+        };
+        if data.len() > limits::WRITE_BYTES_MAX {
+            return Err(ProcessError::Limit {
+                node: n,
+                limit: "write_bytes_max",
+                max: limits::WRITE_BYTES_MAX,
+                detail: format!("a {}-byte {} on connection {label}", data.len(), syscalls::describe(c.nr)),
+            });
+        }
+        if data.is_empty() {
+            return Ok(Answer::Val(0));
+        }
+        match (label.kind, side) {
+            (ConnKind::Client, Side::Target) => {
+                if self.world.replies.len() >= limits::REPLIES_MAX {
+                    return Err(ProcessError::Limit {
+                        node: n,
+                        limit: "replies_max",
+                        max: limits::REPLIES_MAX,
+                        detail: format!("one more reply on connection {label}"),
+                    });
+                }
+                self.world.replies.push((n, data));
+            }
+            (ConnKind::Timer, _) => {}
+            _ => {
+                let toward = if side == Side::Dialer { Side::Target } else { Side::Dialer };
+                let open = self.world.conns.get(&label).is_some_and(|c| match toward {
+                    Side::Target => !c.target_end.done(),
+                    Side::Dialer => !c.dialer_end.done(),
+                });
+                // What travels toward a closed or gone end can never be read:
+                // the write succeeds and the bytes are lost (no SIGPIPE).
+                if open {
+                    if self.world.in_flight() >= limits::MESSAGES_IN_FLIGHT_MAX {
+                        return Err(ProcessError::Limit {
+                            node: n,
+                            limit: "messages_in_flight_max",
+                            max: limits::MESSAGES_IN_FLIGHT_MAX,
+                            detail: format!("one more message on connection {label}"),
+                        });
+                    }
+                    if let Some(q) = self.world.queue_toward(&label, toward) {
+                        q.push_back(data);
+                    }
+                }
+            }
+        }
+        Ok(Answer::Val(len))
+    }
+
+    /// Answers node `n`'s held read with `data` (at most its buffer's size);
+    /// returns how many bytes were taken.
+    pub(in crate::process) fn answer_read(&mut self, n: u8, data: &[u8]) -> Result<usize, ProcessError> {
+        let notif = self.held(n)?;
+        self.world.nodes[n as usize].blocked = Blocked::Nothing;
+        let (answer, taken) = match scatter(&notif, data) {
+            Ok(k) => (Answer::Val(k as i64), k),
+            Err(e) => (Answer::Err(e), 0),
+        };
+        self.answer(n, &notif, answer)?;
+        Ok(taken)
+    }
+
+    /// Answers node `n`'s held accept with connection `label`.
+    pub(in crate::process) fn answer_accept(&mut self, n: u8, label: Label) -> Result<(), ProcessError> {
+        let notif = self.held(n)?;
+        self.check_conn_limit(n, "accept")?;
+        self.world.nodes[n as usize].blocked = Blocked::Nothing;
+        if notif.args[1] != 0 {
+            let port = match label.kind {
+                ConnKind::Node => EPHEMERAL_BASE + 256 * label.node as u16 + label.k as u16,
+                _ => EPHEMERAL_BASE - 1 - label.k as u16,
+            };
+            let mut sa = [0u8; 16];
+            sa[0..2].copy_from_slice(&(libc::AF_INET as u16).to_ne_bytes());
+            sa[2..4].copy_from_slice(&port.to_be_bytes());
+            sa[4..8].copy_from_slice(&[127, 0, 0, 1]);
+            if let Answer::Err(e) = write_sockaddr(notif.pid, notif.args[1], notif.args[2], &sa) {
+                return self.answer(n, &notif, Answer::Err(e));
+            }
+        }
+        let cloexec = notif.nr == libc::SYS_accept4 && notif.args[3] as i32 & libc::SOCK_CLOEXEC != 0;
+        if let Some(c) = self.world.conns.get_mut(&label) {
+            c.target_end = End::Open;
+        }
+        if let Some(fd) = self.add_fd(n, &notif, cloexec)? {
+            self.world.nodes[n as usize].fds.insert(fd, VFd::Conn { label, side: Side::Target });
+        }
+        self.answer(n, &notif, Answer::Done)
+    }
+
+    fn held(&self, n: u8) -> Result<Notif, ProcessError> {
+        match self.procs[n as usize].as_ref().map(|p| &p.run) {
+            Some(Run::Held(notif)) => Ok(*notif),
+            _ => Err(ProcessError::NotEnabled { action: format!("an answer to node {n}, which is not blocked") }),
+        }
+    }
+}
+
+/// Takes every complete record (length byte, bytes) from the front of
+/// `buf`; returns the last one. `Err(len)` for a record over the limit.
+fn take_records(buf: &mut Vec<u8>) -> Result<Option<Vec<u8>>, usize> {
+    let mut last = None;
+    while let Some(&len) = buf.first() {
+        let len = len as usize;
+        if len > limits::STATE_BYTES_MAX {
+            return Err(len);
+        }
+        if buf.len() < 1 + len {
+            break;
+        }
+        last = Some(buf[1..1 + len].to_vec());
+        buf.drain(..1 + len);
+    }
+    Ok(last)
+}
+
+fn write_sockaddr(pid: u32, addr: u64, len_at: u64, sa: &[u8; 16]) -> Answer {
+    if addr == 0 {
+        return Answer::Val(0);
+    }
+    let Some(len) = notif::read_mem(pid, len_at, 4) else { return Answer::Err(libc::EFAULT) };
+    let room = u32::from_ne_bytes(len[..4].try_into().unwrap_or_default()) as usize;
+    let ok = notif::write_mem(pid, addr, &sa[..room.min(16)]) && notif::write_mem(pid, len_at, &16u32.to_ne_bytes());
+    if ok { Answer::Val(0) } else { Answer::Err(libc::EFAULT) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_are_taken_whole_and_the_last_wins() {
+        let mut buf = vec![2, b'a', b'b', 1];
+        assert_eq!(take_records(&mut buf), Ok(Some(b"ab".to_vec())));
+        assert_eq!(buf, vec![1]);
+        buf.push(b'c');
+        assert_eq!(take_records(&mut buf), Ok(Some(b"c".to_vec())));
+        assert!(buf.is_empty());
+        let mut big = vec![65];
+        assert_eq!(take_records(&mut big), Err(65));
+    }
+}

@@ -1,0 +1,358 @@
+//! Lives: the processes of the nodes. A node's *template* is its program
+//! exec'd once under the filter and parked before `main`; every *life* of
+//! the node (at START and after each CRASH) is a fork of it, and every
+//! resumed world forks its one touched node from a *snapshot* (`snapshot`).
+//! This module makes, parks, resumes, watches, kills and reaps them, and
+//! says what became of a life from its wait status.
+//!
+//! It owns the processes' bookkeeping (`Proc`, `Template`, their epoll
+//! registrations); it does not exec (`spawn`), make a parked process fork
+//! (`forkserver`), answer calls (`calls`) nor wait for quiescence (the
+//! supervisor's `settle`).
+
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::rc::Rc;
+use std::time::Instant;
+
+use nix::errno::Errno;
+use nix::libc;
+
+use super::calls::{Answer, PARK_REQUEST};
+use super::filter::SNAPSHOT_SIGNAL;
+use super::forkserver::{self, ForkError, Parked};
+use super::notif::{self, Notif};
+use super::snapshot::{Pool, ProcIo, Snapshot};
+use super::spawn::{self, Spec};
+use super::supervisor::{EXIT, LISTENER, Supervisor, token};
+use super::world::{Life, ProcessWorld};
+use super::{ProcessError, syscalls};
+
+/// Where a life is: running since an instant (the stall timeout counts
+/// from it), or held in a call until an action answers it.
+pub(super) enum Run {
+    Running(Instant),
+    Held(Notif),
+}
+
+/// One running node process: a life of its node.
+pub(super) struct Proc {
+    pub(super) pid: i32,
+    /// Which spawn of this supervisor it is: part of its epoll tokens, so
+    /// that an event is only ever taken for the process it was registered
+    /// for.
+    pub(super) serial: u64,
+    pub(super) pidfd: OwnedFd,
+    pub(super) run: Run,
+    pub(super) io: ProcIo,
+}
+
+/// A node's template: its program exec'd once, parked before `main`, the
+/// process every life of the node is forked from. Its listener is the
+/// node's: every fork of the template notifies on it.
+pub(super) struct Template {
+    pub(super) parked: Parked,
+    pub(super) listener: OwnedFd,
+}
+
+impl Supervisor {
+    /// Execs node `n`'s program under the filter and runs it to its park
+    /// before `main`, checking the preload's hello on the way.
+    pub(super) fn boot_template(&mut self, n: u8) -> Result<(), ProcessError> {
+        let log = match &self.cfg.log_dir {
+            None => None,
+            Some(dir) => {
+                let path = dir.join(format!("node{n}.log"));
+                let file =
+                    std::fs::OpenOptions::new().create(true).append(true).open(&path).map_err(|e| {
+                        ProcessError::Config { key: "log_dir", reason: format!("{}: {e}", path.display()) }
+                    })?;
+                Some(OwnedFd::from(file))
+            }
+        };
+        let spec = Spec {
+            path: &self.path,
+            argv: &self.argvs[n as usize],
+            envp: &self.envp,
+            cwd: &self.cwd,
+            filter: &self.filter,
+            devnull: self.devnull.as_fd(),
+            log: log.as_ref().map_or(self.devnull.as_fd(), |l| l.as_fd()),
+            handoff_child: self.handoff_child.as_fd(),
+            handoff_parent: self.handoff_parent.as_fd(),
+            cpu: self.cpu,
+            timeout_ms: self.cfg.stall_timeout.as_millis().min(i32::MAX as u128) as i32,
+        };
+        let s = spawn::spawn(&spec).map_err(|e| ProcessError::Spawn { node: n, step: e.step, errno: e.errno })?;
+        self.counters.execs += 1;
+        self.counters.filters_installed += 1;
+        let since = Instant::now();
+        let mut hello = false;
+        let parked = loop {
+            let left = self.cfg.stall_timeout.saturating_sub(since.elapsed());
+            if !forkserver::readable(s.listener.as_fd(), s.pidfd.as_fd(), left) {
+                let status = match try_reap(s.pid) {
+                    Ok(Some(status)) => status,
+                    _ => {
+                        let e = stall_error(n, s.pid, since.elapsed().as_secs_f64());
+                        kill_and_reap(s.pid, &s.pidfd);
+                        return Err(e);
+                    }
+                };
+                let life = life_of(status);
+                return Err(ProcessError::MissingPreload {
+                    node: n,
+                    detail: format!("it ended ({life:?}) before the preload's hello"),
+                });
+            }
+            let notif = match notif::recv(s.listener.as_fd()) {
+                Ok(Some(c)) => c,
+                Ok(None) => continue,
+                Err(errno) => {
+                    kill_and_reap(s.pid, &s.pidfd);
+                    return Err(ProcessError::NodeSys { node: n, call: "NOTIF_RECV", errno });
+                }
+            };
+            self.counters.notifications += 1;
+            let park = notif.nr == libc::SYS_ioctl && notif.args[0] as i32 == 3 && notif.args[1] == PARK_REQUEST;
+            if hello && park {
+                break notif;
+            }
+            let answer = if hello {
+                Err(ProcessError::Unmodelled {
+                    node: n,
+                    call: syscalls::describe(notif.nr),
+                    detail: "a call between the preload's hello and main".to_string(),
+                })
+            } else {
+                self.before_hello(n, &notif)
+            };
+            let answer = match answer {
+                Ok(a) => a,
+                Err(e) => {
+                    kill_and_reap(s.pid, &s.pidfd);
+                    return Err(e);
+                }
+            };
+            hello |= matches!(answer, Answer::Hello);
+            let sent = match answer {
+                Answer::Continue => notif::continue_call(s.listener.as_fd(), notif.id),
+                Answer::Err(e) => notif::respond(s.listener.as_fd(), notif.id, 0, e),
+                _ => notif::respond(s.listener.as_fd(), notif.id, 0, 0),
+            };
+            if let Err(errno) = sent {
+                kill_and_reap(s.pid, &s.pidfd);
+                return Err(ProcessError::NodeSys { node: n, call: "NOTIF_SEND", errno });
+            }
+        };
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token(0, n, LISTENER) };
+        if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, s.listener.as_raw_fd(), &mut ev) } < 0
+        {
+            let e = ProcessError::NodeSys { node: n, call: "epoll_ctl", errno: Errno::last() };
+            kill_and_reap(s.pid, &s.pidfd);
+            return Err(e);
+        }
+        self.templates[n as usize] =
+            Some(Template { parked: Parked { pid: s.pid, pidfd: s.pidfd, notif: parked }, listener: s.listener });
+        Ok(())
+    }
+
+    /// Forks a new life of node `n` from its template and lets it run into
+    /// `main`. Its reads of fd 193 return the node's durable record.
+    pub(super) fn new_life(&mut self, n: u8) -> Result<(), ProcessError> {
+        let Some(t) = self.templates[n as usize].as_mut() else {
+            return Err(ProcessError::NotEnabled { action: format!("a life of node {n}, which has no template") });
+        };
+        let child = forkserver::fork(t.listener.as_fd(), &mut t.parked, self.cfg.stall_timeout)
+            .map_err(|e| fork_error(n, e))?;
+        self.counters.forks += 1;
+        self.counters.spawns += 1;
+        let recovery = match &self.world.nodes[n as usize].durable {
+            None => Vec::new(),
+            Some(d) => {
+                let mut r = vec![d.len() as u8];
+                r.extend_from_slice(d);
+                r
+            }
+        };
+        let serial = self.watch_exit(n, &child)?;
+        // Out of its park: on into main.
+        let listener = self.templates[n as usize].as_ref().map(|t| t.listener.as_fd());
+        if let Some(l) = listener {
+            notif::respond(l, child.notif.id, 0, 0).map_err(|errno| ProcessError::NodeSys {
+                node: n,
+                call: "NOTIF_SEND",
+                errno,
+            })?;
+        }
+        self.procs[n as usize] = Some(Proc {
+            pid: child.pid,
+            serial,
+            pidfd: child.pidfd,
+            run: Run::Running(Instant::now()),
+            io: ProcIo { recovery, ..ProcIo::default() },
+        });
+        Ok(())
+    }
+
+    /// Takes every node's process out of the supervisor as a snapshot: the
+    /// world must be quiescent, so each live one is held in its call.
+    /// `None` for a node whose process has exited.
+    pub fn park_all(&mut self, live: &Rc<Pool>) -> Result<Vec<Option<Snapshot>>, ProcessError> {
+        let mut out = Vec::with_capacity(self.procs.len());
+        for n in 0..self.procs.len() {
+            let Some(p) = self.procs[n].take() else {
+                out.push(None);
+                continue;
+            };
+            self.unregister(&[&p.pidfd]);
+            let Run::Held(notif) = p.run else {
+                kill_and_reap(p.pid, &p.pidfd);
+                return Err(ProcessError::NotEnabled { action: format!("a snapshot of node {n}, which is running") });
+            };
+            out.push(Some(Snapshot::new(Parked { pid: p.pid, pidfd: p.pidfd, notif }, p.io, live)));
+        }
+        Ok(out)
+    }
+
+    /// Makes `world` the supervisor's, with no process running but a fork
+    /// of `snapshot` as node `n`'s, held in the call the snapshot is parked
+    /// in: the processes the next action needs.
+    pub fn resume(&mut self, world: ProcessWorld, from: Option<(u8, &Snapshot)>) -> Result<(), ProcessError> {
+        self.kill_all();
+        self.world = world;
+        let Some((n, snap)) = from else { return Ok(()) };
+        let Some(t) = self.templates[n as usize].as_ref() else {
+            return Err(ProcessError::NotEnabled { action: format!("a fork of node {n}, which has no template") });
+        };
+        let (child, io) = snap.fork(t.listener.as_fd(), self.cfg.stall_timeout).map_err(|e| fork_error(n, e))?;
+        self.counters.forks += 1;
+        let serial = self.watch_exit(n, &child)?;
+        self.procs[n as usize] =
+            Some(Proc { pid: child.pid, serial, pidfd: child.pidfd, run: Run::Held(child.notif), io });
+        Ok(())
+    }
+
+    /// Registers a new process of node `n` for its exit, under a new
+    /// serial (returned); kills it if that fails.
+    pub(super) fn watch_exit(&mut self, n: u8, child: &Parked) -> Result<u64, ProcessError> {
+        self.serials += 1;
+        let serial = self.serials;
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token(serial, n, EXIT) };
+        if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, child.pidfd.as_raw_fd(), &mut ev) } < 0
+        {
+            let e = ProcessError::NodeSys { node: n, call: "epoll_ctl", errno: Errno::last() };
+            kill_and_reap(child.pid, &child.pidfd);
+            return Err(e);
+        }
+        Ok(serial)
+    }
+
+    /// Kills every node process and reaps it.
+    pub fn kill_all(&mut self) {
+        for p in self.procs.iter().flatten() {
+            signal(&p.pidfd, libc::SIGKILL);
+        }
+        for n in 0..self.procs.len() {
+            if let Some(p) = self.procs[n].take() {
+                reap(p.pid);
+                self.retire(p);
+            }
+        }
+    }
+
+    /// Closes a process's pidfd and listener, deleting their epoll
+    /// registrations first. Closing alone does not remove them: a
+    /// registration lasts as long as the open file description, and a node
+    /// that another thread's supervisor is spawning holds copies of every
+    /// descriptor of the process until its `close_range` (`spawn` clones
+    /// without `CLONE_FILES`). The old process's exit would then be read
+    /// as an event of this supervisor's set.
+    pub(super) fn retire(&self, p: Proc) {
+        self.unregister(&[&p.pidfd]);
+    }
+
+    pub(super) fn unregister(&self, fds: &[&OwnedFd]) {
+        for fd in fds {
+            // ENOENT when it was never registered (a failed spawn).
+            unsafe {
+                libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, fd.as_raw_fd(), std::ptr::null_mut())
+            };
+        }
+    }
+}
+
+pub(super) fn signal(pidfd: &OwnedFd, sig: i32) {
+    unsafe { libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), sig, std::ptr::null::<u8>(), 0) };
+}
+
+pub(super) fn reap(pid: i32) -> i32 {
+    let mut status = 0;
+    loop {
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r >= 0 || Errno::last() != Errno::EINTR {
+            return status;
+        }
+    }
+}
+
+/// Reaps `pid` if it has exited: `Ok(None)` while it runs.
+pub(super) fn try_reap(pid: i32) -> Result<Option<i32>, Errno> {
+    let mut status = 0;
+    loop {
+        match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
+            0 => return Ok(None),
+            r if r > 0 => return Ok(Some(status)),
+            _ if Errno::last() == Errno::EINTR => continue,
+            _ => return Err(Errno::last()),
+        }
+    }
+}
+
+pub(super) fn stall_error(n: u8, pid: i32, seconds: f64) -> ProcessError {
+    let call = match std::fs::read_to_string(format!("/proc/{pid}/syscall")) {
+        Ok(s) => match s.split_whitespace().next() {
+            Some("running") => "no system call (running on a CPU: a busy loop?)".to_string(),
+            Some(nr) => match nr.parse::<i64>() {
+                Ok(nr) => syscalls::describe(nr),
+                Err(_) => format!("an unknown call ({nr})"),
+            },
+            None => "an unknown call".to_string(),
+        },
+        Err(e) => format!("an unknown call (/proc/{pid}/syscall: {e})"),
+    };
+    ProcessError::Stall { node: n, call, seconds }
+}
+
+/// What a wait status says became of a life.
+pub(super) fn life_of(status: i32) -> Life {
+    if libc::WIFSIGNALED(status) {
+        Life::Signaled(libc::WTERMSIG(status))
+    } else {
+        Life::Exited(libc::WEXITSTATUS(status))
+    }
+}
+
+fn fork_error(n: u8, e: ForkError) -> ProcessError {
+    match e {
+        ForkError::SignalBlocked => ProcessError::Unmodelled {
+            node: n,
+            call: "rt_sigprocmask".to_string(),
+            detail: format!("the node blocks signal {SNAPSHOT_SIGNAL}, which the checker makes snapshots with"),
+        },
+        ForkError::Unexpected { pid, nr } => ProcessError::Unmodelled {
+            node: n,
+            call: syscalls::describe(nr),
+            detail: format!("process {pid} made it while the node was being forked"),
+        },
+        ForkError::Died => ProcessError::NodeSys { node: n, call: "fork", errno: Errno::ESRCH },
+        ForkError::Silent => {
+            ProcessError::Stall { node: n, call: "a fork of a parked process".to_string(), seconds: 0.0 }
+        }
+        ForkError::Sys { call, errno } => ProcessError::NodeSys { node: n, call, errno },
+    }
+}
+
+pub(super) fn kill_and_reap(pid: i32, pidfd: &OwnedFd) {
+    signal(pidfd, libc::SIGKILL);
+    reap(pid);
+}
