@@ -162,6 +162,40 @@ fn an_eventually_property_is_checked_where_nothing_is_enabled() {
     assert_eq!((r.verdict, r.kind), (Verdict::Violation, Some(Kind::Eventually)), "{}", r.to_text());
 }
 
+/// Issue 10, 1b: what a read of fd 193 will return is part of the world.
+/// `examples/c/lazy.c` reads its durable record at its first request; a
+/// TIMEOUT makes {1} durable. After TIMEOUT then CRASH the new life's read
+/// returns {1}; after CRASH then TIMEOUT it returns nothing, though the
+/// durable record is {1} in both. The checker once kept the record a read
+/// returns, and how much of it was read, outside the world: the two worlds
+/// had one fingerprint, BFS and DFS explored only the first and passed,
+/// and only simulation found the second's answer.
+#[test]
+fn what_fd_193_returns_on_restart_is_in_the_world() {
+    let _serial = serial();
+    let mut c = config("lazy", 1);
+    c.budgets = Budgets { crashes: 1, drops: 0, timeouts: 1, clients: 1 };
+    c.request = b"x".to_vec();
+    // After a crash, a node that recovered nothing has nothing durable.
+    let model = ProgramModel::new("lazy", c).always("recovers-what-is-durable", |w| {
+        let n = &w.nodes[0];
+        !(w.crashes == 0 && n.state == [2] && n.durable.as_deref() == Some(&[1][..]))
+    });
+    for search in [Search::Bfs { depth_max: None }, Search::Dfs { depth_max: 8 }] {
+        let r = run(&model, search);
+        assert_eq!(
+            (r.verdict, r.property.as_deref()),
+            (Verdict::Violation, Some("recovers-what-is-durable")),
+            "{search:?}: {}",
+            r.to_text()
+        );
+        let actions: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
+        assert!(actions.starts_with(&["START", "CRASH(0)", "TIMEOUT(0)"]), "{search:?}: {actions:?}");
+    }
+    let sim = run(&model, Search::Simulate { walks: 300, walk_length: 8, seed: 1 });
+    assert_eq!(sim.verdict, Verdict::Violation, "{}", sim.to_text());
+}
+
 /// Writes `text` as a model file in a fresh folder, with the counter
 /// program and a shared object of C invariants beside it.
 fn model_dir(name: &str, toml: &str) -> std::path::PathBuf {

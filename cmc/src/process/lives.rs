@@ -21,7 +21,7 @@ use super::calls::{Answer, PARK_REQUEST};
 use super::filter::SNAPSHOT_SIGNAL;
 use super::forkserver::{self, ForkError, Parked};
 use super::notif::{self, Notif};
-use super::snapshot::{Pool, ProcIo, Snapshot};
+use super::snapshot::{Pool, Snapshot};
 use super::spawn::{self, Spec};
 use super::supervisor::{EXIT, LISTENER, Supervisor, token};
 use super::world::{Life, ProcessWorld};
@@ -43,7 +43,6 @@ pub(super) struct Proc {
     pub(super) serial: u64,
     pub(super) pidfd: OwnedFd,
     pub(super) run: Run,
-    pub(super) io: ProcIo,
 }
 
 /// A node's template: its program exec'd once, parked before `main`, the
@@ -166,14 +165,6 @@ impl Supervisor {
             .map_err(|e| fork_error(n, e))?;
         self.counters.forks += 1;
         self.counters.spawns += 1;
-        let recovery = match &self.world.nodes[n as usize].durable {
-            None => Vec::new(),
-            Some(d) => {
-                let mut r = vec![d.len() as u8];
-                r.extend_from_slice(d);
-                r
-            }
-        };
         let serial = self.watch_exit(n, &child)?;
         // Out of its park: on into main.
         let listener = self.templates[n as usize].as_ref().map(|t| t.listener.as_fd());
@@ -189,8 +180,14 @@ impl Supervisor {
             serial,
             pidfd: child.pidfd,
             run: Run::Running(Instant::now()),
-            io: ProcIo { recovery, ..ProcIo::default() },
         });
+        let node = &mut self.world.nodes[n as usize];
+        node.recovery = match &node.durable {
+            None => Vec::new(),
+            Some(d) => [&[d.len() as u8][..], d].concat(),
+        };
+        node.state_in.clear();
+        node.durable_in.clear();
         Ok(())
     }
 
@@ -209,7 +206,7 @@ impl Supervisor {
                 kill_and_reap(p.pid, &p.pidfd);
                 return Err(ProcessError::NotEnabled { action: format!("a snapshot of node {n}, which is running") });
             };
-            out.push(Some(Snapshot::new(Parked { pid: p.pid, pidfd: p.pidfd, notif }, p.io, live)));
+            out.push(Some(Snapshot::new(Parked { pid: p.pid, pidfd: p.pidfd, notif }, live)));
         }
         Ok(out)
     }
@@ -224,11 +221,11 @@ impl Supervisor {
         let Some(t) = self.templates[n as usize].as_ref() else {
             return Err(ProcessError::NotEnabled { action: format!("a fork of node {n}, which has no template") });
         };
-        let (child, io) = snap.fork(t.listener.as_fd(), self.cfg.stall_timeout).map_err(|e| fork_error(n, e))?;
+        let child = snap.fork(t.listener.as_fd(), self.cfg.stall_timeout).map_err(|e| fork_error(n, e))?;
         self.counters.forks += 1;
         let serial = self.watch_exit(n, &child)?;
         self.procs[n as usize] =
-            Some(Proc { pid: child.pid, serial, pidfd: child.pidfd, run: Run::Held(child.notif), io });
+            Some(Proc { pid: child.pid, serial, pidfd: child.pidfd, run: Run::Held(child.notif) });
         Ok(())
     }
 

@@ -29,18 +29,6 @@ use super::action::ProcessAction;
 use super::forkserver::{self, ForkError, Parked};
 use super::world::ProcessWorld;
 
-/// What the supervisor keeps about a node process besides the process:
-/// part of what its future depends on, so it goes with every fork.
-#[derive(Clone, Debug, Default)]
-pub struct ProcIo {
-    /// Partial records written to fd 3 and fd 193.
-    pub state_in: Vec<u8>,
-    pub durable_in: Vec<u8>,
-    /// What reads of fd 193 return in this life, and how much of it was read.
-    pub recovery: Vec<u8>,
-    pub recovery_at: usize,
-}
-
 /// What a store's snapshots share: their count.
 #[derive(Default)]
 pub struct Pool {
@@ -57,25 +45,23 @@ impl Pool {
 /// One parked node process.
 pub struct Snapshot {
     parked: Option<RefCell<Parked>>,
-    io: ProcIo,
     /// What the snapshots of one store share.
     pool: Rc<Pool>,
 }
 
 impl Snapshot {
-    pub fn new(parked: Parked, io: ProcIo, pool: &Rc<Pool>) -> Snapshot {
+    pub fn new(parked: Parked, pool: &Rc<Pool>) -> Snapshot {
         pool.live.set(pool.live.get() + 1);
-        Snapshot { parked: Some(RefCell::new(parked)), io, pool: pool.clone() }
+        Snapshot { parked: Some(RefCell::new(parked)), pool: pool.clone() }
     }
 
     fn parked(&self) -> &RefCell<Parked> {
         self.parked.as_ref().unwrap_or_else(|| unreachable!("taken only on drop"))
     }
 
-    /// A fork of this process, held in the same call, and its I/O state.
-    pub fn fork(&self, listener: BorrowedFd<'_>, timeout: Duration) -> Result<(Parked, ProcIo), ForkError> {
-        let child = forkserver::fork(listener, &mut self.parked().borrow_mut(), timeout)?;
-        Ok((child, self.io.clone()))
+    /// A fork of this process, held in the same call.
+    pub fn fork(&self, listener: BorrowedFd<'_>, timeout: Duration) -> Result<Parked, ForkError> {
+        forkserver::fork(listener, &mut self.parked().borrow_mut(), timeout)
     }
 }
 

@@ -1,5 +1,5 @@
 //! The process world (DESIGN 6.2): every node's reported state, durable
-//! record, liveness and what it is blocked in, its virtual descriptors, every
+//! record, what its reads of fd 193 will return, its partial records, liveness and what it is blocked in, its virtual descriptors, every
 //! connection's messages in order, the connections waiting to be accepted,
 //! the ghost log of client replies, the budgets left, the logical clock and
 //! each node's count of random bytes consumed.
@@ -17,8 +17,10 @@
 //! 2. per node: life (tag, i32 status), blocked-in (tag, u16 fd), clients
 //!    left, dials, timer connections, random bytes used (u64), the state
 //!    record (length byte, bytes), the durable record (a presence byte, then
-//!    length byte and bytes), its virtual descriptors (count, then each as
-//!    u16 fd and a tagged kind);
+//!    length byte and bytes), what reads of fd 193 will return in this life,
+//!    the partial records written to fd 3 and fd 193 (each a length byte and
+//!    bytes), its virtual descriptors (count, then each as u16 fd and a
+//!    tagged kind);
 //! 3. connections in label order: count (u16), then each as label (kind,
 //!    node, k), target, the two ends' states, the queue toward the target and
 //!    the queue toward the dialer (each a count, then length-prefixed
@@ -162,6 +164,14 @@ pub struct NodeWorld {
     pub state: Vec<u8>,
     /// The last record written to fd 193, kept across crashes.
     pub durable: Option<Vec<u8>>,
+    /// What reads of fd 193 return in this life, from where the node has
+    /// read to: the durable record when the life began (length byte, then
+    /// bytes), empty on a first start and once read.
+    pub recovery: Vec<u8>,
+    /// What the node has written to fd 3 and fd 193 past its last whole
+    /// record: the start of its next one.
+    pub state_in: Vec<u8>,
+    pub durable_in: Vec<u8>,
     pub fds: BTreeMap<i32, VFd>,
 }
 
@@ -191,6 +201,9 @@ impl ProcessWorld {
             random_used: 0,
             state: Vec::new(),
             durable: None,
+            recovery: Vec::new(),
+            state_in: Vec::new(),
+            durable_in: Vec::new(),
             fds: BTreeMap::new(),
         };
         ProcessWorld {
@@ -295,6 +308,11 @@ impl ProcessWorld {
         let node = &mut self.nodes[n as usize];
         node.fds.clear();
         node.blocked = Blocked::Nothing;
+        // A record half written is not written; a new life reads fd 193
+        // afresh.
+        node.recovery.clear();
+        node.state_in.clear();
+        node.durable_in.clear();
     }
 
     /// The canonical encoding (see the module doc), into `out` (cleared).
@@ -327,6 +345,9 @@ impl ProcessWorld {
                     push_bytes(out, d);
                 }
             }
+            push_bytes(out, &node.recovery);
+            push_bytes(out, &node.state_in);
+            push_bytes(out, &node.durable_in);
             out.push(node.fds.len() as u8);
             for (&fd, v) in &node.fds {
                 out.extend_from_slice(&(fd as u16).to_le_bytes());

@@ -254,13 +254,10 @@ impl Supervisor {
         let Some(v) = vfd else {
             return Ok(match fd {
                 193 => {
-                    let Some(p) = self.procs[n as usize].as_mut() else { return Ok(Answer::Done) };
-                    let rest = p.io.recovery[p.io.recovery_at..].to_vec();
-                    match scatter(c, &rest) {
+                    let node = &mut self.world.nodes[n as usize];
+                    match scatter(c, &node.recovery) {
                         Ok(k) => {
-                            if let Some(p) = self.procs[n as usize].as_mut() {
-                                p.io.recovery_at += k;
-                            }
+                            node.recovery.drain(..k);
                             Answer::Val(k as i64)
                         }
                         Err(e) => Answer::Err(e),
@@ -315,8 +312,8 @@ impl Supervisor {
         let len = data.len() as i64;
         let Some(v) = vfd else {
             let durable = fd == 193;
-            let Some(p) = self.procs[n as usize].as_mut() else { return Ok(Answer::Done) };
-            let buf = if durable { &mut p.io.durable_in } else { &mut p.io.state_in };
+            let node = &mut self.world.nodes[n as usize];
+            let buf = if durable { &mut node.durable_in } else { &mut node.state_in };
             buf.extend_from_slice(&data);
             let record = take_records(buf).map_err(|len| ProcessError::Limit {
                 node: n,
