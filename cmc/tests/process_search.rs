@@ -196,6 +196,24 @@ fn what_fd_193_returns_on_restart_is_in_the_world() {
     assert_eq!(sim.verdict, Verdict::Violation, "{}", sim.to_text());
 }
 
+/// Issue 10, 1c: a connection on fd 0 is the checker's like any other.
+/// `examples/c/closed_stdin.c` closes stdin, so its accepted connection is
+/// fd 0. The filter once left fds 0 to 2 to the kernel: the node's read of
+/// the placeholder returned 0 with the request still queued, the reply was
+/// lost, and the search reported it as the program's doing.
+#[test]
+fn a_connection_on_fd_0_is_seen_by_the_checker() {
+    let _serial = serial();
+    let mut c = config("closed_stdin", 1);
+    c.budgets.clients = 1;
+    c.request = b"x".to_vec();
+    let model = ProgramModel::new("closed_stdin", c)
+        .always("accepted-on-fd-0", |w| w.nodes[0].state.get(1).is_none_or(|&s| s != 2))
+        .eventually("replied", |w| w.replies.iter().any(|(n, r)| *n == 0 && r == b"ok"));
+    let r = run(&model, Search::Bfs { depth_max: None });
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
+}
+
 /// Writes `text` as a model file in a fresh folder, with the counter
 /// program and a shared object of C invariants beside it.
 fn model_dir(name: &str, toml: &str) -> std::path::PathBuf {
