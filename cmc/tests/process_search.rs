@@ -214,6 +214,31 @@ fn a_connection_on_fd_0_is_seen_by_the_checker() {
     assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
 }
 
+/// Issue 10, 1f: a rebuilt world is compared with its fingerprint.
+/// `examples/c/realpid.c` reports its real pid, so every rebuild of a world
+/// differs from the world first found. Stateless (every world rebuilt from
+/// the templates) and with one snapshot kept (rebuilds from kept
+/// ancestors), the search must stop with an error naming the action whose
+/// world rebuilt differently, never go on with a different world.
+#[test]
+fn a_rebuilt_world_is_compared_with_its_fingerprint() {
+    let _serial = serial();
+    for snapshots_max in [0, 1] {
+        let mut c = config("realpid", 2);
+        c.budgets.clients = 1;
+        c.request = b"x".to_vec();
+        c.snapshots_max = snapshots_max;
+        let model = ProgramModel::new("realpid", c);
+        let r = run(&model, Search::Bfs { depth_max: None });
+        assert_eq!(r.verdict, Verdict::Error, "snapshots_max {snapshots_max}: {}", r.to_text());
+        let reason = r.reason.unwrap_or_default();
+        assert!(
+            reason.contains("rebuilding the world reached by ") && reason.contains("when it was found"),
+            "snapshots_max {snapshots_max}: {reason}"
+        );
+    }
+}
+
 /// Writes `text` as a model file in a fresh folder, with the counter
 /// program and a shared object of C invariants beside it.
 fn model_dir(name: &str, toml: &str) -> std::path::PathBuf {

@@ -188,6 +188,8 @@ impl ProcessEngine {
         if let Some(c) = self.store.get(path) {
             return Ok(c);
         }
+        // A world found before and evicted must rebuild to the same world.
+        let expected = self.store.hollow(path).cloned();
         let kept = self.store.nearest_ancestor(path);
         let (mut at, mut c) = match kept.and_then(|k| self.store.get(&path[..k]).map(|c| (k, c))) {
             Some(found) => found,
@@ -209,6 +211,12 @@ impl ProcessEngine {
         while at < path.len() {
             c = self.apply_from(&path[..at], &c, &path[at], at + 1 == path.len())?;
             at += 1;
+        }
+        if let Some(w) = expected
+            && w != c.world
+        {
+            let action = path.last().map_or_else(|| "START".to_string(), ToString::to_string);
+            return Err(ProcessError::Diverged { action, actions: path.len() });
         }
         if path.is_empty() {
             self.store.insert(Vec::new(), c.clone());

@@ -175,12 +175,8 @@ impl Supervisor {
                 errno,
             })?;
         }
-        self.procs[n as usize] = Some(Proc {
-            pid: child.pid,
-            serial,
-            pidfd: child.pidfd,
-            run: Run::Running(Instant::now()),
-        });
+        self.procs[n as usize] =
+            Some(Proc { pid: child.pid, serial, pidfd: child.pidfd, run: Run::Running(Instant::now()) });
         let node = &mut self.world.nodes[n as usize];
         node.recovery = match &node.durable {
             None => Vec::new(),
@@ -224,8 +220,7 @@ impl Supervisor {
         let child = snap.fork(t.listener.as_fd(), self.cfg.stall_timeout).map_err(|e| fork_error(n, e))?;
         self.counters.forks += 1;
         let serial = self.watch_exit(n, &child)?;
-        self.procs[n as usize] =
-            Some(Proc { pid: child.pid, serial, pidfd: child.pidfd, run: Run::Held(child.notif) });
+        self.procs[n as usize] = Some(Proc { pid: child.pid, serial, pidfd: child.pidfd, run: Run::Held(child.notif) });
         Ok(())
     }
 

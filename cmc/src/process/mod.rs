@@ -237,4 +237,8 @@ pub enum ProcessError {
     NodeSys { node: u8, call: &'static str, errno: Errno },
     #[error("action {action} is not enabled in this world")]
     NotEnabled { action: String },
+    #[error(
+        "rebuilding the world reached by {action} (after {actions} actions) gave a different world than when it was found: the program is not deterministic under the checker (--det shows where)"
+    )]
+    Diverged { action: String, actions: usize },
 }

@@ -177,6 +177,12 @@ impl Store {
         Some(e.checkpoint.clone())
     }
 
+    /// The world of an evicted wanted checkpoint: what a rebuild of `path`
+    /// must give again.
+    pub fn hollow(&self, path: &[ProcessAction]) -> Option<&ProcessWorld> {
+        self.hollow.get(path)
+    }
+
     /// The world `path` reaches, if it is known: kept with its processes,
     /// or evicted while still wanted.
     pub fn world(&mut self, path: &[ProcessAction]) -> Option<ProcessWorld> {
