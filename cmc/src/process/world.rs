@@ -14,18 +14,31 @@
 //! Encoding, in order (integers little endian):
 //!
 //! 1. budgets left: crashes, drops, timeouts (one byte each); the clock (u32);
-//! 2. per node: life (tag, i32 status), blocked-in (tag, u16 fd), clients
+//! 2. per node: life (tag, i32 status), blocked-in (tag, fd), clients
 //!    left, dials, timer connections, random bytes used (u64), the state
-//!    record (length byte, bytes), the durable record (a presence byte, then
-//!    length byte and bytes), what reads of fd 193 will return in this life,
-//!    the partial records written to fd 3 and fd 193 (each a length byte and
-//!    bytes), its virtual descriptors (count, then each as u16 fd and a
-//!    tagged kind);
-//! 3. connections in label order: count (u16), then each as label (kind,
+//!    record (length, bytes), the durable record (a presence byte, then
+//!    length and bytes), what reads of fd 193 will return in this life, the
+//!    partial records written to fd 3 and fd 193 (each a length and bytes),
+//!    its virtual descriptors (count, then each as fd and a tagged kind);
+//! 3. connections in label order: a wide count, then each as label (kind,
 //!    node, k), target, the two ends' states, the queue toward the target and
 //!    the queue toward the dialer (each a count, then length-prefixed
 //!    messages);
-//! 4. the ghost log: count, then each reply as node, length byte, bytes.
+//! 4. the ghost log: count, then each reply as node, length, bytes.
+//!
+//! No count, length or descriptor number wraps. Counts and lengths take one
+//! byte below 255 and otherwise 255 and then eight bytes; the connection
+//! count and descriptor numbers take two bytes below 65,535 and otherwise
+//! 65,535 and then eight (a descriptor: four) bytes. Each field says where
+//! it ends, so the encoding stays injective. Descriptors have no limit of
+//! their own (the kernel's descriptor table has one, which a program may
+//! raise): a node may hold 256 of them, or fd 65,540. Everything else is
+//! bounded by a limit the supervisor enforces before it enters the world
+//! (records, messages and replies of at most 64 bytes, 128 messages in
+//! flight, 64 replies, 255 connects, clients and timer connections per
+//! node), so it takes the short form; a world with fewer than 255
+//! descriptors per node, all below 65,535, is written exactly as when these
+//! fields were plain `u8` and `u16`, and its fingerprint did not change.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -334,7 +347,7 @@ impl ProcessWorld {
                 Blocked::Read { fd } => (2, fd),
             };
             out.push(tag);
-            out.extend_from_slice(&(fd as u16).to_le_bytes());
+            push_fd(out, fd);
             out.extend_from_slice(&[node.clients_left, node.dials, node.timer_conns]);
             out.extend_from_slice(&node.random_used.to_le_bytes());
             push_bytes(out, &node.state);
@@ -348,9 +361,9 @@ impl ProcessWorld {
             push_bytes(out, &node.recovery);
             push_bytes(out, &node.state_in);
             push_bytes(out, &node.durable_in);
-            out.push(node.fds.len() as u8);
+            push_count(out, node.fds.len());
             for (&fd, v) in &node.fds {
-                out.extend_from_slice(&(fd as u16).to_le_bytes());
+                push_fd(out, fd);
                 match *v {
                     VFd::Socket { port, listening } => {
                         out.push(0);
@@ -366,18 +379,18 @@ impl ProcessWorld {
                 }
             }
         }
-        out.extend_from_slice(&(self.conns.len() as u16).to_le_bytes());
+        push_wide_count(out, self.conns.len());
         for (label, c) in &self.conns {
             push_label(out, label);
             out.extend_from_slice(&[c.target, c.dialer_end as u8, c.target_end as u8]);
             for q in [&c.to_target, &c.to_dialer] {
-                out.push(q.len() as u8);
+                push_count(out, q.len());
                 for m in q {
                     push_bytes(out, m);
                 }
             }
         }
-        out.push(self.replies.len() as u8);
+        push_count(out, self.replies.len());
         for (n, r) in &self.replies {
             out.push(*n);
             push_bytes(out, r);
@@ -391,13 +404,129 @@ impl ProcessWorld {
     }
 }
 
+/// A length, then the bytes. Every record, message and reply is at most
+/// 64 bytes (the supervisor enforces the limits before anything enters the
+/// world), so its length takes one byte; a longer one would not wrap.
 fn push_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    // Every record, message and reply is at most 64 bytes (the supervisor
-    // enforces the limits before anything enters the world).
-    out.push(b.len() as u8);
+    push_count(out, b.len());
     out.extend_from_slice(b);
+}
+
+/// A count or length: one byte below 255, else 255 and then eight bytes.
+fn push_count(out: &mut Vec<u8>, n: usize) {
+    match u8::try_from(n) {
+        Ok(short) if short < u8::MAX => out.push(short),
+        _ => {
+            out.push(u8::MAX);
+            out.extend_from_slice(&(n as u64).to_le_bytes());
+        }
+    }
+}
+
+/// A count that may pass 254: two bytes below 65,535, else 65,535 and then
+/// eight bytes.
+fn push_wide_count(out: &mut Vec<u8>, n: usize) {
+    match u16::try_from(n) {
+        Ok(short) if short < u16::MAX => out.extend_from_slice(&short.to_le_bytes()),
+        _ => {
+            out.extend_from_slice(&u16::MAX.to_le_bytes());
+            out.extend_from_slice(&(n as u64).to_le_bytes());
+        }
+    }
+}
+
+/// A descriptor number: two bytes from 0 to 65,534, else 65,535 and then
+/// the number's four bytes.
+fn push_fd(out: &mut Vec<u8>, fd: i32) {
+    match u16::try_from(fd) {
+        Ok(short) if short < u16::MAX => out.extend_from_slice(&short.to_le_bytes()),
+        _ => {
+            out.extend_from_slice(&u16::MAX.to_le_bytes());
+            out.extend_from_slice(&fd.to_le_bytes());
+        }
+    }
 }
 
 fn push_label(out: &mut Vec<u8>, l: &Label) {
     out.extend_from_slice(&[l.kind as u8, l.node, l.k]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_node() -> ProcessWorld {
+        ProcessWorld::new(1, &crate::process::Budgets::default())
+    }
+
+    fn bytes(w: &ProcessWorld) -> Vec<u8> {
+        let mut out = Vec::new();
+        w.encode(&mut out);
+        out
+    }
+
+    /// Issue 10, 1g: the descriptor count was one byte, so a node with 256
+    /// descriptors wrote the count of a node with none, and the encoding no
+    /// longer said where its descriptors end. Two worlds that differ only in
+    /// their descriptors must differ at the count.
+    #[test]
+    fn the_one_byte_descriptor_count_does_not_wrap() {
+        let none = one_node();
+        let mut many = one_node();
+        for fd in 0..256 {
+            many.nodes[0].fds.insert(1000 + fd, VFd::Random);
+        }
+        let (a, b) = (bytes(&none), bytes(&many));
+        let first_difference = a.iter().zip(&b).position(|(x, y)| x != y);
+        // Budgets and clock (7), life (5), blocked (3), counters (3),
+        // random bytes used (8), the empty state (1), no durable record (1).
+        let count_at = 7 + 5 + 3 + 3 + 8 + 1 + 1;
+        assert_eq!(first_difference, Some(count_at), "{:?}\n{:?}", &a[..count_at + 4], &b[..count_at + 4]);
+    }
+
+    /// The counts the limits bound take the same wide form past them: the
+    /// encoding does not rely on the supervisor to stay injective.
+    #[test]
+    fn queue_and_reply_counts_past_their_limits_do_not_wrap() {
+        let first_difference = |a: &ProcessWorld, b: &ProcessWorld| {
+            let (a, b) = (bytes(a), bytes(b));
+            a.iter().zip(&b).position(|(x, y)| x != y)
+        };
+        // The node (28 bytes) and its descriptor count.
+        let node_end = 28 + 1;
+        let mut replies = one_node();
+        replies.replies = vec![(0, Vec::new()); 256];
+        assert_eq!(first_difference(&one_node(), &replies), Some(node_end + 2), "after the connection count");
+        let conn = |messages: usize| {
+            let mut w = one_node();
+            let to_target = vec![Vec::new(); messages].into();
+            let c =
+                Conn { target: 0, dialer_end: End::Open, target_end: End::Open, to_target, to_dialer: VecDeque::new() };
+            w.conns.insert(Label { kind: ConnKind::Node, node: 0, k: 0 }, c);
+            w
+        };
+        // The connection count, its label, target and ends.
+        assert_eq!(first_difference(&conn(0), &conn(256)), Some(node_end + 2 + 6), "at the queue's count");
+    }
+
+    /// Issue 10, 1g: descriptor numbers were written as two bytes, so fd
+    /// 65,540 (a node may raise its descriptor limit) was fd 4, in a node's
+    /// table and in the call it is blocked in.
+    #[test]
+    fn descriptor_numbers_past_two_bytes_do_not_wrap() {
+        let world = |fd: i32| {
+            let mut w = one_node();
+            w.nodes[0].fds.insert(fd, VFd::Random);
+            w
+        };
+        let blocked = |fd: i32| {
+            let mut w = one_node();
+            w.nodes[0].blocked = Blocked::Read { fd };
+            w
+        };
+        let mut buf = Vec::new();
+        assert_ne!(world(4).fingerprint(&mut buf), world(65_540).fingerprint(&mut buf));
+        assert_ne!(blocked(4).fingerprint(&mut buf), blocked(65_540).fingerprint(&mut buf));
+        assert_ne!(world(-1).fingerprint(&mut buf), world(65_535).fingerprint(&mut buf));
+    }
 }
