@@ -42,7 +42,7 @@ pub use crate::model::{Budgets, Identity, Model, ModelError};
 pub use crate::network::{Msg, Network};
 pub use crate::property::{Kind, Property, View};
 pub use crate::replay::{ReplayError, replay, replay_with};
-pub use crate::report::{CounterexampleFile, Report, Verdict};
+pub use crate::report::{CounterexampleFile, ProcessCounts, Report, Verdict};
 pub use crate::search::{
     Control, CoreExplorer, Explore, NoControl, Options, Progress, Search, check, check_with, explore, explore_keeping,
 };

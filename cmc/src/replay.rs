@@ -72,15 +72,29 @@ where
     if path.is_empty() {
         return Err(ReplayError::Empty);
     }
-    let mut report = checker.empty_report(format!("replay({})", file.search));
-    let e = &mut checker.explorer;
+    let report = checker.empty_report(format!("replay({})", file.search));
+    let mut report = replay_steps(&mut checker.explorer, file, &path, check, report);
+    // What the replay cost in processes, as a search's report gives it.
+    report.set_process_counts(checker.explorer.process_counts());
+    Ok(report)
+}
+
+/// Runs `path` (the steps of `file`) and checks its end: `report` with the
+/// verdict, `error` naming the step where the replay diverged.
+fn replay_steps<E: Explore>(
+    e: &mut E,
+    file: &CounterexampleFile,
+    path: &[E::Action],
+    check: Check,
+    mut report: Report,
+) -> Report {
     let mut world = e.empty_world();
     let mut next = e.empty_world();
     let mut actions = Vec::new();
     let fail = |mut report: Report, reason: String| {
         report.verdict = Verdict::Error;
         report.reason = Some(reason);
-        Ok(report)
+        report
     };
     for (i, (action, st)) in path.iter().zip(&file.steps).enumerate() {
         let step = i + 1;
@@ -145,5 +159,5 @@ where
     report.verdict = Verdict::Violation;
     report.property = Some(file.property.clone());
     report.kind = Some(kind);
-    Ok(report)
+    report
 }

@@ -80,6 +80,17 @@ pub struct Witness {
     pub trace: Vec<Step>,
 }
 
+/// What a program search cost in processes, for its report. Every life
+/// and snapshot of a node is forked from its template, the one process
+/// that execs the program and installs a seccomp filter, so both counts
+/// stay at the node count whatever the search's length.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcessCounts {
+    pub filters_installed: u64,
+    pub execs: u64,
+    pub forks: u64,
+}
+
 /// What a search found.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -107,6 +118,18 @@ pub struct Report {
     pub depth: u32,
     /// Filled in by the caller, which owns the clock.
     pub elapsed_s: f64,
+    /// Seccomp filters a program search installed: one per node's
+    /// template. `null` for a core's search, which starts no process (and
+    /// so for [`ProcessCounts`]' other two fields).
+    #[serde(default)]
+    pub filters_installed: Option<u64>,
+    /// Programs a program search exec'd: one template per node.
+    #[serde(default)]
+    pub execs: Option<u64>,
+    /// Node processes a program search forked from parked ones: the
+    /// lives it started and the forks of snapshots it took.
+    #[serde(default)]
+    pub forks: Option<u64>,
     /// For a violation or an error: the shortest (BFS) trace to it.
     pub trace: Vec<Step>,
     /// For each `sometimes` property that held: a world where it did.
@@ -114,6 +137,14 @@ pub struct Report {
 }
 
 impl Report {
+    /// Records what the search cost in processes (`None`: a core's search,
+    /// which starts none).
+    pub fn set_process_counts(&mut self, counts: Option<ProcessCounts>) {
+        self.filters_installed = counts.map(|c| c.filters_installed);
+        self.execs = counts.map(|c| c.execs);
+        self.forks = counts.map(|c| c.forks);
+    }
+
     /// The report as pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))

@@ -211,6 +211,17 @@ fn an_eventually_property_no_world_was_checked_against_is_reported_as_never_chec
 }
 
 #[test]
+fn a_cores_json_report_has_null_process_counts() {
+    // The keys a program search fills are there, as `null`: one schema for
+    // every report, and no process was started.
+    let r = bfs(&Model::<Counter>::new(NoSettings));
+    let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    for key in ["filters_installed", "execs", "forks"] {
+        assert_eq!(json.get(key), Some(&serde_json::Value::Null), "{key}: {}", r.to_json());
+    }
+}
+
+#[test]
 fn deadlock_is_reported_only_when_asked() {
     let model = Model::<Counter>::new(NoSettings);
     assert_eq!(bfs(&model).verdict, Verdict::Pass);

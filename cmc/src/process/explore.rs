@@ -17,7 +17,7 @@ use super::{Config, ProcessError};
 use crate::model::{Budgets as CoreBudgets, Identity};
 use crate::network::Network;
 use crate::property::Kind;
-use crate::report::{NodeText, Step, WorldText};
+use crate::report::{NodeText, ProcessCounts, Step, WorldText};
 use crate::search::Explore;
 use crate::trace::hex;
 use crate::world::Fingerprint;
@@ -362,6 +362,11 @@ impl Explore for ProcessExplorer<'_> {
             ProcessStep::Act(ProcessAction::Client { .. }) => 6,
             ProcessStep::Act(ProcessAction::Crash { .. }) => 7,
         }
+    }
+
+    fn process_counts(&self) -> Option<ProcessCounts> {
+        let s = self.engine.stats();
+        Some(ProcessCounts { filters_installed: s.filters_installed, execs: s.execs, forks: s.forks })
     }
 
     fn properties(&self) -> Vec<(String, Kind)> {

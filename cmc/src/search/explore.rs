@@ -17,7 +17,7 @@ use crate::core::Core;
 use crate::engine::Engine;
 use crate::model::Identity;
 use crate::property::{Kind, View};
-use crate::report::{NodeText, Step, WorldText};
+use crate::report::{NodeText, ProcessCounts, Step, WorldText};
 use crate::trace::hex;
 use crate::world::{Fingerprint, World, fingerprint};
 
@@ -105,6 +105,13 @@ pub trait Explore {
     fn action_kind(&self, action: &Self::Action) -> u32 {
         let _ = action;
         0
+    }
+
+    /// What the search has cost in processes so far, for the report: the
+    /// process front end's counts, `None` for a front end that starts no
+    /// process.
+    fn process_counts(&self) -> Option<ProcessCounts> {
+        None
     }
 
     /// The model's properties, by index: (name, kind).

@@ -301,13 +301,24 @@ impl<E: Explore> Checker<E> {
             generated_states: self.generated,
             depth: self.depth,
             elapsed_s: 0.0,
+            filters_installed: None,
+            execs: None,
+            forks: None,
             trace: Vec::new(),
             witnesses: Vec::new(),
         }
     }
 
-    /// Assembles the report.
+    /// Assembles the report, with what the search cost the front end in
+    /// processes (traces and witnesses rendered included).
     pub fn finish(&mut self, end: End<E::Action>) -> Report {
+        let mut report = self.verdict(end);
+        report.set_process_counts(self.explorer.process_counts());
+        report
+    }
+
+    /// The report's verdict, counts, traces and witnesses.
+    fn verdict(&mut self, end: End<E::Action>) -> Report {
         let mut report = self.empty_report(self.options.search.describe());
         for i in 0..self.properties.len() {
             if let Some(path) = self.witnesses[i].take() {
