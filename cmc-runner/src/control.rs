@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use cmc::{Control, Progress};
+use cmc::{Control, Progress, Stop};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -66,17 +66,23 @@ impl RunControl {
     }
 }
 
+/// Why a run that started at `start` should stop: Ctrl-C, or its time cap.
+fn stop_reason(start: Instant, time_max: Option<Duration>) -> Option<String> {
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        return Some("interrupted (Ctrl-C)".to_string());
+    }
+    match time_max {
+        Some(max) if start.elapsed() >= max => Some(format!("time_max = {} s reached", max.as_secs_f64())),
+        _ => None,
+    }
+}
+
 impl Control for RunControl {
     fn poll(&mut self, p: &Progress) -> Option<String> {
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            return Some("interrupted (Ctrl-C)".to_string());
+        if let Some(reason) = stop_reason(self.start, self.time_max) {
+            return Some(reason);
         }
         let elapsed = self.start.elapsed();
-        if let Some(max) = self.time_max
-            && elapsed >= max
-        {
-            return Some(format!("time_max = {} s reached", max.as_secs_f64()));
-        }
         if self.progress
             && elapsed >= Duration::from_secs(2)
             && self.last_progress.elapsed() >= Duration::from_millis(500)
@@ -90,5 +96,12 @@ impl Control for RunControl {
             let _ = std::io::stderr().flush();
         }
         None
+    }
+
+    /// The same checks, for the process front end to make while it waits
+    /// for its nodes inside one step.
+    fn stop(&self) -> Option<Stop> {
+        let (start, time_max) = (self.start, self.time_max);
+        Some(Stop::new(move || stop_reason(start, time_max)))
     }
 }

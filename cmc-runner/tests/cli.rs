@@ -130,8 +130,6 @@ fn list_shows_every_core_with_its_settings() {
 
 #[test]
 fn ctrl_c_stops_the_search_and_prints_the_partial_report_as_incomplete() {
-    use nix::sys::signal::{Signal, kill};
-    use nix::unistd::Pid;
     // Big enough to run for seconds: stopped long before it ends.
     let child = Command::new(env!("CARGO_BIN_EXE_cmc"))
         .args(["check", "two-phase-tla", "--set", "rms=8", "--json"])
@@ -139,8 +137,20 @@ fn ctrl_c_stops_the_search_and_prints_the_partial_report_as_incomplete() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until cmc catches SIGINT (bit 1 of SigCgt), so the signal
-    // cannot arrive before the handler.
+    interrupt_once_caught(&child);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the partial report, as JSON");
+    assert_eq!(json["verdict"], "incomplete");
+    assert_eq!(json["reason"], "interrupted (Ctrl-C)");
+    assert!(json["distinct_states"].as_u64().unwrap() > 0);
+}
+
+/// Sends SIGINT to `child` once it catches it (bit 1 of SigCgt), so that
+/// the signal cannot arrive before the handler.
+fn interrupt_once_caught(child: &std::process::Child) {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
     let status = format!("/proc/{}/status", child.id());
     let catching = || {
         std::fs::read_to_string(&status).ok().and_then(|s| {
@@ -155,12 +165,6 @@ fn ctrl_c_stops_the_search_and_prints_the_partial_report_as_incomplete() {
     }
     std::thread::sleep(std::time::Duration::from_millis(100));
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the partial report, as JSON");
-    assert_eq!(json["verdict"], "incomplete");
-    assert_eq!(json["reason"], "interrupted (Ctrl-C)");
-    assert!(json["distinct_states"].as_u64().unwrap() > 0);
 }
 
 /// `cmc-preload.so` for the `cmc` under test: `$CMC_PRELOAD`, or built once
@@ -236,4 +240,103 @@ fn a_model_file_is_checked_and_its_counterexample_replays() {
     let out = run(&["--model-file", model.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("unknown field `clinets`"), "{}", text(&out.stderr));
+}
+
+/// A model file `NAME.toml` (`toml` its keys after `program`) in a fresh
+/// folder beside `examples/c/PROGRAM.c`, built `-no-pie` as a user builds a
+/// target.
+fn program_model_file(name: &str, program: &str, toml: &str) -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = scratch(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = root.join(format!("examples/c/{program}.c"));
+    let out = Command::new("cc")
+        .args(["-no-pie", "-O1", "-I"])
+        .arg(&root)
+        .arg(&source)
+        .arg("-o")
+        .arg(dir.join(program))
+        .arg("-lpthread")
+        .output()
+        .expect("cc runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let model = dir.join(format!("{name}.toml"));
+    std::fs::write(&model, format!("program = \"{program}\"\n{toml}")).unwrap();
+    model
+}
+
+/// How long a stopped program search may take to end before the test calls
+/// it hung: a guard against waiting forever, not a measure (a stop is
+/// answered within a second).
+const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Runs `cmc --model-file MODEL --json ARGS`, interrupted (SIGINT) once it
+/// catches the signal if `interrupt`; kills it and fails if it runs past
+/// [`HANG_GUARD`]. Returns its exit code and JSON report.
+fn stopped_program_search(model: &std::path::Path, args: &[&str], interrupt: bool) -> (Option<i32>, serde_json::Value) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cmc"))
+        .env("CMC_PRELOAD", preload())
+        .arg("--model-file")
+        .arg(model)
+        .arg("--json")
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    if interrupt {
+        interrupt_once_caught(&child);
+    }
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > HANG_GUARD {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("cmc {args:?} did not stop within {HANG_GUARD:?}:\n{}", text(&out.stderr));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let json = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: no JSON report:\n{}\n{}", text(&out.stdout), text(&out.stderr)));
+    (out.status.code(), json)
+}
+
+/// Issue 10, item 4: `--time-max` and Ctrl-C stop a program search whose
+/// space is far too big to finish (two counter nodes with every budget at
+/// 255), and it reports what it found as incomplete, with the reason.
+#[test]
+fn time_max_and_ctrl_c_stop_a_program_search_that_would_not_finish() {
+    let model = program_model_file(
+        "endless-counter",
+        "counter",
+        "nodes = 2\ncrashes = 255\ndrops = 255\ntimeouts = 255\nclients = 255\nrequest = \"+\"\n",
+    );
+    let (code, json) = stopped_program_search(&model, &["--time-max", "1"], false);
+    assert_eq!((code, &json["verdict"]), (Some(3), &"incomplete".into()), "{json}");
+    assert_eq!(json["reason"], "time_max = 1 s reached", "{json}");
+    assert!(json["distinct_states"].as_u64().unwrap() > 0, "{json}");
+    assert_eq!(json["filters_installed"], 2, "{json}");
+
+    let (code, json) = stopped_program_search(&model, &[], true);
+    assert_eq!((code, &json["verdict"]), (Some(3), &"incomplete".into()), "{json}");
+    assert_eq!(json["reason"], "interrupted (Ctrl-C)", "{json}");
+}
+
+/// Issue 10, item 4: a stop is answered while the supervisor waits for a
+/// node that takes long to block in a modelled call (here one that never
+/// does: `probe stall` waits in `sigsuspend`, which the checker does not
+/// model, so the wait would last the ten seconds of `stall_timeout` and
+/// end in an error).
+#[test]
+#[ignore = "needs Supervisor::settle to check Config::stop_requested (the lines in the engine-gaps branch's report)"]
+fn time_max_and_ctrl_c_stop_a_program_search_waiting_for_a_node() {
+    let model = program_model_file("stalled-probe", "probe", "nodes = 1\nargs = [\"stall\"]\n");
+    let (code, json) = stopped_program_search(&model, &["--time-max", "1"], false);
+    assert_eq!((code, &json["verdict"]), (Some(3), &"incomplete".into()), "{json}");
+    assert_eq!(json["reason"], "time_max = 1 s reached", "{json}");
+
+    let (code, json) = stopped_program_search(&model, &[], true);
+    assert_eq!((code, &json["verdict"]), (Some(3), &"incomplete".into()), "{json}");
+    assert_eq!(json["reason"], "interrupted (Ctrl-C)", "{json}");
 }

@@ -44,6 +44,7 @@ pub use crate::property::{Kind, Property, View};
 pub use crate::replay::{ReplayError, replay, replay_with};
 pub use crate::report::{CounterexampleFile, ProcessCounts, Report, Verdict};
 pub use crate::search::{
-    Control, CoreExplorer, Explore, NoControl, Options, Progress, Search, check, check_with, explore, explore_keeping,
+    Control, CoreExplorer, Explore, NoControl, Options, Progress, Search, Stop, check, check_with, explore,
+    explore_keeping,
 };
 pub use crate::world::{Fingerprint, World};

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use cmc::process::model_file;
 use cmc::process::{Budgets, ProcessExplorer, ProgramModel};
-use cmc::{CounterexampleFile, Kind, NoControl, Options, Report, Search, Verdict, explore, replay_with};
+use cmc::{Control, CounterexampleFile, Kind, NoControl, Options, Report, Search, Stop, Verdict, explore, replay_with};
 use process_support::{config, preload, program, repo};
 
 /// These tests run one engine at a time, so that their timing does not
@@ -142,6 +142,44 @@ fn a_violation_is_found_by_bfs_and_simulation_and_replays() {
     let r = replay_with(ProcessExplorer::new(&model).unwrap(), &tampered, false).unwrap();
     assert_eq!(r.verdict, Verdict::Error);
     assert!(r.reason.unwrap().starts_with("step 2:"));
+}
+
+/// A control that never stops a search at a poll, only through its stop
+/// request (the one a front end checks inside a step), already made.
+struct StopInsideSteps;
+
+impl Control for StopInsideSteps {
+    fn poll(&mut self, _progress: &cmc::Progress) -> Option<String> {
+        None
+    }
+    fn stop(&self) -> Option<Stop> {
+        Some(Stop::new(|| Some("asked to stop".to_string())))
+    }
+}
+
+/// Issue 10, item 4: a program search answers a stop inside a step (the
+/// engine checks it before every action, the supervisor while it waits for
+/// nodes), and a step it cuts short ends the search incomplete with the
+/// stop's reason, not an error; the search is still rendered and counted.
+#[test]
+fn a_stop_inside_a_step_ends_a_program_search_incomplete() {
+    let _serial = serial();
+    let model = counter_model();
+    for search in [
+        Search::Bfs { depth_max: None },
+        Search::Dfs { depth_max: 8 },
+        Search::Simulate { walks: 5, walk_length: 8, seed: 1 },
+    ] {
+        let explorer = ProcessExplorer::new(&model).expect("valid model");
+        let r = explore(explorer, &Options { search, ..Options::default() }, &mut StopInsideSteps);
+        assert_eq!(
+            (r.verdict, r.reason.as_deref()),
+            (Verdict::Incomplete, Some("asked to stop")),
+            "{search:?}: {}",
+            r.to_text()
+        );
+        assert!(r.filters_installed.is_some(), "{search:?}: the report counts the processes");
+    }
 }
 
 #[test]

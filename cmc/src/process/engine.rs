@@ -23,7 +23,7 @@ use super::action::{self, ProcessAction};
 use super::snapshot::{Checkpoint, Store};
 use super::supervisor::Supervisor;
 use super::world::ProcessWorld;
-use super::{Config, ProcessError};
+use super::{Config, ProcessError, StopSlot};
 use crate::world::Fingerprint;
 
 /// What the engine did, for cost measurements.
@@ -58,14 +58,23 @@ pub struct ProcessEngine {
 
 impl ProcessEngine {
     /// Checks the configuration (limits, program, preload); starts nothing.
-    pub fn new(config: Config) -> Result<ProcessEngine, ProcessError> {
+    pub fn new(mut config: Config) -> Result<ProcessEngine, ProcessError> {
         config.validate()?;
+        // A slot of its own: engines made from one model's configuration
+        // run searches of their own.
+        config.stop = StopSlot::default();
         let store = Store::new(config.snapshots_max);
         Ok(ProcessEngine { config, supervisor: None, store, stats: Stats::default(), scratch: Vec::new() })
     }
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Checks `stop` before every action from now on, and lets the
+    /// supervisor check it while it waits for nodes (`None`: no more).
+    pub fn watch(&mut self, stop: Option<crate::Stop>) {
+        self.config.stop.set(stop);
     }
 
     pub fn stats(&self) -> Stats {
@@ -264,6 +273,11 @@ impl ProcessEngine {
     }
 
     fn step(&mut self, a: &ProcessAction) -> Result<(), ProcessError> {
+        // Between any two actions, a rebuild's included: a long replay is
+        // stopped as soon as a poll would stop the search.
+        if let Some(reason) = self.config.stop_requested() {
+            return Err(ProcessError::Stopped { reason });
+        }
         let mut scratch = std::mem::take(&mut self.scratch);
         action::enumerate(self.supervisor_mut()?.world(), &mut scratch);
         self.scratch = scratch;

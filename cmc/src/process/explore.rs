@@ -177,12 +177,16 @@ pub struct ProcessExplorer<'m> {
     /// `--det`: every start and every action is run twice, from scratch,
     /// and the two worlds must be byte for byte the same.
     det: bool,
+    /// Why a step was cut short to answer the search's stop request, once
+    /// one was.
+    stopped: Option<String>,
 }
 
 impl<'m> ProcessExplorer<'m> {
     pub fn new(model: &'m ProgramModel) -> Result<ProcessExplorer<'m>, ProcessError> {
         model.config.validate()?;
-        Ok(ProcessExplorer { model, engine: ProcessEngine::new(model.config.clone())?, buf: Vec::new(), det: false })
+        let engine = ProcessEngine::new(model.config.clone())?;
+        Ok(ProcessExplorer { model, engine, buf: Vec::new(), det: false, stopped: None })
     }
 
     /// With `det`, every world is computed twice by independent replays and
@@ -202,7 +206,7 @@ impl<'m> ProcessExplorer<'m> {
         first: &ProcessWorld,
     ) -> Result<(), String> {
         // From the templates, sharing no snapshot with the first run.
-        let second = self.engine.apply_fresh(path, last).map_err(err)?;
+        let second = self.engine.apply_fresh(path, last).map_err(|e| self.err(e))?;
         if second == *first {
             return Ok(());
         }
@@ -214,10 +218,14 @@ impl<'m> ProcessExplorer<'m> {
     pub fn stats(&self) -> super::Stats {
         self.engine.stats()
     }
-}
 
-fn err(e: ProcessError) -> String {
-    e.to_string()
+    /// The message of a failed step, noting a stop for [`Explore::stopped`].
+    fn err(&mut self, e: ProcessError) -> String {
+        if let ProcessError::Stopped { reason } = &e {
+            self.stopped = Some(reason.clone());
+        }
+        e.to_string()
+    }
 }
 
 /// The first thing that differs between two worlds, for `--det`'s error.
@@ -258,7 +266,7 @@ impl Explore for ProcessExplorer<'_> {
 
     fn initial(&mut self, _variant: u32, out: &mut PathWorld) -> Result<bool, String> {
         out.path.clear();
-        out.world = self.engine.initial().map_err(err)?;
+        out.world = self.engine.initial().map_err(|e| self.err(e))?;
         if self.det {
             self.again(&[], None, &out.world)?;
         }
@@ -277,7 +285,7 @@ impl Explore for ProcessExplorer<'_> {
         let ProcessStep::Act(a) = action else {
             return Err("START is only the first step of a trace".to_string());
         };
-        out.world = self.engine.apply(&world.path, a).map_err(err)?;
+        out.world = self.engine.apply(&world.path, a).map_err(|e| self.err(e))?;
         if self.det {
             self.again(&world.path, Some(a), &out.world)?;
         }
@@ -311,7 +319,7 @@ impl Explore for ProcessExplorer<'_> {
         for token in path.split(';').filter(|t| !t.is_empty()) {
             out.path.push(token.parse().map_err(|e: BadProcessAction| e.to_string())?);
         }
-        out.world = self.engine.replay(&out.path).map_err(err)?;
+        out.world = self.engine.replay(&out.path).map_err(|e| self.err(e))?;
         let now = format!("{:032x}", ProcessEngine::fingerprint(&out.world, &mut self.buf));
         if now != fp {
             let step = out.path.last().map_or_else(|| "START".to_string(), ToString::to_string);
@@ -343,6 +351,20 @@ impl Explore for ProcessExplorer<'_> {
     /// that Ctrl-C and a time cap stop a program search at once.
     fn poll_every(&self) -> u64 {
         1
+    }
+
+    /// The engine checks `stop` before every action, and the supervisor
+    /// while it waits for nodes, so that a stop is answered even inside a
+    /// step that takes long (a deep rebuild, a node slow to block).
+    fn watch(&mut self, stop: Option<crate::Stop>) {
+        if stop.is_some() {
+            self.stopped = None;
+        }
+        self.engine.watch(stop);
+    }
+
+    fn stopped(&self) -> Option<String> {
+        self.stopped.clone()
     }
 
     fn listed_actions_are_enabled(&self) -> bool {

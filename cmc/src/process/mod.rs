@@ -33,6 +33,7 @@ pub mod view;
 pub mod world;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use nix::errno::Errno;
@@ -66,6 +67,11 @@ pub mod limits {
 /// How long a node may stay silent in a call the checker does not model
 /// before that is an error (manual, LIMITS).
 pub const STALL_TIMEOUT_DEFAULT: Duration = Duration::from_secs(10);
+
+/// How long the supervisor waits for its nodes, at most, before it checks
+/// the search's request to stop ([`Config::stop`]) again: a stop is
+/// answered within this, however long a node takes to reach quiescence.
+pub const STOP_POLL: Duration = Duration::from_millis(100);
 
 /// Node i listens on 127.0.0.1, port `PORT_BASE + i`.
 pub const PORT_BASE: u16 = 20000;
@@ -114,6 +120,30 @@ pub struct Config {
     /// so every world is rebuilt from the templates by replaying its
     /// actions (the stateless path).
     pub snapshots_max: usize,
+    /// The running search's request to stop, which the engine checks before
+    /// every action and the supervisor while it waits for nodes. Set by the
+    /// search ([`crate::Explore::watch`]), never by a model: every engine
+    /// gives its copy of a model's configuration a slot of its own.
+    pub stop: StopSlot,
+}
+
+/// Where a search puts its [`Stop`](crate::Stop) for the process front
+/// end: shared by an engine and its supervisor, which holds a copy of the
+/// engine's [`Config`], so that a stop set or cleared after the supervisor
+/// started reaches it.
+#[derive(Clone, Debug, Default)]
+pub struct StopSlot(Arc<Mutex<Option<crate::Stop>>>);
+
+impl StopSlot {
+    /// Puts `stop` in the slot (`None` empties it).
+    pub fn set(&self, stop: Option<crate::Stop>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = stop;
+    }
+
+    /// Why the search should stop, once it should.
+    pub fn requested(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref()?.requested()
+    }
 }
 
 impl Config {
@@ -132,7 +162,15 @@ impl Config {
             workdir: None,
             pin_cpu: true,
             snapshots_max: snapshot::SNAPSHOTS_MAX_DEFAULT,
+            stop: StopSlot::default(),
         }
+    }
+
+    /// Why the running search should stop, once it should (see
+    /// [`Config::stop`]): what the supervisor checks at least every
+    /// [`STOP_POLL`] while it waits for nodes.
+    pub fn stop_requested(&self) -> Option<String> {
+        self.stop.requested()
     }
 
     /// Checks every limit and file before anything starts.
@@ -241,4 +279,8 @@ pub enum ProcessError {
         "rebuilding the world reached by {action} (after {actions} actions) gave a different world than when it was found: the program is not deterministic under the checker (--det shows where)"
     )]
     Diverged { action: String, actions: usize },
+    /// Not a failure: the search was asked to stop (Ctrl-C, a time cap)
+    /// while this step ran, and the step was cut short.
+    #[error("stopped: {reason}")]
+    Stopped { reason: String },
 }

@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use super::POLL_EVERY;
+use super::{POLL_EVERY, Stop};
 use crate::action::Action;
 use crate::core::Core;
 use crate::engine::Engine;
@@ -105,6 +105,21 @@ pub trait Explore {
     fn action_kind(&self, action: &Self::Action) -> u32 {
         let _ = action;
         0
+    }
+
+    /// The search's request to stop ([`Control::stop`](super::Control::stop)),
+    /// for a front end whose single steps can take long to check while it
+    /// waits; `None` once the search has ended, so that its traces are
+    /// rendered to the end. Ignored by default.
+    fn watch(&mut self, stop: Option<Stop>) {
+        let _ = stop;
+    }
+
+    /// Why the front end cut a step short, when it did so to answer the
+    /// request [`Explore::watch`] gave it: the error that step returned is
+    /// then the stop, and the search ends incomplete with this reason.
+    fn stopped(&self) -> Option<String> {
+        None
     }
 
     /// What the search has cost in processes so far, for the report: the

@@ -11,7 +11,9 @@ mod fpset;
 mod simulate;
 
 use std::collections::HashMap;
+use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 pub use explore::{CoreExplorer, Explore};
 
@@ -83,6 +85,39 @@ pub trait Control {
     /// thousand unless the front end asks for more). `Some(reason)` stops
     /// the search with the verdict incomplete.
     fn poll(&mut self, progress: &Progress) -> Option<String>;
+
+    /// The same request to stop, for a front end to check inside one step,
+    /// between two polls: the process front end waits for its nodes there
+    /// (up to `stall_timeout`), and answers a stop while it waits. `None`
+    /// (the default) when only polls can stop the search.
+    fn stop(&self) -> Option<Stop> {
+        None
+    }
+}
+
+/// A request to stop a search, as a check anyone holding it may make from
+/// any thread: `Some(reason)` once the search should stop. Made by a
+/// [`Control`] (which owns the clock and the signals) and checked by a front
+/// end inside a step ([`Explore::watch`]); a step it cuts short is not an
+/// error but the stop, and the search ends incomplete with its reason.
+#[derive(Clone)]
+pub struct Stop(Arc<dyn Fn() -> Option<String> + Send + Sync>);
+
+impl Stop {
+    pub fn new(requested: impl Fn() -> Option<String> + Send + Sync + 'static) -> Stop {
+        Stop(Arc::new(requested))
+    }
+
+    /// Why the search should stop, once it should.
+    pub fn requested(&self) -> Option<String> {
+        (self.0)()
+    }
+}
+
+impl fmt::Debug for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Stop").field(&self.requested()).finish()
+    }
 }
 
 /// A [`Control`] that never stops a search.
@@ -130,6 +165,7 @@ pub fn explore<E: Explore>(explorer: E, options: &Options, control: &mut dyn Con
 /// [`explore`], giving the explorer back (for its counters).
 pub fn explore_keeping<E: Explore>(explorer: E, options: &Options, control: &mut dyn Control) -> (Report, E) {
     let mut checker = Checker::new(explorer, options);
+    checker.explorer.watch(control.stop());
     let end = match options.search {
         // Not even the initial worlds are within the bound: one answer for
         // both searches, and never a pass.
@@ -140,6 +176,8 @@ pub fn explore_keeping<E: Explore>(explorer: E, options: &Options, control: &mut
         Search::Dfs { depth_max } => dfs::run(&mut checker, depth_max, control),
         Search::Simulate { walks, walk_length, seed } => simulate::run(&mut checker, walks, walk_length, seed, control),
     };
+    // Traces and witnesses are rendered to the end, stopped or not.
+    checker.explorer.watch(None);
     let report = checker.finish(end);
     (report, checker.explorer)
 }
@@ -319,6 +357,12 @@ impl<E: Explore> Checker<E> {
 
     /// The report's verdict, counts, traces and witnesses.
     fn verdict(&mut self, end: End<E::Action>) -> Report {
+        // A step the front end cut short to answer a stop request ended
+        // the search as a poll would have.
+        let end = match (end, self.explorer.stopped()) {
+            (End::Error { .. }, Some(reason)) => End::Incomplete(reason),
+            (end, _) => end,
+        };
         let mut report = self.empty_report(self.options.search.describe());
         for i in 0..self.properties.len() {
             if let Some(path) = self.witnesses[i].take() {
