@@ -7,7 +7,8 @@ mod process_support;
 use std::time::Duration;
 
 use cmc::process::supervisor::{EPOCH_BASE, VIRTUAL_PID_BASE, random_stream};
-use cmc::process::{Blocked, Config, Life, ProcessEngine, ProcessError, ProcessWorld};
+use cmc::process::{Blocked, Config, Life, ProcessEngine, ProcessError, ProcessExplorer, ProcessWorld, ProgramModel};
+use cmc::{NoControl, Options, Search, Verdict, explore};
 use process_support::{actions, config, enabled, preload, program, program_with, replay};
 
 // The counter's phases (examples/c/counter.c).
@@ -102,6 +103,42 @@ fn a_drop_loses_the_oldest_message() {
     let w = replay(&c, &["DROP(1.0, 0)", "ACCEPT(0, 1)"]);
     assert_eq!(w.nodes[0].state, [0, SERVING, 0, 0]);
     assert_eq!(enabled(&w), Vec::<String>::new(), "the request is lost: both wait for ever");
+}
+
+/// Issue 10, 1d: a node that dials itself holds both ends of one
+/// connection, so the node a message travels toward is the same in both
+/// directions. DROP named only that node: the two drops got one token, the
+/// loss of the message toward the dialling end was never explored, and
+/// BFS counted the duplicate as generated.
+#[test]
+fn a_node_that_dials_itself_can_lose_a_message_in_either_direction() {
+    let _serial = process_support::serial();
+    let mut c = config("probe", 1);
+    c.args = vec!["selfdial".to_string()];
+    c.budgets.drops = 1;
+    let label = cmc::process::Label { kind: cmc::process::ConnKind::Node, node: 0, k: 0 };
+    let queues = |w: &ProcessWorld| {
+        let conn = &w.conns[&label];
+        (conn.to_target.iter().cloned().collect::<Vec<_>>(), conn.to_dialer.iter().cloned().collect::<Vec<_>>())
+    };
+    let w = replay(&c, &["ACCEPT(0, 0)"]);
+    assert_eq!(queues(&w), (vec![b"d".to_vec()], vec![b"a".to_vec()]), "one message each way");
+    assert_eq!(enabled(&w), ["DELIVER(0, 0.0)", "DROP(0.0, 0, target)", "DROP(0.0, 0, dialer)"]);
+    let w = replay(&c, &["ACCEPT(0, 0)", "DROP(0.0, 0, target)"]);
+    assert_eq!(queues(&w), (vec![], vec![b"a".to_vec()]), "lost toward the accepted end");
+    let w = replay(&c, &["ACCEPT(0, 0)", "DROP(0.0, 0, dialer)"]);
+    assert_eq!(queues(&w), (vec![b"d".to_vec()], vec![]), "lost toward the dialling end");
+    assert_eq!(enabled(&w), ["DELIVER(0, 0.0)"]);
+
+    // Start, ACCEPT, then one world per action of the three (DELIVER, and a
+    // drop each way), and after DELIVER the second read's DELIVER (the node
+    // exits) or its drop, which the drop toward the dialling end and then
+    // DELIVER reach too: 7 distinct worlds, 8 generated, 4 deep.
+    let model = ProgramModel::new("selfdial", c);
+    let options = Options { search: Search::Bfs { depth_max: None }, ..Options::default() };
+    let r = explore(ProcessExplorer::new(&model).expect("valid model"), &options, &mut NoControl);
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
+    assert_eq!((r.distinct_states, r.generated_states, r.depth), (7, 8, 4), "{}", r.summary());
 }
 
 #[test]

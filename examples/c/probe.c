@@ -12,7 +12,11 @@
  * failed assertion); "signal-other" signal another process (its
  * parent); "uring" and "aio" set up asynchronous I/O
  * (io_uring_setup, io_setup), which the checker must reject; "bigstate" report a 65-byte state; "bigdurable"
- * make a 65-byte record durable.
+ * make a 65-byte record durable; "selfdial" dial its own port and accept
+ * the connection, so that it holds both ends of it, write "d" on the end it
+ * dialled and "a" on the end it accepted, then read the accepted end and
+ * the dialled end in turn, reporting {step, first byte read, second byte
+ * read} before the reads and after each (1, 2, 3), and exit 0.
  *
  * Calls on a connection, by class, given as `probe NODE CLASS [CALL]`. The
  * node dials itself for a connection (a connect never fails), and first
@@ -277,6 +281,27 @@ static int sockopt(int node)
     return 7;
 }
 
+static int selfdial(int node)
+{
+    int l = cmc_listen(node), d = cmc_dial(node);
+    if (l < 0 || d < 0)
+        return 2;
+    int a = accept(l, NULL, NULL);
+    uint8_t s[3] = {1, 0, 0};
+    if (a < 0 || write(d, "d", 1) != 1 || write(a, "a", 1) != 1)
+        return 3;
+    cmc_record_write(CMC_STATE_FD, s, sizeof s);
+    if (read(a, &s[1], 1) != 1)
+        return 4;
+    s[0] = 2;
+    cmc_record_write(CMC_STATE_FD, s, sizeof s);
+    if (read(d, &s[2], 1) != 1)
+        return 5;
+    s[0] = 3;
+    cmc_record_write(CMC_STATE_FD, s, sizeof s);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int node = argc > 1 ? atoi(argv[1]) : 0;
@@ -297,6 +322,8 @@ int main(int argc, char **argv)
         return polling(node, call);
     if (strcmp(mode, "sockopt") == 0)
         return sockopt(node);
+    if (strcmp(mode, "selfdial") == 0)
+        return selfdial(node);
 
     if (strcmp(mode, "stall") == 0) {
         sigset_t none;

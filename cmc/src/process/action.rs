@@ -14,7 +14,9 @@
 //!    oldest from that dialer is taken; connections from one dialer arrive in
 //!    the order it made them, connections from different dialers race);
 //! 4. DROP(conn, to) by connection label, toward the target then toward the
-//!    dialer, while drop budget is left: the oldest message is lost;
+//!    dialer, while drop budget is left: the oldest message is lost. On a
+//!    connection a node dialled to itself both ends are that node's, so the
+//!    action names the end too: DROP(conn, n, target), DROP(conn, n, dialer);
 //! 5. TIMEOUT(n) by node, while timeout budget is left: n is blocked in a
 //!    read or an accept;
 //! 6. CLIENT(n) by node: n is live and has client budget left;
@@ -22,8 +24,11 @@
 //!
 //! Tokens (`Display`, `FromStr`), as counterexample files store them:
 //! `DELIVER(1, 0.2)`, `EOF(1, 0.2)`, `ACCEPT(0, 1)`, `ACCEPT(0, client)`,
-//! `DROP(0.2, 1)`, `TIMEOUT(1)`, `CLIENT(0)`, `CRASH(2)`; connection labels
-//! are described in [`super::world::Label`].
+//! `DROP(0.2, 1)`, `DROP(0.2, 0, target)`, `DROP(0.2, 0, dialer)`,
+//! `TIMEOUT(1)`, `CLIENT(0)`, `CRASH(2)`; connection labels are described
+//! in [`super::world::Label`]. A DROP's third argument appears exactly on a
+//! node's connection to itself, so every other token reads as it always
+//! did.
 
 use std::fmt;
 use std::str::FromStr;
@@ -46,10 +51,13 @@ pub enum ProcessAction {
         node: u8,
         from: Option<u8>,
     },
-    /// The oldest message on `conn` travelling toward node `to`.
+    /// The oldest message on `conn` travelling toward node `to`; `end`
+    /// names which of its ends on a connection node `to` dialled to itself,
+    /// where `to` alone does not say, and is `None` on every other.
     Drop {
         conn: Label,
         to: u8,
+        end: Option<Side>,
     },
     Timeout {
         node: u8,
@@ -74,6 +82,17 @@ impl ProcessAction {
             | ProcessAction::Crash { node } => Some(node),
             ProcessAction::Drop { .. } | ProcessAction::Client { .. } => None,
         }
+    }
+
+    /// For a DROP, the connection and the end its lost message travels
+    /// toward.
+    pub fn dropped(&self) -> Option<(Label, Side)> {
+        let ProcessAction::Drop { conn, to, end } = *self else { return None };
+        let side = end.unwrap_or(match ProcessWorld::dialer_node(&conn) {
+            Some(d) if d == to => Side::Dialer,
+            _ => Side::Target,
+        });
+        Some((conn, side))
     }
 
     /// The node whose blocked process the action answers, so whose
@@ -140,11 +159,14 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     }
     if world.drops > 0 {
         for (label, c) in &world.conns {
+            let dialer = ProcessWorld::dialer_node(label);
+            // Both ends are one node's: the action names the end.
+            let end = |side| (dialer == Some(c.target)).then_some(side);
             if !c.to_target.is_empty() {
-                out.push(ProcessAction::Drop { conn: *label, to: c.target });
+                out.push(ProcessAction::Drop { conn: *label, to: c.target, end: end(Side::Target) });
             }
-            if let (false, Some(d)) = (c.to_dialer.is_empty(), ProcessWorld::dialer_node(label)) {
-                out.push(ProcessAction::Drop { conn: *label, to: d });
+            if let (false, Some(d)) = (c.to_dialer.is_empty(), dialer) {
+                out.push(ProcessAction::Drop { conn: *label, to: d, end: end(Side::Dialer) });
             }
         }
     }
@@ -177,7 +199,9 @@ impl fmt::Display for ProcessAction {
             ProcessAction::Eof { node, conn } => write!(f, "EOF({node}, {conn})"),
             ProcessAction::Accept { node, from: Some(d) } => write!(f, "ACCEPT({node}, {d})"),
             ProcessAction::Accept { node, from: None } => write!(f, "ACCEPT({node}, client)"),
-            ProcessAction::Drop { conn, to } => write!(f, "DROP({conn}, {to})"),
+            ProcessAction::Drop { conn, to, end: None } => write!(f, "DROP({conn}, {to})"),
+            ProcessAction::Drop { conn, to, end: Some(Side::Target) } => write!(f, "DROP({conn}, {to}, target)"),
+            ProcessAction::Drop { conn, to, end: Some(Side::Dialer) } => write!(f, "DROP({conn}, {to}, dialer)"),
             ProcessAction::Timeout { node } => write!(f, "TIMEOUT({node})"),
             ProcessAction::Client { node } => write!(f, "CLIENT({node})"),
             ProcessAction::Crash { node } => write!(f, "CRASH({node})"),
@@ -218,8 +242,18 @@ impl FromStr for ProcessAction {
                 ProcessAction::Accept { node: node(0)?, from }
             }
             "DROP" => {
-                arity(2)?;
-                ProcessAction::Drop { conn: label(0)?, to: node(1)? }
+                let (conn, to) = (label(0)?, node(1)?);
+                let end = match args.get(2) {
+                    None => None,
+                    Some(&"target") => Some(Side::Target),
+                    Some(&"dialer") => Some(Side::Dialer),
+                    Some(_) => return Err(bad()),
+                };
+                // An end is named exactly on a node's connection to itself.
+                if args.len() > 3 || (end.is_some() && ProcessWorld::dialer_node(&conn) != Some(to)) {
+                    return Err(bad());
+                }
+                ProcessAction::Drop { conn, to, end }
             }
             "TIMEOUT" => {
                 arity(1)?;
@@ -252,7 +286,10 @@ mod tests {
             ProcessAction::Eof { node: 1, conn: t },
             ProcessAction::Accept { node: 0, from: Some(1) },
             ProcessAction::Accept { node: 0, from: None },
-            ProcessAction::Drop { conn: c, to: 1 },
+            ProcessAction::Drop { conn: c, to: 1, end: None },
+            ProcessAction::Drop { conn: l, to: 1, end: None },
+            ProcessAction::Drop { conn: l, to: 0, end: Some(Side::Target) },
+            ProcessAction::Drop { conn: l, to: 0, end: Some(Side::Dialer) },
             ProcessAction::Timeout { node: 1 },
             ProcessAction::Client { node: 0 },
             ProcessAction::Crash { node: 2 },
@@ -263,6 +300,16 @@ mod tests {
         }
         assert_eq!(all[0].to_string(), "DELIVER(1, 0.2)");
         assert_eq!(all[3].to_string(), "ACCEPT(0, client)");
+        // A connection of node 0 to itself: both drops name node 0, and the
+        // end; every other drop keeps its two-argument token.
+        assert_eq!(all[5].to_string(), "DROP(0.2, 1)");
+        assert_eq!(all[6].to_string(), "DROP(0.2, 0, target)");
+        assert_eq!(all[7].to_string(), "DROP(0.2, 0, dialer)");
+        for bad in
+            ["DROP(0.2, 1, target)", "DROP(c1.0, 1, dialer)", "DROP(0.2, 0, accepted)", "DROP(0.2, 0, target, 1)"]
+        {
+            assert!(bad.parse::<ProcessAction>().is_err(), "{bad}");
+        }
         assert!("DELIVER(1)".parse::<ProcessAction>().is_err());
         assert!("FIRE(1, 2)".parse::<ProcessAction>().is_err());
     }

@@ -360,11 +360,10 @@ impl Supervisor {
                     .ok_or_else(not_enabled)?;
                 self.answer_accept(node, label)?;
             }
-            ProcessAction::Drop { conn, to } => {
+            ProcessAction::Drop { .. } => {
                 self.world.drops -= 1;
-                let c = self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?;
-                let q = if c.target == to && !c.to_target.is_empty() { &mut c.to_target } else { &mut c.to_dialer };
-                q.pop_front().ok_or_else(not_enabled)?;
+                let (conn, side) = action.dropped().ok_or_else(not_enabled)?;
+                self.world.queue_toward(&conn, side).and_then(|q| q.pop_front()).ok_or_else(not_enabled)?;
             }
             ProcessAction::Timeout { node } => {
                 self.world.timeouts -= 1;

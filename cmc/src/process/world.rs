@@ -123,7 +123,7 @@ pub struct Conn {
 }
 
 /// Which end of a connection a descriptor is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Side {
     Dialer = 0,
     Target = 1,
