@@ -197,8 +197,8 @@ impl ProcessEngine {
         if let Some(c) = self.store.get(path) {
             return Ok(c);
         }
-        // A world found before and evicted must rebuild to the same world.
-        let expected = self.store.hollow(path).cloned();
+        // A world kept without all its processes must rebuild to itself.
+        let expected = self.store.world(path);
         let kept = self.store.nearest_ancestor(path);
         let (mut at, mut c) = match kept.and_then(|k| self.store.get(&path[..k]).map(|c| (k, c))) {
             Some(found) => found,
@@ -212,11 +212,8 @@ impl ProcessEngine {
                 (0, Checkpoint { world, nodes })
             }
         };
-        if let Some(k) = kept {
-            self.store.rebuilt(path, k);
-        }
         // The worlds in between were expanded already: only the last is
-        // kept.
+        // kept (the processes of all are, by node state).
         while at < path.len() {
             c = self.apply_from(&path[..at], &c, &path[at], at + 1 == path.len())?;
             at += 1;
@@ -228,7 +225,7 @@ impl ProcessEngine {
             return Err(ProcessError::Diverged { action, actions: path.len() });
         }
         if path.is_empty() {
-            self.store.insert(Vec::new(), c.clone());
+            c = self.store.insert(Vec::new(), c);
         }
         Ok(c)
     }
@@ -267,9 +264,9 @@ impl ProcessEngine {
         if keep {
             let mut path = prefix.to_vec();
             path.push(*action);
-            self.store.insert(path, c.clone());
+            return Ok(self.store.insert(path, c));
         }
-        Ok(c)
+        Ok(self.store.share(c))
     }
 
     fn step(&mut self, a: &ProcessAction) -> Result<(), ProcessError> {

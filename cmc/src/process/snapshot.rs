@@ -27,7 +27,7 @@ use nix::libc;
 
 use super::action::ProcessAction;
 use super::forkserver::{self, ForkError, Parked};
-use super::world::ProcessWorld;
+use super::world::{Life, ProcessWorld};
 
 /// What a store's snapshots share: their count.
 #[derive(Default)]
@@ -92,69 +92,66 @@ pub struct Checkpoint {
 /// Default of `snapshots_max`: processes kept parked. Each costs its page
 /// tables and the pages it wrote since its fork (about 60 KiB of both for
 /// the example programs, measured from `/proc/PID/smaps_rollup` and
-/// `VmPTE`), so 2,048 take about 120 MiB of a 24 GiB machine and stay
-/// far below its process limits. Big enough that breadth-first search of
-/// the example models never evicts (their widest levels hold a few hundred
-/// worlds): a world rebuilt after an eviction costs the actions from its
-/// nearest kept ancestor.
+/// `VmPTE`), so 2,048 take about 120 MiB of a 24 GiB machine and stay far
+/// below its process limits (`pid_max` is 32,768 here). Snapshots are kept
+/// per node state, not per world, so this bounds the distinct node states
+/// kept, far fewer than the worlds.
 pub const SNAPSHOTS_MAX_DEFAULT: usize = 2048;
 
-/// At most this many checkpoints per process kept.
-const CHECKPOINTS_PER_SNAPSHOT: usize = 4;
+/// Retired worlds kept as places to rebuild from, per snapshot allowed:
+/// a world without its processes is a few hundred bytes.
+const SOURCES_PER_SNAPSHOT: usize = 4;
 
-/// Checkpoints by the actions that reach them.
+/// Snapshots by what determines them, and the worlds the search may load.
 ///
-/// A checkpoint is kept while the search may still load its world. Once the
-/// search says it will not ([`Store::retire`]), the checkpoint goes, unless
-/// it is the nearest ancestor of a world whose own checkpoint was evicted:
-/// then it stays, as the place to rebuild that world from, until that world
-/// is rebuilt. Past the bound the newest checkpoints are evicted first:
-/// breadth-first search loads its worlds in the order it found them, so the
-/// newest is the one needed last (evicting the oldest, as plain LRU would,
-/// evicts exactly the next world to expand); depth-first search and
-/// simulation keep only the worlds on their path. Kept ancestors go last,
-/// least recently used first.
+/// A node's process at quiescence is determined by the node's part of the
+/// world (its reported state, which the manual requires to be complete, its
+/// durable record, what it is blocked in, its descriptors and counters): so
+/// a snapshot is kept under that key, and every world in which the node is
+/// in that state shares it, whichever path reached it. A checkpoint (a
+/// world with a process per live node) is not stored but assembled: the
+/// world, kept by the actions that reach it, and each live node's snapshot
+/// by its key.
 ///
-/// Fewer processes alive make every fork and exit cheaper (the kernel's
-/// reverse maps of a node's memory grow with the processes that share it),
-/// so the store keeps no checkpoint it was told it will not need.
+/// Worlds are kept while the search may still load them (*wanted*); once it
+/// says it will not ([`Store::retire`]) a world is kept a while longer, as a
+/// place to rebuild its descendants from (least recently used first out,
+/// at most [`SOURCES_PER_SNAPSHOT`] × `snapshots_max`). Past
+/// `snapshots_max` processes, the least recently used snapshots are
+/// evicted; a world that lost one is rebuilt from its nearest ancestor
+/// whose snapshots are all kept, or from the templates, and the rebuilt
+/// world must equal the one kept (the engine checks).
+///
+/// Fewer processes alive also make every fork cheaper: each parked process
+/// holds a notification on its node's listener, and the kernel walks that
+/// list on every poll.
 pub struct Store {
-    checkpoints: HashMap<Vec<ProcessAction>, Entry>,
-    /// The worlds of evicted wanted checkpoints, without processes: enough
-    /// to load the world (for its invariants); its processes are rebuilt
-    /// only when an action is applied to it.
-    hollow: HashMap<Vec<ProcessAction>, ProcessWorld>,
-    /// Wanted checkpoints by when they were kept: the newest last.
-    wanted: BTreeMap<u64, Vec<ProcessAction>>,
-    /// Retired checkpoints kept as rebuild sources, by last use: the least
-    /// recently used first.
-    sources: BTreeMap<u64, Vec<ProcessAction>>,
+    snapshots: HashMap<Vec<u8>, (Rc<Snapshot>, u64)>,
+    /// Snapshot keys by last use: the least recently used first.
+    by_use: BTreeMap<u64, Vec<u8>>,
+    wanted: HashMap<Vec<ProcessAction>, ProcessWorld>,
+    sources: HashMap<Vec<ProcessAction>, (ProcessWorld, u64)>,
+    sources_by_use: BTreeMap<u64, Vec<ProcessAction>>,
     snapshots_max: usize,
     tick: u64,
-    /// Snapshots alive (parked in checkpoints, or held by the engine), and
-    /// the killed ones not yet reaped.
+    key: Vec<u8>,
+    /// Snapshots alive (kept, or held by the engine).
     pub pool: Rc<Pool>,
-    /// Checkpoints evicted so far.
+    /// Snapshots evicted so far.
     pub evictions: u64,
-}
-
-struct Entry {
-    checkpoint: Checkpoint,
-    tick: u64,
-    retired: bool,
-    /// Evicted descendants that will be rebuilt from this checkpoint.
-    dependents: u32,
 }
 
 impl Store {
     pub fn new(snapshots_max: usize) -> Store {
         Store {
-            checkpoints: HashMap::new(),
-            hollow: HashMap::new(),
-            wanted: BTreeMap::new(),
-            sources: BTreeMap::new(),
+            snapshots: HashMap::new(),
+            by_use: BTreeMap::new(),
+            wanted: HashMap::new(),
+            sources: HashMap::new(),
+            sources_by_use: BTreeMap::new(),
             snapshots_max,
             tick: 0,
+            key: Vec::new(),
             pool: Rc::new(Pool::default()),
             evictions: 0,
         }
@@ -165,137 +162,131 @@ impl Store {
         self.snapshots_max > 0
     }
 
-    pub fn get(&mut self, path: &[ProcessAction]) -> Option<Checkpoint> {
-        self.tick += 1;
-        let tick = self.tick;
-        let e = self.checkpoints.get_mut(path)?;
-        if e.retired {
-            let path = self.sources.remove(&e.tick).unwrap_or_else(|| path.to_vec());
-            e.tick = tick;
-            self.sources.insert(tick, path);
-        }
-        Some(e.checkpoint.clone())
-    }
-
-    /// The world of an evicted wanted checkpoint: what a rebuild of `path`
-    /// must give again.
-    pub fn hollow(&self, path: &[ProcessAction]) -> Option<&ProcessWorld> {
-        self.hollow.get(path)
-    }
-
-    /// The world `path` reaches, if it is known: kept with its processes,
-    /// or evicted while still wanted.
+    /// The world `path` reaches, if it is kept (with or without processes).
     pub fn world(&mut self, path: &[ProcessAction]) -> Option<ProcessWorld> {
-        match self.hollow.get(path) {
-            Some(w) => Some(w.clone()),
-            None => self.get(path).map(|c| c.world),
+        if let Some(w) = self.wanted.get(path) {
+            return Some(w.clone());
         }
+        self.tick += 1;
+        let tick = self.tick;
+        let (w, used) = self.sources.get_mut(path)?;
+        let path = self.sources_by_use.remove(used).unwrap_or_else(|| path.to_vec());
+        *used = tick;
+        self.sources_by_use.insert(tick, path);
+        Some(w.clone())
     }
 
-    /// The longest proper prefix of `path` with a checkpoint, if any.
-    pub fn nearest_ancestor(&self, path: &[ProcessAction]) -> Option<usize> {
-        (0..path.len()).rev().find(|&k| self.checkpoints.contains_key(&path[..k]))
+    /// The checkpoint of the world `path` reaches, if its world and every
+    /// live node's snapshot are kept.
+    pub fn get(&mut self, path: &[ProcessAction]) -> Option<Checkpoint> {
+        let world = self.world(path)?;
+        let nodes = self.snapshots_of(&world)?;
+        Some(Checkpoint { world, nodes })
     }
 
-    /// World `path` was rebuilt from its kept ancestor `path[..k]`: that
-    /// ancestor has one dependent less.
-    pub fn rebuilt(&mut self, path: &[ProcessAction], k: usize) {
-        let Some(e) = self.checkpoints.get_mut(&path[..k]) else { return };
-        e.dependents = e.dependents.saturating_sub(1);
-        if e.retired && e.dependents == 0 {
-            self.remove(&path[..k]);
+    /// Each live node's snapshot in `world`; `None` if one is not kept.
+    fn snapshots_of(&mut self, world: &ProcessWorld) -> Option<Vec<Option<Rc<Snapshot>>>> {
+        let mut nodes = Vec::with_capacity(world.nodes.len());
+        for n in 0..world.nodes.len() {
+            if world.nodes[n].life != Life::Live {
+                nodes.push(None);
+                continue;
+            }
+            world.encode_node(n as u8, &mut self.key);
+            self.tick += 1;
+            let tick = self.tick;
+            let (snap, used) = self.snapshots.get_mut(&self.key)?;
+            let key = self.by_use.remove(used).unwrap_or_else(|| self.key.clone());
+            *used = tick;
+            self.by_use.insert(tick, key);
+            nodes.push(Some(snap.clone()));
         }
+        Some(nodes)
     }
 
-    /// The search will not load the world `path` reaches again: its
-    /// checkpoint goes, unless an evicted world is to be rebuilt from it.
+    /// The longest proper prefix of `path` whose checkpoint is kept.
+    pub fn nearest_ancestor(&mut self, path: &[ProcessAction]) -> Option<usize> {
+        (0..path.len()).rev().find(|&k| {
+            let Some(world) = self.world(&path[..k]) else { return false };
+            self.snapshots_of(&world).is_some()
+        })
+    }
+
+    /// The search will not load the world `path` reaches again: it is kept
+    /// only as a place to rebuild from.
     pub fn retire(&mut self, path: &[ProcessAction]) {
+        let Some((path, world)) = self.wanted.remove_entry(path) else { return };
         self.tick += 1;
         let tick = self.tick;
-        self.hollow.remove(path);
-        let Some(e) = self.checkpoints.get_mut(path) else { return };
-        if e.retired {
-            return;
+        self.sources_by_use.insert(tick, path.clone());
+        self.sources.insert(path, (world, tick));
+        while self.sources.len() > SOURCES_PER_SNAPSHOT * self.snapshots_max {
+            let Some((_, oldest)) = self.sources_by_use.pop_first() else { break };
+            self.sources.remove(&oldest);
         }
-        if e.dependents == 0 {
-            self.remove(path);
-            return;
-        }
-        let path = self.wanted.remove(&e.tick).unwrap_or_else(|| path.to_vec());
-        e.tick = tick;
-        e.retired = true;
-        self.sources.insert(tick, path);
     }
 
-    fn remove(&mut self, path: &[ProcessAction]) -> Option<Entry> {
-        let e = self.checkpoints.remove(path)?;
-        let index = if e.retired { &mut self.sources } else { &mut self.wanted };
-        index.remove(&e.tick);
-        Some(e)
-    }
-
-    /// Keeps `checkpoint` for `path` (wanted), then evicts until at most
-    /// `snapshots_max` processes are parked (the newest is always kept).
-    pub fn insert(&mut self, path: Vec<ProcessAction>, checkpoint: Checkpoint) {
+    /// Keeps `checkpoint` for `path` (wanted); returns it with each node's
+    /// process the one kept for its state (a new process whose node state
+    /// has a snapshot already goes), then evicts the least recently used
+    /// snapshots until at most `snapshots_max` processes are alive.
+    pub fn insert(&mut self, path: Vec<ProcessAction>, checkpoint: Checkpoint) -> Checkpoint {
         if !self.enabled() {
-            return;
+            return checkpoint;
         }
-        self.tick += 1;
-        let tick = self.tick;
-        self.hollow.remove(&path);
-        let entry = Entry { checkpoint, tick, retired: false, dependents: 0 };
-        if let Some(old) = self.checkpoints.insert(path.clone(), entry) {
-            let index = if old.retired { &mut self.sources } else { &mut self.wanted };
-            index.remove(&old.tick);
-            if let Some(e) = self.checkpoints.get_mut(&path) {
-                e.dependents = old.dependents;
-            }
+        if let Some((_, used)) = self.sources.remove(&path) {
+            self.sources_by_use.remove(&used);
         }
-        self.wanted.insert(tick, path);
-        // Checkpoints that share every process cost only their world's
-        // bytes; still, at most `CHECKPOINTS_PER_SNAPSHOT` per process.
-        while self.pool.live() > self.snapshots_max
-            || self.checkpoints.len() > CHECKPOINTS_PER_SNAPSHOT * self.snapshots_max
-        {
-            let newest = self.wanted.range(..tick).next_back().map(|(&t, _)| t);
-            let victim = match newest.and_then(|t| self.wanted.remove(&t)) {
-                Some(p) => {
-                    // The world will be rebuilt from its nearest kept
-                    // ancestor: keep that one until then.
-                    if let Some(k) = self.nearest_ancestor(&p)
-                        && let Some(a) = self.checkpoints.get_mut(&p[..k])
-                    {
-                        a.dependents += 1;
-                    }
-                    p
+        self.wanted.insert(path, checkpoint.world.clone());
+        self.share(checkpoint)
+    }
+
+    /// Keeps the processes of `checkpoint` by node state, not its world;
+    /// returns it with each node's process the one kept for its state.
+    pub fn share(&mut self, checkpoint: Checkpoint) -> Checkpoint {
+        if !self.enabled() {
+            return checkpoint;
+        }
+        let Checkpoint { world, mut nodes } = checkpoint;
+        for (n, slot) in nodes.iter_mut().enumerate() {
+            let Some(snap) = slot else { continue };
+            world.encode_node(n as u8, &mut self.key);
+            self.tick += 1;
+            let tick = self.tick;
+            match self.snapshots.get_mut(&self.key) {
+                Some((kept, used)) => {
+                    *slot = Some(kept.clone());
+                    let key = self.by_use.remove(used).unwrap_or_else(|| self.key.clone());
+                    *used = tick;
+                    self.by_use.insert(tick, key);
                 }
-                None => match self.sources.pop_first() {
-                    Some((_, p)) => p,
-                    None => break,
-                },
-            };
-            if let Some(e) = self.checkpoints.remove(&victim) {
-                if e.retired {
-                    self.sources.remove(&e.tick);
-                } else {
-                    self.hollow.insert(victim, e.checkpoint.world);
+                None => {
+                    self.snapshots.insert(self.key.clone(), (snap.clone(), tick));
+                    self.by_use.insert(tick, self.key.clone());
                 }
             }
+        }
+        let checkpoint = Checkpoint { world, nodes };
+        // The snapshots just used are the newest: they go last.
+        while self.pool.live() > self.snapshots_max {
+            let Some((_, oldest)) = self.by_use.pop_first() else { break };
+            self.snapshots.remove(&oldest);
             self.evictions += 1;
         }
+        checkpoint
     }
 
     /// The pids of the parked processes.
     pub fn pids(&self) -> Vec<i32> {
-        let nodes = self.checkpoints.values().flat_map(|e| e.checkpoint.nodes.iter().flatten());
-        nodes.map(|s| s.parked().borrow().pid).collect()
+        self.snapshots.values().map(|(s, _)| s.parked().borrow().pid).collect()
     }
 
     /// Kills every parked process.
     pub fn clear(&mut self) {
+        self.by_use.clear();
+        self.snapshots.clear();
         self.wanted.clear();
         self.sources.clear();
-        self.hollow.clear();
-        self.checkpoints.clear();
+        self.sources_by_use.clear();
     }
 }

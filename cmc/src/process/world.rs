@@ -333,51 +333,8 @@ impl ProcessWorld {
         out.clear();
         out.extend_from_slice(&[self.crashes, self.drops, self.timeouts]);
         out.extend_from_slice(&self.clock.to_le_bytes());
-        for node in &self.nodes {
-            let (tag, status) = match node.life {
-                Life::Live => (0u8, 0),
-                Life::Exited(c) => (1, c),
-                Life::Signaled(s) => (2, s),
-            };
-            out.push(tag);
-            out.extend_from_slice(&status.to_le_bytes());
-            let (tag, fd) = match node.blocked {
-                Blocked::Nothing => (0u8, 0),
-                Blocked::Accept { fd } => (1, fd),
-                Blocked::Read { fd } => (2, fd),
-            };
-            out.push(tag);
-            push_fd(out, fd);
-            out.extend_from_slice(&[node.clients_left, node.dials, node.timer_conns]);
-            out.extend_from_slice(&node.random_used.to_le_bytes());
-            push_bytes(out, &node.state);
-            match &node.durable {
-                None => out.push(0),
-                Some(d) => {
-                    out.push(1);
-                    push_bytes(out, d);
-                }
-            }
-            push_bytes(out, &node.recovery);
-            push_bytes(out, &node.state_in);
-            push_bytes(out, &node.durable_in);
-            push_count(out, node.fds.len());
-            for (&fd, v) in &node.fds {
-                push_fd(out, fd);
-                match *v {
-                    VFd::Socket { port, listening } => {
-                        out.push(0);
-                        out.extend_from_slice(&port.unwrap_or(0).to_le_bytes());
-                        out.push(port.is_some() as u8 | (listening as u8) << 1);
-                    }
-                    VFd::Conn { label, side } => {
-                        out.push(1);
-                        push_label(out, &label);
-                        out.push(side as u8);
-                    }
-                    VFd::Random => out.push(2),
-                }
-            }
+        for n in 0..self.nodes.len() {
+            self.push_node(n, out);
         }
         push_wide_count(out, self.conns.len());
         for (label, c) in &self.conns {
@@ -394,6 +351,62 @@ impl ProcessWorld {
         for (n, r) in &self.replies {
             out.push(*n);
             push_bytes(out, r);
+        }
+    }
+
+    /// Node `n`'s part of the encoding, into `out` (cleared): what
+    /// determines its process at quiescence, the key of its snapshots.
+    pub fn encode_node(&self, n: u8, out: &mut Vec<u8>) {
+        out.clear();
+        out.push(n);
+        self.push_node(n as usize, out);
+    }
+
+    fn push_node(&self, n: usize, out: &mut Vec<u8>) {
+        let node = &self.nodes[n];
+        let (tag, status) = match node.life {
+            Life::Live => (0u8, 0),
+            Life::Exited(c) => (1, c),
+            Life::Signaled(s) => (2, s),
+        };
+        out.push(tag);
+        out.extend_from_slice(&status.to_le_bytes());
+        let (tag, fd) = match node.blocked {
+            Blocked::Nothing => (0u8, 0),
+            Blocked::Accept { fd } => (1, fd),
+            Blocked::Read { fd } => (2, fd),
+        };
+        out.push(tag);
+        push_fd(out, fd);
+        out.extend_from_slice(&[node.clients_left, node.dials, node.timer_conns]);
+        out.extend_from_slice(&node.random_used.to_le_bytes());
+        push_bytes(out, &node.state);
+        match &node.durable {
+            None => out.push(0),
+            Some(d) => {
+                out.push(1);
+                push_bytes(out, d);
+            }
+        }
+        push_bytes(out, &node.recovery);
+        push_bytes(out, &node.state_in);
+        push_bytes(out, &node.durable_in);
+        push_count(out, node.fds.len());
+        for (&fd, v) in &node.fds {
+            push_fd(out, fd);
+            match *v {
+                VFd::Socket { port, listening } => {
+                    out.push(0);
+                    out.extend_from_slice(&port.unwrap_or(0).to_le_bytes());
+                    out.push(port.is_some() as u8 | (listening as u8) << 1);
+                }
+                VFd::Conn { label, side } => {
+                    out.push(1);
+                    push_label(out, &label);
+                    out.push(side as u8);
+                }
+                VFd::Random => out.push(2),
+            }
         }
     }
 
