@@ -17,9 +17,10 @@
 //! 2. per node: life (tag, i32 status), blocked-in (tag, fd), clients
 //!    left, dials, timer connections, random bytes used (u64), the state
 //!    record (length, bytes), the durable record (a presence byte, then
-//!    length and bytes), what reads of fd 193 will return in this life, the
-//!    partial records written to fd 3 and fd 193 (each a length and bytes),
-//!    its virtual descriptors (count, then each as fd and a tagged kind);
+//!    length and bytes), what reads of fd 193 will return in this life,
+//!    the partial records written to fd 3 and fd 193 (each a length and
+//!    bytes), its virtual descriptors (count, then each as fd and a tagged
+//!    kind);
 //! 3. connections in label order: a wide count, then each as label (kind,
 //!    node, k), target, the two ends' states, the queue toward the target and
 //!    the queue toward the dialer (each a count, then length-prefixed
@@ -34,8 +35,9 @@
 //! their own (the kernel's descriptor table has one, which a program may
 //! raise): a node may hold 256 of them, or fd 65,540. Everything else is
 //! bounded by a limit the supervisor enforces before it enters the world
-//! (records, messages and replies of at most 64 bytes, 128 messages in
-//! flight, 64 replies, 255 connects, clients and timer connections per
+//! (records, messages and replies of at most 64 bytes, and so at most 65
+//! for what fd 193 has left to read and for a partial record, 128 messages
+//! in flight, 64 replies, 255 connects, clients and timer connections per
 //! node), so it takes the short form; a world with fewer than 255
 //! descriptors per node, all below 65,535, is written exactly as when these
 //! fields were plain `u8` and `u16`, and its fingerprint did not change.
@@ -418,8 +420,9 @@ impl ProcessWorld {
 }
 
 /// A length, then the bytes. Every record, message and reply is at most
-/// 64 bytes (the supervisor enforces the limits before anything enters the
-/// world), so its length takes one byte; a longer one would not wrap.
+/// 64 bytes, and a recovery record or a partial one at most 65 (the
+/// supervisor enforces the limits before anything enters the world), so
+/// its length takes one byte; a longer one would not wrap.
 fn push_bytes(out: &mut Vec<u8>, b: &[u8]) {
     push_count(out, b.len());
     out.extend_from_slice(b);
@@ -492,8 +495,9 @@ mod tests {
         let (a, b) = (bytes(&none), bytes(&many));
         let first_difference = a.iter().zip(&b).position(|(x, y)| x != y);
         // Budgets and clock (7), life (5), blocked (3), counters (3),
-        // random bytes used (8), the empty state (1), no durable record (1).
-        let count_at = 7 + 5 + 3 + 3 + 8 + 1 + 1;
+        // random bytes used (8), the empty state (1), no durable record (1),
+        // nothing to recover nor partly written (3).
+        let count_at = 7 + 5 + 3 + 3 + 8 + 1 + 1 + 3;
         assert_eq!(first_difference, Some(count_at), "{:?}\n{:?}", &a[..count_at + 4], &b[..count_at + 4]);
     }
 
@@ -505,8 +509,8 @@ mod tests {
             let (a, b) = (bytes(a), bytes(b));
             a.iter().zip(&b).position(|(x, y)| x != y)
         };
-        // The node (28 bytes) and its descriptor count.
-        let node_end = 28 + 1;
+        // The node (31 bytes) and its descriptor count.
+        let node_end = 31 + 1;
         let mut replies = one_node();
         replies.replies = vec![(0, Vec::new()); 256];
         assert_eq!(first_difference(&one_node(), &replies), Some(node_end + 2), "after the connection count");
