@@ -329,7 +329,6 @@ fn time_max_and_ctrl_c_stop_a_program_search_that_would_not_finish() {
 /// model, so the wait would last the ten seconds of `stall_timeout` and
 /// end in an error).
 #[test]
-#[ignore = "needs Supervisor::settle to check Config::stop_requested (the lines in the engine-gaps branch's report)"]
 fn time_max_and_ctrl_c_stop_a_program_search_waiting_for_a_node() {
     let model = program_model_file("stalled-probe", "probe", "nodes = 1\nargs = [\"stall\"]\n");
     let (code, json) = stopped_program_search(&model, &["--time-max", "1"], false);

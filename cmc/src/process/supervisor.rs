@@ -227,12 +227,17 @@ impl Supervisor {
                 })
                 .min();
             let Some((since, n)) = oldest else { return Ok(()) };
+            // A stop (Ctrl-C, a time cap) is answered while a node runs,
+            // not only between actions.
+            if let Some(reason) = self.cfg.stop_requested() {
+                return Err(ProcessError::Stopped { reason });
+            }
             let waited = since.elapsed();
             if waited >= self.cfg.stall_timeout {
                 let pid = self.procs[n].as_ref().map_or(0, |p| p.pid);
                 return Err(stall_error(n as u8, pid, waited.as_secs_f64()));
             }
-            let left = self.cfg.stall_timeout - waited;
+            let left = (self.cfg.stall_timeout - waited).min(super::STOP_POLL);
             let timeout_ms = left.as_millis().min(i32::MAX as u128) as i32 + 1;
             let got = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.as_mut_ptr(), 16, timeout_ms) };
             if got < 0 {
