@@ -277,6 +277,26 @@ fn a_rebuilt_world_is_compared_with_its_fingerprint() {
     }
 }
 
+/// Issue 10, item 3: the store's memory cap is a bound like its count.
+/// With 1 MiB for snapshots (a few processes' worth) the store evicts and
+/// rebuilds, which costs forks, and the counts stay as they are.
+#[test]
+fn a_memory_cap_on_snapshots_evicts_and_the_counts_stay() {
+    let _serial = serial();
+    let free = run(&counter_model(), Search::Bfs { depth_max: None });
+    let mut capped = counter_model();
+    capped.config.snapshots_mib_max = 1;
+    let capped = run(&capped, Search::Bfs { depth_max: None });
+    assert_eq!(
+        (capped.verdict, capped.distinct_states, capped.generated_states),
+        (free.verdict, free.distinct_states, free.generated_states),
+        "{}",
+        capped.to_text()
+    );
+    let forks = |r: &Report| r.forks.unwrap_or_default();
+    assert!(forks(&capped) > forks(&free), "capped {} forks, free {}", forks(&capped), forks(&free));
+}
+
 /// Writes `text` as a model file in a fresh folder, with the counter
 /// program and a shared object of C invariants beside it.
 fn model_dir(name: &str, toml: &str) -> std::path::PathBuf {

@@ -63,7 +63,7 @@ impl ProcessEngine {
         // A slot of its own: engines made from one model's configuration
         // run searches of their own.
         config.stop = StopSlot::default();
-        let store = Store::new(config.snapshots_max);
+        let store = Store::new(config.snapshots_max, config.snapshots_mib_max);
         Ok(ProcessEngine { config, supervisor: None, store, stats: Stats::default(), scratch: Vec::new() })
     }
 

@@ -120,6 +120,10 @@ pub struct Config {
     /// so every world is rebuilt from the templates by replaying its
     /// actions (the stateless path).
     pub snapshots_max: usize,
+    /// The memory the parked snapshots may take, in MiB, as estimated
+    /// from sampled snapshots' proportional set size and page tables
+    /// (`snapshot::Store`); past it the least recently used are evicted.
+    pub snapshots_mib_max: u64,
     /// The running search's request to stop, which the engine checks before
     /// every action and the supervisor while it waits for nodes. Set by the
     /// search ([`crate::Explore::watch`]), never by a model: every engine
@@ -162,6 +166,7 @@ impl Config {
             workdir: None,
             pin_cpu: true,
             snapshots_max: snapshot::SNAPSHOTS_MAX_DEFAULT,
+            snapshots_mib_max: snapshot::SNAPSHOTS_MIB_MAX_DEFAULT,
             stop: StopSlot::default(),
         }
     }

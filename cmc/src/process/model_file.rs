@@ -14,7 +14,8 @@
 //! request = "w1"
 //! search = "bfs"                  # bfs, dfs or simulate
 //! depth_max = 20
-//! snapshots_max = 256             # processes kept parked; 0: rebuild every world
+//! snapshots_max = 2048            # processes kept parked; 0: rebuild every world
+//! snapshots_mib_max = 4096        # memory they may take (MiB, estimated)
 //! properties = "build/register_props.so"
 //! invariants = ["acked_writes_survive"]
 //! ```
@@ -65,6 +66,8 @@ struct Raw {
     /// Node processes kept parked as snapshots; 0 rebuilds every world
     /// from the templates (the stateless path).
     snapshots_max: Option<u64>,
+    /// The memory the snapshots may take, in MiB.
+    snapshots_mib_max: Option<u64>,
     #[serde(default)]
     det: bool,
     properties: Option<String>,
@@ -120,6 +123,9 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
     config.request = raw.request.into_bytes();
     if let Some(m) = raw.snapshots_max {
         config.snapshots_max = usize::try_from(m).map_err(|_| key("snapshots_max", format!("{m} is too large")))?;
+    }
+    if let Some(m) = raw.snapshots_mib_max {
+        config.snapshots_mib_max = m;
     }
     config.validate().map_err(|e| match e {
         ProcessError::Config { key: k, reason } => key(k, reason),

@@ -98,6 +98,14 @@ pub struct Checkpoint {
 /// kept, far fewer than the worlds.
 pub const SNAPSHOTS_MAX_DEFAULT: usize = 2048;
 
+/// Default of `snapshots_mib_max`: the memory snapshots may take, as
+/// estimated. A sixth of a 24 GiB machine.
+pub const SNAPSHOTS_MIB_MAX_DEFAULT: u64 = 4096;
+
+/// One new snapshot in this many has its memory measured, for the
+/// estimate the memory cap is checked against.
+const SAMPLE_EVERY: u64 = 32;
+
 /// Retired worlds kept as places to rebuild from, per snapshot allowed:
 /// a world without its processes is a few hundred bytes.
 const SOURCES_PER_SNAPSHOT: usize = 4;
@@ -133,6 +141,11 @@ pub struct Store {
     sources: HashMap<Vec<ProcessAction>, (ProcessWorld, u64)>,
     sources_by_use: BTreeMap<u64, Vec<ProcessAction>>,
     snapshots_max: usize,
+    snapshots_bytes_max: u64,
+    /// Snapshots measured, and their total size: the estimate of one.
+    sampled: u64,
+    sampled_bytes: u64,
+    kept_new: u64,
     tick: u64,
     key: Vec<u8>,
     /// Snapshots alive (kept, or held by the engine).
@@ -142,7 +155,7 @@ pub struct Store {
 }
 
 impl Store {
-    pub fn new(snapshots_max: usize) -> Store {
+    pub fn new(snapshots_max: usize, snapshots_mib_max: u64) -> Store {
         Store {
             snapshots: HashMap::new(),
             by_use: BTreeMap::new(),
@@ -150,6 +163,10 @@ impl Store {
             sources: HashMap::new(),
             sources_by_use: BTreeMap::new(),
             snapshots_max,
+            snapshots_bytes_max: snapshots_mib_max.saturating_mul(1 << 20),
+            sampled: 0,
+            sampled_bytes: 0,
+            kept_new: 0,
             tick: 0,
             key: Vec::new(),
             pool: Rc::new(Pool::default()),
@@ -261,6 +278,13 @@ impl Store {
                     self.by_use.insert(tick, key);
                 }
                 None => {
+                    if self.kept_new % SAMPLE_EVERY == 0
+                        && let Some(bytes) = memory_of(snap.parked().borrow().pid)
+                    {
+                        self.sampled += 1;
+                        self.sampled_bytes += bytes;
+                    }
+                    self.kept_new += 1;
                     self.snapshots.insert(self.key.clone(), (snap.clone(), tick));
                     self.by_use.insert(tick, self.key.clone());
                 }
@@ -268,12 +292,20 @@ impl Store {
         }
         let checkpoint = Checkpoint { world, nodes };
         // The snapshots just used are the newest: they go last.
-        while self.pool.live() > self.snapshots_max {
+        while self.pool.live() > self.snapshots_max || self.estimated_bytes() > self.snapshots_bytes_max {
             let Some((_, oldest)) = self.by_use.pop_first() else { break };
             self.snapshots.remove(&oldest);
             self.evictions += 1;
         }
         checkpoint
+    }
+
+    /// The memory the live snapshots take, estimated from those measured.
+    pub fn estimated_bytes(&self) -> u64 {
+        match self.sampled {
+            0 => 0,
+            k => self.pool.live() as u64 * (self.sampled_bytes / k),
+        }
     }
 
     /// The pids of the parked processes.
@@ -289,4 +321,17 @@ impl Store {
         self.sources.clear();
         self.sources_by_use.clear();
     }
+}
+
+/// What a parked process costs: its proportional set size (its own pages,
+/// and its share of those it shares with its forks) and its page tables,
+/// in bytes. `None` if the kernel does not say.
+fn memory_of(pid: i32) -> Option<u64> {
+    let kib = |text: &str, field: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(field))?;
+        line[field.len()..].trim().trim_end_matches("kB").trim().parse().ok()
+    };
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    Some((kib(&rollup, "Pss:")? + kib(&status, "VmPTE:")?) * 1024)
 }
