@@ -3,15 +3,15 @@
 //! process again, instead of restarting every node and replaying the
 //! actions that led to it.
 //!
-//! A [`Snapshot`] is one parked process and what the supervisor keeps about
-//! it outside the world's bytes ([`ProcIo`]: partial records, the recovery
-//! record and how much of it was read). A [`Checkpoint`] is every node's
-//! snapshot in one quiescent world, with the world; checkpoints share the
-//! snapshots of the nodes an action did not touch. The [`Store`] keeps
-//! checkpoints by the actions that reach them, bounded by the number of
-//! processes alive (`snapshots_max`); past it, the least recently used are
-//! evicted, and a world whose checkpoint was evicted is rebuilt from its
-//! nearest kept ancestor (the engine does that).
+//! A [`Snapshot`] is one parked process; everything the supervisor knows
+//! about it that its future depends on is in the world's bytes, so a
+//! snapshot is kept by its node's part of the world and shared by every
+//! world in which the node is in that state. A [`Checkpoint`] is one
+//! quiescent world with a snapshot per live node, assembled by the
+//! [`Store`] from the world (kept by the actions that reach it) and the
+//! snapshots (kept by node state), bounded by a count and a memory
+//! estimate; a world that lost a snapshot is rebuilt from its nearest
+//! ancestor with all of its own (the engine does that).
 //!
 //! A snapshot is a child of the supervisor's thread (`CLONE_PARENT`) with
 //! the death signal set, so none outlives the checker; dropping the last
@@ -44,7 +44,7 @@ impl Pool {
 
 /// One parked node process.
 pub struct Snapshot {
-    parked: Option<RefCell<Parked>>,
+    parked: RefCell<Parked>,
     /// What the snapshots of one store share.
     pool: Rc<Pool>,
 }
@@ -52,31 +52,23 @@ pub struct Snapshot {
 impl Snapshot {
     pub fn new(parked: Parked, pool: &Rc<Pool>) -> Snapshot {
         pool.live.set(pool.live.get() + 1);
-        Snapshot { parked: Some(RefCell::new(parked)), pool: pool.clone() }
-    }
-
-    fn parked(&self) -> &RefCell<Parked> {
-        self.parked.as_ref().unwrap_or_else(|| unreachable!("taken only on drop"))
+        Snapshot { parked: RefCell::new(parked), pool: pool.clone() }
     }
 
     /// A fork of this process, held in the same call.
     pub fn fork(&self, listener: BorrowedFd<'_>, timeout: Duration) -> Result<Parked, ForkError> {
-        forkserver::fork(listener, &mut self.parked().borrow_mut(), timeout)
+        forkserver::fork(listener, &mut self.parked.borrow_mut(), timeout)
     }
 }
 
 impl Drop for Snapshot {
     fn drop(&mut self) {
         self.pool.live.set(self.pool.live.get() - 1);
-        if let Some(p) = self.parked.take() {
-            let p = p.into_inner();
-            unsafe {
-                libc::syscall(libc::SYS_pidfd_send_signal, p.pidfd.as_fd().as_raw_fd(), libc::SIGKILL, 0, 0);
-                let mut status = 0;
-                while libc::waitpid(p.pid, &mut status, 0) < 0 && nix::errno::Errno::last() == nix::errno::Errno::EINTR
-                {
-                }
-            }
+        let p = self.parked.get_mut();
+        unsafe {
+            libc::syscall(libc::SYS_pidfd_send_signal, p.pidfd.as_fd().as_raw_fd(), libc::SIGKILL, 0, 0);
+            let mut status = 0;
+            while libc::waitpid(p.pid, &mut status, 0) < 0 && nix::errno::Errno::last() == nix::errno::Errno::EINTR {}
         }
     }
 }
@@ -279,7 +271,7 @@ impl Store {
                 }
                 None => {
                     if self.kept_new % SAMPLE_EVERY == 0
-                        && let Some(bytes) = memory_of(snap.parked().borrow().pid)
+                        && let Some(bytes) = memory_of(snap.parked.borrow().pid)
                     {
                         self.sampled += 1;
                         self.sampled_bytes += bytes;
@@ -310,7 +302,7 @@ impl Store {
 
     /// The pids of the parked processes.
     pub fn pids(&self) -> Vec<i32> {
-        self.snapshots.values().map(|(s, _)| s.parked().borrow().pid).collect()
+        self.snapshots.values().map(|(s, _)| s.parked.borrow().pid).collect()
     }
 
     /// Kills every parked process.
