@@ -294,3 +294,80 @@ fn concurrent_starts_give_one_world_whatever_the_arrival_order() {
     let w = e.initial().expect("starts");
     assert_eq!(enabled(&w), ["ACCEPT(0, 1)", "ACCEPT(0, 2)"]);
 }
+
+/// The error of `probe 0 files CALL`, run in `dir`.
+fn files_error(dir: &std::path::Path, call: &str) -> ProcessError {
+    let mut c = config("probe", 1);
+    c.args = vec!["files".to_string(), call.to_string()];
+    c.workdir = Some(dir.to_path_buf());
+    let mut e = ProcessEngine::new(c).expect("valid");
+    e.initial().expect_err(call)
+}
+
+#[test]
+fn a_call_that_would_change_the_file_system_is_an_error_naming_node_call_and_path() {
+    let _serial = process_support::serial();
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("workdirs").join("files");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("sub/f"), b"f").unwrap();
+    let listing = |d: &std::path::Path| {
+        let mut names: Vec<String> =
+            std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    };
+    let sub = dir.join("sub");
+    let (f, new) = (sub.join("f"), sub.join("new"));
+    let show = |p: &std::path::Path| p.display().to_string();
+    let mut wrong = Vec::new();
+    for (call, syscall, path) in [
+        ("creat", "creat", show(&new)),
+        ("tmpfile", "openat", show(&sub)),
+        ("append", "openat", show(&f)),
+        ("rdwr", "openat", show(&f)),
+        ("trunc", "openat", show(&f)),
+        ("openat-dirfd", "openat", show(&dir.join("new"))),
+        ("openat2", "openat2", show(&new)),
+        ("unlink", "unlink", show(&f)),
+        ("rename", "rename", show(&f)),
+        ("mkdir", "mkdir", show(&sub.join("d"))),
+        ("rmdir", "rmdir", show(&sub)),
+        ("link", "link", show(&new)),
+        ("symlink", "symlink", show(&new)),
+        ("mknod", "mknodat", show(&new)),
+        ("chmod", "chmod", show(&f)),
+        ("fchmod", "fchmod", show(&f)),
+        ("chown", "chown", show(&f)),
+        ("utimes", "utimensat", show(&f)),
+        ("futimens", "utimensat", show(&f)),
+        ("truncate", "truncate", show(&f)),
+        ("ftruncate", "ftruncate", show(&f)),
+        ("setxattr", "setxattr", show(&f)),
+        ("fallocate", "fallocate", show(&f)),
+        ("chattr", "ioctl 0x40086602", show(&f)),
+        ("mount", "mount", show(&f)),
+    ] {
+        let err = files_error(&dir, call);
+        let ProcessError::File { node, call: got, path: shown, detail } = &err else {
+            wrong.push(format!("{call}: {err}"));
+            continue;
+        };
+        if (*node, got.as_str(), shown.as_str()) != (0, syscall, path.as_str()) {
+            wrong.push(format!("{call}: {err}"));
+            continue;
+        }
+        assert!(err.to_string().starts_with(&format!("node 0: {syscall} of {path}: ")), "{call}: {err}");
+        let machine = call == "mount";
+        assert!(detail.contains(if machine { "the machine's" } else { "read-only" }), "{call}: {detail}");
+        assert_eq!((listing(&dir), listing(&sub)), (vec!["sub".to_string()], vec!["f".to_string()]), "{call}");
+        assert_eq!(std::fs::read(&f).unwrap(), b"f", "{call}: the file is as it was");
+    }
+    assert!(wrong.is_empty(), "not the expected call and path:\n{}", wrong.join("\n"));
+    for (call, syscall) in
+        [("lock", "fcntl"), ("flock", "flock"), ("sethostname", "sethostname"), ("settimeofday", "clock_settime")]
+    {
+        let err = files_error(&dir, call);
+        assert!(matches!(&err, ProcessError::Unmodelled { node: 0, call: got, .. } if got == syscall), "{call}: {err}");
+    }
+}

@@ -40,6 +40,19 @@
  *   "poll"        CALL: poll, or epoll_ctl adding the connection;
  *   "sockopt"     setsockopt of TCP_NODELAY and of a zero SO_RCVTIMEO,
  *                 getsockopt of SO_ERROR, then a one-second SO_RCVTIMEO.
+ *
+ * The file system, given as `probe NODE files CALL`: the node first reads
+ * a file, opens /dev/null for writing and changes into its working
+ * directory's subdirectory `sub` (which the test makes), each of which
+ * must work (or it exits with 6), then makes CALL on `sub/f` or `f` there
+ * (an existing file, made by the test) or on a new name; the checker must
+ * stop it with an error naming the node, the call and the path. CALL:
+ * creat, tmpfile (O_TMPFILE), append, rdwr, trunc (O_RDONLY|O_TRUNC),
+ * openat-dirfd (relative to a descriptor of the parent directory),
+ * openat2, unlink, rename, mkdir, rmdir, link, symlink, mknod, chmod,
+ * fchmod, chown, utimes, futimens, truncate, ftruncate, setxattr,
+ * fallocate, chattr (ioctl FS_IOC_SETFLAGS), lock (fcntl F_SETLK), flock,
+ * mount, sethostname, settimeofday.
  * The checker must stop each mode but "positional" (without CALL) with an
  * error naming the node and the call; a mode that returns exits with 7.
  *
@@ -57,9 +70,16 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <linux/openat2.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -307,6 +327,80 @@ static int selfdial(int node)
     return 0;
 }
 
+static int files(const char *call)
+{
+    int f = ordinary_file(), w = open("/dev/null", O_WRONLY);
+    char b;
+    if (f < 0 || w < 0 || read(f, &b, 1) != 1 || write(w, "x", 1) != 1 || chdir("sub") != 0)
+        return 6;
+    int r = open("f", O_RDONLY);
+    if (r < 0)
+        return 6;
+    struct timeval times[2] = {{0, 0}, {0, 0}};
+    struct flock lock = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
+    if (strcmp(call, "creat") == 0)
+        creat("new", 0600);
+    else if (strcmp(call, "tmpfile") == 0)
+        open(".", O_TMPFILE | O_RDWR, 0600);
+    else if (strcmp(call, "append") == 0)
+        open("f", O_WRONLY | O_APPEND);
+    else if (strcmp(call, "rdwr") == 0)
+        open("f", O_RDWR);
+    else if (strcmp(call, "trunc") == 0)
+        open("f", O_RDONLY | O_TRUNC);
+    else if (strcmp(call, "openat-dirfd") == 0)
+        openat(open("..", O_RDONLY | O_DIRECTORY), "new", O_WRONLY | O_CREAT, 0600);
+    else if (strcmp(call, "openat2") == 0) {
+        struct open_how how = {.flags = O_WRONLY | O_CREAT, .mode = 0600};
+        syscall(SYS_openat2, AT_FDCWD, "new", &how, sizeof how);
+    } else if (strcmp(call, "unlink") == 0)
+        unlink("f");
+    else if (strcmp(call, "rename") == 0)
+        rename("f", "g");
+    else if (strcmp(call, "mkdir") == 0)
+        mkdir("d", 0700);
+    else if (strcmp(call, "rmdir") == 0)
+        rmdir("../sub");
+    else if (strcmp(call, "link") == 0)
+        link("f", "new");
+    else if (strcmp(call, "symlink") == 0)
+        symlink("f", "new");
+    else if (strcmp(call, "mknod") == 0)
+        mknod("new", S_IFIFO | 0600, 0);
+    else if (strcmp(call, "chmod") == 0)
+        chmod("f", 0644);
+    else if (strcmp(call, "fchmod") == 0)
+        fchmod(r, 0644);
+    else if (strcmp(call, "chown") == 0)
+        chown("f", 0, 0);
+    else if (strcmp(call, "utimes") == 0)
+        utimes("f", times);
+    else if (strcmp(call, "futimens") == 0)
+        futimens(r, NULL);
+    else if (strcmp(call, "truncate") == 0)
+        truncate("f", 0);
+    else if (strcmp(call, "ftruncate") == 0)
+        ftruncate(r, 0);
+    else if (strcmp(call, "setxattr") == 0)
+        setxattr("f", "user.cmc", "x", 1, 0);
+    else if (strcmp(call, "fallocate") == 0)
+        fallocate(r, 0, 0, 4096);
+    else if (strcmp(call, "chattr") == 0) {
+        long flags = 0;
+        ioctl(r, FS_IOC_SETFLAGS, &flags);
+    } else if (strcmp(call, "lock") == 0)
+        fcntl(r, F_SETLK, &lock);
+    else if (strcmp(call, "flock") == 0)
+        flock(r, LOCK_SH);
+    else if (strcmp(call, "mount") == 0)
+        mount("none", "f", "tmpfs", 0, NULL);
+    else if (strcmp(call, "sethostname") == 0)
+        sethostname("cmc", 3);
+    else if (strcmp(call, "settimeofday") == 0)
+        settimeofday(&times[0], NULL);
+    return 7;
+}
+
 int main(int argc, char **argv)
 {
     int node = argc > 1 ? atoi(argv[1]) : 0;
@@ -329,6 +423,8 @@ int main(int argc, char **argv)
         return sockopt(node);
     if (strcmp(mode, "selfdial") == 0)
         return selfdial(node);
+    if (strcmp(mode, "files") == 0)
+        return files(call);
 
     if (strcmp(mode, "stall") == 0) {
         sigset_t none;

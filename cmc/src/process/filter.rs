@@ -112,9 +112,15 @@ pub const NOTIFIED: &[i64] = &[
     libc::SYS_setitimer,
     libc::SYS_timer_create,
     libc::SYS_timerfd_create,
-    // Files.
+    // Files: opens (the checker resolves the path and decides), and,
+    // through `calls::CHANGE_FILES`, every call that would change the file
+    // system, which is read-only to a node.
     libc::SYS_open,
     libc::SYS_openat,
+    libc::SYS_openat2,
+    libc::SYS_creat,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_flock,
     // Processes and signals, which name processes by virtual pids.
     libc::SYS_clone,
     libc::SYS_clone3,
@@ -143,6 +149,13 @@ pub const NOTIFIED: &[i64] = &[
     libc::SYS_seccomp,
 ];
 
+/// Every call notified whatever its arguments: [`NOTIFIED`], the calls that
+/// change the file system and those that change the machine (the table's
+/// lists, `calls::CHANGE_FILES` and `calls::MACHINE`).
+pub fn notified() -> impl Iterator<Item = i64> {
+    NOTIFIED.iter().chain(super::calls::CHANGE_FILES).chain(super::calls::MACHINE).copied()
+}
+
 /// Why the filter could not be built (a libseccomp failure: its version or
 /// the system's).
 #[derive(Debug, thiserror::Error)]
@@ -164,7 +177,7 @@ pub fn program() -> Result<Vec<libc::sock_filter>, FilterError> {
     }
     let notify = ScmpAction::Notify;
     let sys = |nr: i64| ScmpSyscall::from(nr as i32);
-    for &nr in NOTIFIED {
+    for nr in notified() {
         ctx.add_rule(notify, sys(nr)).map_err(lib)?;
     }
     let arg = |i: u32, op: ScmpCompareOp, v: u64| ScmpArgCompare::new(i, op, v);
@@ -327,7 +340,7 @@ mod tests {
         assert_eq!(run(&p, libc::SYS_rt_sigreturn, x86, a0(0)), allow, "the snapshot handler returns");
         assert_eq!(run(&p, libc::SYS_read, 0x4000_0003, a0(5)), kill, "another architecture");
         assert_eq!(run(&p, 0x4000_0000 | libc::SYS_read, x86, a0(5)), kill, "x32");
-        for &nr in NOTIFIED {
+        for nr in notified() {
             assert_eq!(run(&p, nr, x86, a0(0)), notify, "{nr}");
             assert_eq!(run(&p, nr, x86, a0(7)), notify, "{nr}");
         }

@@ -268,6 +268,10 @@ pub enum ProcessError {
     Stall { node: u8, call: String, seconds: f64 },
     #[error("node {node}: {call} is not modelled: {detail}")]
     Unmodelled { node: u8, call: String, detail: String },
+    /// A call refused for what it would do to a file: change the file
+    /// system, which is read-only to a node, or read time or entropy.
+    #[error("node {node}: {call} of {path}: {detail}")]
+    File { node: u8, call: String, path: String, detail: String },
     #[error("node {node}: {what} in a target is not supported ({call})")]
     Forbidden { node: u8, what: &'static str, call: String },
     #[error("node {node}: {detail} (limit {limit} = {max})")]

@@ -1,6 +1,7 @@
 //! Names of x86-64 Linux system calls, for error messages ("node 1 is
 //! silent in rt_sigsuspend"). Generated once from the kernel's
-//! `asm/unistd_64.h`; a number missing here is printed as `syscall N`.
+//! `asm/unistd_64.h`, and extended from `syscall_64.tbl` to Linux 6.18
+//! (451 to 470); a number missing here is printed as `syscall N`.
 
 /// The name of system call `nr`, or `None`.
 pub fn name(nr: i64) -> Option<&'static str> {
@@ -378,4 +379,24 @@ const NAMES: &[(i64, &str)] = &[
     (448, "process_mrelease"),
     (449, "futex_waitv"),
     (450, "set_mempolicy_home_node"),
+    (451, "cachestat"),
+    (452, "fchmodat2"),
+    (453, "map_shadow_stack"),
+    (454, "futex_wake"),
+    (455, "futex_wait"),
+    (456, "futex_requeue"),
+    (457, "statmount"),
+    (458, "listmount"),
+    (459, "lsm_get_self_attr"),
+    (460, "lsm_set_self_attr"),
+    (461, "lsm_list_modules"),
+    (462, "mseal"),
+    (463, "setxattrat"),
+    (464, "getxattrat"),
+    (465, "listxattrat"),
+    (466, "removexattrat"),
+    (467, "open_tree_attr"),
+    (468, "file_getattr"),
+    (469, "file_setattr"),
+    (470, "listns"),
 ];

@@ -10,7 +10,9 @@
 //!
 //! The handlers live in a file of their family: `connections` (sockets,
 //! connections and the records on fds 3 and 193), `files` (descriptors:
-//! open, close, dup, fcntl, ioctl, lseek, transfers), `time` (the logical
+//! open, close, dup, fcntl, ioctl, lseek, transfers; the calls that would
+//! change the file system, which are refused), `paths` (a node's paths,
+//! resolved as the kernel resolves them for it), `time` (the logical
 //! clock), `random` (the nodes' random streams), `processes` (virtual pids,
 //! signals to oneself, shared mappings); `buffers` reads and writes a call's
 //! buffers in the target's memory. This module owns the dispatch and what
@@ -20,6 +22,7 @@
 mod buffers;
 mod connections;
 mod files;
+mod paths;
 mod processes;
 mod random;
 mod time;
@@ -28,6 +31,8 @@ pub use connections::EPHEMERAL_BASE;
 pub use processes::VIRTUAL_PID_BASE;
 pub use random::random_stream;
 pub use time::EPOCH_BASE;
+
+pub(super) use files::CHANGE_FILES;
 
 use std::os::fd::AsFd;
 
@@ -67,6 +72,44 @@ const FILE_CALLS: &[i64] = &[
     libc::SYS_ioctl,
     libc::SYS_dup,
 ];
+
+/// Calls that would change the machine outside the file system (its name,
+/// clock, kernel, keyrings, mounts made by descriptor), or read state of it
+/// that no world holds (the kernel log, performance counters): each is
+/// refused, before the preload's hello as after. A node may run as root,
+/// and then each would work.
+pub(super) const MACHINE: &[i64] = &[
+    libc::SYS_sethostname,
+    libc::SYS_setdomainname,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_reboot,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_open_tree,
+    libc::SYS_move_mount,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_mount_setattr,
+    libc::SYS_quotactl_fd,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_keyctl,
+    libc::SYS_syslog,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_iopl,
+    libc::SYS_ioperm,
+];
+
+fn refuse_machine(n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+    refuse(n, c, "it would change the machine, or read its state, outside the world (a node may run as root)")
+}
 
 /// What to do with a notification.
 pub(super) enum Answer {
@@ -114,7 +157,8 @@ impl Supervisor {
             libc::SYS_setsockopt => self.on_setsockopt(n, c, vfd),
             libc::SYS_getsockopt => Ok(on_getsockopt(c, vfd)),
             libc::SYS_getsockname | libc::SYS_getpeername => Ok(self.on_sockname(n, c, vfd)),
-            libc::SYS_open | libc::SYS_openat => self.on_open(n, c),
+            libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat => self.on_open(n, c),
+            nr if CHANGE_FILES.contains(&nr) => self.on_file_system(n, c),
             libc::SYS_close => Ok(self.on_close(n, fd, vfd)),
             libc::SYS_ioctl => on_ioctl(n, c, vfd),
             libc::SYS_fcntl => on_fcntl(n, c, vfd),
@@ -182,6 +226,13 @@ impl Supervisor {
             libc::SYS_seccomp | libc::SYS_prctl => {
                 forbid(n, c, "a seccomp filter (it would be compiled for every life)")
             }
+            nr if MACHINE.contains(&nr) => refuse_machine(n, c),
+            libc::SYS_open_by_handle_at => {
+                refuse(n, c, "opening a file by handle would bypass the path the checker resolves: open it by its path")
+            }
+            libc::SYS_flock => {
+                refuse(n, c, "file locks are kernel state the lives of a node would share, outside the world")
+            }
             libc::SYS_execve | libc::SYS_execveat => forbid(n, c, "exec"),
             libc::SYS_clone | libc::SYS_clone3 | libc::SYS_fork | libc::SYS_vfork => {
                 forbid(n, c, "a thread or a child process")
@@ -215,7 +266,9 @@ impl Supervisor {
                 }
                 Ok(Answer::Hello)
             }
-            libc::SYS_open | libc::SYS_openat => Ok(Answer::Continue),
+            libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat => self.on_open_before_hello(n, c),
+            nr if CHANGE_FILES.contains(&nr) => self.on_file_system(n, c),
+            nr if MACHINE.contains(&nr) => refuse_machine(n, c),
             // The preload installs its snapshot handler before its hello.
             libc::SYS_rt_sigaction => Ok(Answer::Continue),
             // ld.so's and libc's own start-up I/O on files and the log.

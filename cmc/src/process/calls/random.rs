@@ -1,5 +1,6 @@
-//! Entropy: `getrandom` and reads of a random device (`/dev/urandom`,
-//! `/dev/random`, `/dev/srandom`) answer from the node's own random stream,
+//! Entropy: `getrandom` and reads of a random device (`/dev/random` and
+//! `/dev/urandom`, the character devices 1:8 and 1:9, whatever path named
+//! them) answer from the node's own random stream,
 //! a fixed function of the node and the bytes it has used so far (kept in
 //! the world), so a replay reads the same bytes.
 //!
