@@ -10,7 +10,9 @@
 //!   call, which the supervisor is notified of and answers from the world's
 //!   logical clock and the node's random stream; the vDSO entry points, which
 //!   never reach seccomp, are patched to do the same (`vdso`); `rdtsc` is
-//!   made to fault once the vDSO no longer needs it;
+//!   made to fault once the vDSO no longer needs it, and `cpuid` where the
+//!   CPU allows, and both are emulated in a SIGSEGV handler: `rdtsc` from
+//!   the logical clock, `cpuid` without RDRAND and RDSEED (`trap`);
 //! - the handshake: its constructor announces itself to the supervisor with
 //!   an `ioctl` on fd 3 (see [`HELLO_REQUEST`]), so that a node started
 //!   without the preload is detected as an error instead of running with
@@ -38,6 +40,8 @@ mod heap;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod shim;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod trap;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod vdso;
 
 /// The `ioctl` request number of the handshake on fd 3 (`'C' 'M' 'C' 1`).
@@ -46,7 +50,7 @@ pub const HELLO_REQUEST: u64 = 0x434d_4301;
 /// The magic at the start of [`Hello`].
 pub const HELLO_MAGIC: u64 = 0x6f6c_6568_2d63_6d63; // "cmc-helo", little endian
 /// The version of the handshake.
-pub const HELLO_VERSION: u32 = 2;
+pub const HELLO_VERSION: u32 = 3;
 /// The `ioctl` request on fd 3 a template parks in; answered 0, the process
 /// goes on into `main`.
 pub const PARK_REQUEST: u64 = 0x434d_4302;
@@ -67,7 +71,13 @@ pub struct Hello {
     /// The signal that makes a parked process fork, or 0 if its handler
     /// could not be installed.
     pub snapshot_signal: u32,
-    pub reserved: u32,
+    /// Nonzero when `cpuid` was made to fault (the CPU supports CPUID
+    /// faulting), so that RDRAND and RDSEED are hidden from it.
+    pub cpuid_trapped: u32,
     /// The base address of the fixed heap.
     pub heap_base: u64,
+    /// The instruction pointer of the preload's one call that lifts CPUID
+    /// faulting (`arch_prctl(ARCH_SET_CPUID, 1)`): the only one the
+    /// supervisor lets run.
+    pub cpuid_gate: u64,
 }

@@ -7,7 +7,7 @@
 
 use core::ffi::{c_int, c_long, c_void};
 
-use crate::{HELLO_MAGIC, HELLO_REQUEST, HELLO_VERSION, Hello, fork, heap, vdso};
+use crate::{HELLO_MAGIC, HELLO_REQUEST, HELLO_VERSION, Hello, fork, heap, trap, vdso};
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn clock_gettime(clock: libc::clockid_t, tp: *mut libc::timespec) -> c_int {
@@ -61,10 +61,7 @@ extern "C" fn init(argc: c_int, argv: *const *const libc::c_char) {
     let (found, patched) = unsafe { vdso::patch() };
     // rdtsc may fault only once no vDSO clock needs it (research, pitfall 3):
     // an unpatched vDSO reads the TSC itself.
-    let tsc_trapped = found != 0 && found == patched;
-    if tsc_trapped {
-        unsafe { libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV, 0, 0, 0) };
-    }
+    let (tsc_trapped, cpuid_trapped) = unsafe { trap::install(found != 0 && found == patched) };
     unsafe { fork::fix_at_random(argc, argv) };
     let snapshots = unsafe { fork::install() };
     let hello = Hello {
@@ -74,8 +71,9 @@ extern "C" fn init(argc: c_int, argv: *const *const libc::c_char) {
         vdso_patched: patched,
         tsc_trapped: tsc_trapped as u32,
         snapshot_signal: if snapshots { fork::SNAPSHOT_SIGNAL as u32 } else { 0 },
-        reserved: 0,
+        cpuid_trapped: cpuid_trapped as u32,
         heap_base: heap::BASE as u64,
+        cpuid_gate: trap::gate(),
     };
     let answered = unsafe { libc::syscall(libc::SYS_ioctl, 3 as c_long, HELLO_REQUEST, &hello as *const Hello) } == 0;
     if answered {

@@ -371,3 +371,150 @@ fn a_call_that_would_change_the_file_system_is_an_error_naming_node_call_and_pat
         assert!(matches!(&err, ProcessError::Unmodelled { node: 0, call: got, .. } if got == syscall), "{call}: {err}");
     }
 }
+
+/// The state `probe 0 MODE ARGS...` reports at START, in `dir`.
+fn probe_state(dir: Option<&std::path::Path>, args: &[&str]) -> Result<Vec<u8>, ProcessError> {
+    let mut c = config("probe", 1);
+    c.args = args.iter().map(|a| a.to_string()).collect();
+    c.workdir = dir.map(|d| d.to_path_buf());
+    let mut e = ProcessEngine::new(c).expect("valid");
+    e.initial().map(|w| w.nodes[0].state.clone())
+}
+
+/// Issue 10, 1e. A random device opened by any other spelling of its path
+/// than the three the checker compared (`/dev/./urandom`, `//dev/random`,
+/// a symbolic link, `urandom` relative to `/dev`, or by `openat2`) read
+/// real entropy. Now the checker identifies the file it opens by its
+/// device numbers, and every spelling reads the node's own stream.
+#[test]
+fn real_entropy_reaches_a_node_through_any_spelling_of_a_random_device() {
+    let _serial = process_support::serial();
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("workdirs").join("random");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink("/dev/urandom", dir.join("link")).unwrap();
+    let stream = random_stream(0, 0, 8);
+    let mut real = Vec::new();
+    for spelling in [
+        &["/dev/urandom"][..],
+        &["/dev/./urandom"],
+        &["//dev/random"],
+        &["/dev/../dev/urandom"],
+        &["urandom", "/dev"],
+        &["link"],
+        &["2:/dev/urandom"],
+        &["2:random", "/dev"],
+    ] {
+        let mut args = vec!["random"];
+        args.extend_from_slice(spelling);
+        let state = probe_state(Some(&dir), &args).unwrap_or_else(|e| panic!("{spelling:?}: {e}"));
+        if state != stream {
+            real.push(format!("{spelling:?} read {state:02x?}"));
+        }
+    }
+    assert!(real.is_empty(), "not the node's stream {stream:02x?}:\n{}", real.join("\n"));
+}
+
+/// Issue 10, 1e. `/proc/sys/kernel/random/uuid`, `boot_id` and
+/// `/proc/uptime` opened for real: entropy and time outside the world.
+/// Each is now an error naming the node, the call and the path.
+#[test]
+fn real_entropy_and_time_reach_a_node_through_proc_files() {
+    let _serial = process_support::serial();
+    for path in
+        ["/proc/sys/kernel/random/uuid", "/proc/sys/kernel/random/boot_id", "/proc/uptime", "/proc/self/../uptime"]
+    {
+        let err = probe_state(None, &["read", path]).map(|s| format!("{s:02x?}"));
+        let text = match &err {
+            Err(e) => e.to_string(),
+            Ok(state) => panic!("{path} opened (state {state})"),
+        };
+        let shown = path.replace("/proc/self/..", "/proc");
+        assert!(text.starts_with(&format!("node 0: openat of {shown}: ")), "{path}: {text}");
+        assert!(text.contains("would reach the node"), "{path}: {text}");
+    }
+}
+
+/// Whether this CPU lets a process make `cpuid` fault (`cpuid_fault` in
+/// /proc/cpuinfo), so that the preload can hide RDRAND and RDSEED.
+fn cpuid_faulting() -> bool {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    info.lines().find(|l| l.starts_with("flags")).is_some_and(|l| l.split_whitespace().any(|f| f == "cpuid_fault"))
+}
+
+/// Issue 10, 1e. `times`, `sysinfo`, `adjtimex`, `getrusage`, the
+/// processor number and the time stamp counter read the machine's real
+/// figures. Each now answers from the logical clock or a fixed value, the
+/// same in every life; and where the CPU supports CPUID faulting, `cpuid`
+/// shows neither RDRAND nor RDSEED.
+#[test]
+fn real_time_reaches_a_node_through_times_sysinfo_adjtimex_and_the_time_stamp_counter() {
+    let _serial = process_support::serial();
+    let s = probe_state(None, &["clocks"]).unwrap_or_else(|e| panic!("{e}"));
+    let u64_at = |at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap());
+    let u32_at = |at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap());
+    assert_eq!(s.len(), 60, "{s:02x?}");
+    assert_eq!(u64_at(0), 0, "times() is the logical clock in ticks");
+    assert_eq!(u32_at(8), 0, "times(): no CPU time");
+    assert_eq!(u32_at(12), 0, "sysinfo: up for the logical clock");
+    assert_eq!(u64_at(16), 4 << 30, "sysinfo: 4 GiB");
+    assert_eq!(u64_at(24), EPOCH_BASE as u64, "adjtimex: the logical time");
+    assert_eq!(u32_at(32), 0, "getrusage: no user time");
+    assert_eq!(s[36], 5, "adjtimex: TIME_ERROR, an unsynchronised clock");
+    assert_eq!(s[37], 1, "sysinfo: one process");
+    assert_eq!(s[39], 0, "sched_getcpu: processor 0");
+    assert_eq!(u64_at(40), 0, "rdtsc: the monotonic logical clock in nanoseconds");
+    assert_eq!(u64_at(48), 0, "rdtscp: the same");
+    assert_eq!(u32_at(56), 0, "rdtscp: processor 0");
+    if cpuid_faulting() {
+        assert_eq!(s[38], 0, "cpuid hides RDRAND and RDSEED");
+    }
+    let again = probe_state(None, &["clocks"]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again, s, "another life reads the same");
+}
+
+/// Issue 10, 1e. `prctl(PR_SET_TSC, PR_TSC_ENABLE)` undid the preload's
+/// trap of `rdtsc`, and the node read the real counter; lifting CPUID
+/// faulting, setting the clock's adjustment and replacing the preload's
+/// SIGSEGV handler behind its back are alike. Each is now an error naming
+/// the node and the call.
+#[test]
+fn real_time_reaches_a_node_that_undoes_the_rdtsc_trap() {
+    let _serial = process_support::serial();
+    for (undo, call) in
+        [("tsc", "prctl"), ("cpuid", "arch_prctl"), ("adjtime", "clock_adjtime"), ("segv-raw", "rt_sigaction")]
+    {
+        let text = match probe_state(None, &["undo", undo]) {
+            Err(e) => e.to_string(),
+            Ok(state) => panic!("{undo}: not refused (state {state:02x?})"),
+        };
+        assert!(text.starts_with(&format!("node 0: {call} is not modelled: ")), "{undo}: {text}");
+    }
+}
+
+#[test]
+fn getauxval_at_random_is_fixed_per_node_in_every_exec() {
+    let _serial = process_support::serial();
+    let c = config("probe", 2);
+    let mut c = c;
+    c.args = vec!["auxv".to_string()];
+    // Two engines: two execs of each node's template.
+    let a = replay(&c, &[]);
+    let b = replay(&c, &[]);
+    for n in 0..2 {
+        assert_eq!(a.nodes[n].state.len(), 16, "node {n}");
+        assert_eq!(a.nodes[n].state, b.nodes[n].state, "node {n}: the same bytes in another exec");
+    }
+    assert_ne!(a.nodes[0].state, a.nodes[1].state, "each node its own");
+}
+
+#[test]
+fn a_programs_own_sigsegv_handler_sees_its_faults_and_not_the_preloads() {
+    let _serial = process_support::serial();
+    let state = probe_state(None, &["segv"]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(state, [1], "the handler saw the NULL dereference, after a cpuid it did not see");
+    let mut c = config("probe", 1);
+    c.args = vec!["segv-default".to_string()];
+    let w = replay(&c, &[]);
+    assert_eq!(w.nodes[0].life, Life::Signaled(nix::libc::SIGSEGV), "no handler: killed by the fault");
+}

@@ -53,6 +53,28 @@
  * fchmod, chown, utimes, futimens, truncate, ftruncate, setxattr,
  * fallocate, chattr (ioctl FS_IOC_SETFLAGS), lock (fcntl F_SETLK), flock,
  * mount, sethostname, settimeofday.
+ *
+ * Time and entropy, each reported on fd 3 before the node waits in
+ * accept():
+ *   "random PATH [DIR]"  8 bytes read from PATH (opened relative to DIR
+ *                        when given, with openat2 when PATH starts "2:");
+ *   "read PATH"          opens PATH for reading, which the checker must
+ *                        refuse (exits 7 if it does not);
+ *   "clocks"             times() and its CPU times, sysinfo's uptime,
+ *                        memory and processes, adjtimex's answer and time,
+ *                        getrusage's user time, sched_getcpu() through the
+ *                        vDSO's getcpu, rdtsc, rdtscp, and whether CPUID
+ *                        shows RDRAND and RDSEED (a bit each);
+ *   "auxv"               the 16 bytes of getauxval(AT_RANDOM);
+ *   "segv"               a SIGSEGV handler set with sigaction sees a
+ *                        NULL dereference (after a cpuid, which must not
+ *                        reach it): reports 1; "segv-default" dereferences
+ *                        NULL with no handler, and is killed by SIGSEGV;
+ *   "undo CALL"          CALL: tsc (prctl PR_SET_TSC, PR_TSC_ENABLE),
+ *                        cpuid (arch_prctl ARCH_SET_CPUID, 1), adjtime
+ *                        (adjtimex setting an offset), segv-raw (a SIGSEGV
+ *                        handler set by the raw system call), each of
+ *                        which the checker must refuse (exits 7).
  * The checker must stop each mode but "positional" (without CALL) with an
  * error naming the node and the call; a mode that returns exits with 7.
  *
@@ -75,9 +97,19 @@
 #include <string.h>
 #include <linux/fs.h>
 #include <linux/openat2.h>
+#include <cpuid.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <sys/auxv.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/sysinfo.h>
+#include <sys/times.h>
+#include <sys/timex.h>
+#include <x86intrin.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <sys/ioctl.h>
@@ -327,6 +359,110 @@ static int selfdial(int node)
     return 0;
 }
 
+static void prctl_tsc_enable(void)
+{
+    prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0);
+}
+
+static int report_and_wait(int node, const void *bytes, unsigned len)
+{
+    cmc_record_write(CMC_STATE_FD, bytes, len);
+    return wait_in_accept(node);
+}
+
+static int random_path(int node, const char *path, const char *dir)
+{
+    uint8_t out[9] = {0};
+    int at = dir[0] ? open(dir, O_RDONLY | O_DIRECTORY) : AT_FDCWD, fd;
+    if (strncmp(path, "2:", 2) == 0) {
+        struct open_how how = {.flags = O_RDONLY};
+        fd = (int)syscall(SYS_openat2, at, path + 2, &how, sizeof how);
+    } else {
+        fd = openat(at, path, O_RDONLY);
+    }
+    if (fd < 0 || read(fd, out, 8) != 8)
+        return 2;
+    return report_and_wait(node, out, 8);
+}
+
+static int clocks(int node)
+{
+    uint8_t out[CMC_STATE_MAX] = {0};
+    struct tms t;
+    struct sysinfo si;
+    struct timex tx = {.modes = 0};
+    struct rusage ru;
+    unsigned a, b, c, d, aux = 7, rdrand = 0, rdseed = 0;
+    clock_t ticks = times(&t);
+    if (ticks == (clock_t)-1 || sysinfo(&si) != 0 || getrusage(RUSAGE_SELF, &ru) != 0)
+        return 2;
+    int state = adjtimex(&tx);
+    /* Little-endian fields: 0 ticks, 8 CPU times, 12 uptime, 16 memory,
+     * 24 adjtimex's seconds, 32 user time, 36 adjtimex's state, 37
+     * processes, 38 the RDRAND and RDSEED bits, 39 the processor, 40 rdtsc,
+     * 48 rdtscp, 56 rdtscp's processor. */
+    uint32_t cpu = (uint32_t)(t.tms_utime + t.tms_stime + t.tms_cutime + t.tms_cstime);
+    uint32_t up = (uint32_t)si.uptime, user = (uint32_t)(ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec);
+    put(out + 0, (uint64_t)ticks);
+    memcpy(out + 8, &cpu, 4);
+    memcpy(out + 12, &up, 4);
+    put(out + 16, (uint64_t)si.totalram * si.mem_unit);
+    put(out + 24, (uint64_t)tx.time.tv_sec);
+    memcpy(out + 32, &user, 4);
+    if (__get_cpuid(1, &a, &b, &c, &d))
+        rdrand = (c >> 30) & 1;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        rdseed = (b >> 18) & 1;
+    out[36] = (uint8_t)state;
+    out[37] = (uint8_t)si.procs;
+    out[38] = (uint8_t)(rdrand | rdseed << 1);
+    out[39] = (uint8_t)sched_getcpu();
+    put(out + 40, __rdtsc());
+    put(out + 48, __rdtscp(&aux));
+    memcpy(out + 56, &aux, 4);
+    return report_and_wait(node, out, 60);
+}
+
+static sigjmp_buf faulted;
+
+static void on_segv(int sig)
+{
+    siglongjmp(faulted, sig);
+}
+
+static int segv(int node, int handled)
+{
+    uint8_t seen = 0;
+    if (handled) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_segv;
+        sigaction(SIGSEGV, &sa, NULL);
+        unsigned a, b, c, d;
+        __get_cpuid(0, &a, &b, &c, &d);
+        if (sigsetjmp(faulted, 1) != 0)
+            return report_and_wait(node, (seen = 1, &seen), 1);
+    }
+    *(volatile int *)(uintptr_t)(node * 8) = 1;
+    return report_and_wait(node, &seen, 1);
+}
+
+static int undo(const char *call)
+{
+    if (strcmp(call, "tsc") == 0)
+        prctl_tsc_enable();
+    else if (strcmp(call, "cpuid") == 0)
+        syscall(SYS_arch_prctl, 0x1012, 1);
+    else if (strcmp(call, "adjtime") == 0) {
+        struct timex tx = {.modes = ADJ_OFFSET, .offset = 1};
+        adjtimex(&tx);
+    } else if (strcmp(call, "segv-raw") == 0) {
+        unsigned long act[4] = {(unsigned long)(uintptr_t)on_segv, 0, 0, 0};
+        syscall(SYS_rt_sigaction, SIGSEGV, act, NULL, 8);
+    }
+    return 7;
+}
+
 static int files(const char *call)
 {
     int f = ordinary_file(), w = open("/dev/null", O_WRONLY);
@@ -425,6 +561,18 @@ int main(int argc, char **argv)
         return selfdial(node);
     if (strcmp(mode, "files") == 0)
         return files(call);
+    if (strcmp(mode, "random") == 0)
+        return random_path(node, call, argc > 4 ? argv[4] : "");
+    if (strcmp(mode, "read") == 0)
+        return open(call, O_RDONLY) < 0 ? 2 : 7;
+    if (strcmp(mode, "clocks") == 0)
+        return clocks(node);
+    if (strcmp(mode, "auxv") == 0)
+        return report_and_wait(node, (const void *)getauxval(AT_RANDOM), 16);
+    if (strcmp(mode, "segv") == 0 || strcmp(mode, "segv-default") == 0)
+        return segv(node, strcmp(mode, "segv") == 0);
+    if (strcmp(mode, "undo") == 0)
+        return undo(call);
 
     if (strcmp(mode, "stall") == 0) {
         sigset_t none;

@@ -24,6 +24,10 @@
 //!   `rt_sigaction` of [`SNAPSHOT_SIGNAL`] are notified, so that the
 //!   supervisor can refuse what would let a snapshot and its forks share
 //!   state outside the world, or take the signal snapshots are made with;
+//! - `prctl(PR_SET_TSC)`, `arch_prctl(ARCH_SET_CPUID)` other than to make
+//!   `cpuid` fault, and `rt_sigaction` of SIGSEGV are notified, so that the
+//!   supervisor can refuse what would undo the preload's traps of `rdtsc`
+//!   and `cpuid` (real time, and the CPU's RDRAND and RDSEED);
 //! - everything else is allowed.
 //!
 //! This module only builds the program; `spawn` installs it.
@@ -41,6 +45,10 @@ pub const HANDOFF_FD: u32 = 1021;
 /// The signal the supervisor sends a parked process to make it fork
 /// (`cmc-preload`'s `SNAPSHOT_SIGNAL`; the hello checks they agree).
 pub const SNAPSHOT_SIGNAL: i32 = 63;
+
+/// `arch_prctl(ARCH_SET_CPUID, ...)` (`asm/prctl.h`; not in the `libc`
+/// crate).
+pub const ARCH_SET_CPUID: u64 = 0x1012;
 
 /// Notified whatever their arguments.
 pub const NOTIFIED: &[i64] = &[
@@ -96,6 +104,12 @@ pub const NOTIFIED: &[i64] = &[
     libc::SYS_clock_gettime,
     libc::SYS_gettimeofday,
     libc::SYS_time,
+    libc::SYS_times,
+    libc::SYS_sysinfo,
+    libc::SYS_getrusage,
+    libc::SYS_getcpu,
+    libc::SYS_adjtimex,
+    libc::SYS_clock_adjtime,
     libc::SYS_getrandom,
     libc::SYS_nanosleep,
     libc::SYS_clock_nanosleep,
@@ -190,18 +204,20 @@ pub fn program() -> Result<Vec<libc::sock_filter>, FilterError> {
         ctx.add_rule_conditional(notify, sys(libc::SYS_madvise), &[arg(2, ScmpCompareOp::Equal, advice as u64)])
             .map_err(lib)?;
     }
+    for option in [libc::PR_SET_SECCOMP, libc::PR_SET_TSC] {
+        ctx.add_rule_conditional(notify, sys(libc::SYS_prctl), &[arg(0, ScmpCompareOp::Equal, option as u64)])
+            .map_err(lib)?;
+    }
     ctx.add_rule_conditional(
         notify,
-        sys(libc::SYS_prctl),
-        &[arg(0, ScmpCompareOp::Equal, libc::PR_SET_SECCOMP as u64)],
+        sys(libc::SYS_arch_prctl),
+        &[arg(0, ScmpCompareOp::Equal, ARCH_SET_CPUID), arg(1, ScmpCompareOp::NotEqual, 0)],
     )
     .map_err(lib)?;
-    ctx.add_rule_conditional(
-        notify,
-        sys(libc::SYS_rt_sigaction),
-        &[arg(0, ScmpCompareOp::Equal, SNAPSHOT_SIGNAL as u64)],
-    )
-    .map_err(lib)?;
+    for signal in [SNAPSHOT_SIGNAL, libc::SIGSEGV] {
+        ctx.add_rule_conditional(notify, sys(libc::SYS_rt_sigaction), &[arg(0, ScmpCompareOp::Equal, signal as u64)])
+            .map_err(lib)?;
+    }
     export(&ctx)
 }
 
@@ -337,6 +353,11 @@ mod tests {
         assert_eq!(run(&p, libc::SYS_brk, x86, a0(7)), allow);
         assert_eq!(run(&p, libc::SYS_prctl, x86, a0(libc::PR_SET_NAME as u64)), allow);
         assert_eq!(run(&p, libc::SYS_prctl, x86, a0(libc::PR_SET_SECCOMP as u64)), notify);
+        assert_eq!(run(&p, libc::SYS_prctl, x86, a0(libc::PR_SET_TSC as u64)), notify);
+        assert_eq!(run(&p, libc::SYS_arch_prctl, x86, [ARCH_SET_CPUID, 0, 0, 0, 0, 0]), allow, "cpuid faults");
+        assert_eq!(run(&p, libc::SYS_arch_prctl, x86, [ARCH_SET_CPUID, 1, 0, 0, 0, 0]), notify, "cpuid runs");
+        assert_eq!(run(&p, libc::SYS_arch_prctl, x86, [0x1002, 1, 0, 0, 0, 0]), allow);
+        assert_eq!(run(&p, libc::SYS_rt_sigaction, x86, a0(libc::SIGSEGV as u64)), notify);
         assert_eq!(run(&p, libc::SYS_rt_sigreturn, x86, a0(0)), allow, "the snapshot handler returns");
         assert_eq!(run(&p, libc::SYS_read, 0x4000_0003, a0(5)), kill, "another architecture");
         assert_eq!(run(&p, 0x4000_0000 | libc::SYS_read, x86, a0(5)), kill, "x32");

@@ -18,6 +18,8 @@ pub struct Notif {
     pub pid: u32,
     pub nr: i64,
     pub args: [u64; 6],
+    /// The instruction pointer after the call's `syscall` instruction.
+    pub ip: u64,
 }
 
 /// Receives one notification. `Ok(None)` when the notifying task died
@@ -32,7 +34,7 @@ pub fn recv(listener: BorrowedFd<'_>) -> Result<Option<Notif>, Errno> {
             e => Err(e),
         };
     }
-    Ok(Some(Notif { id: n.id, pid: n.pid, nr: n.data.nr as i64, args: n.data.args }))
+    Ok(Some(Notif { id: n.id, pid: n.pid, nr: n.data.nr as i64, args: n.data.args, ip: n.data.instruction_pointer }))
 }
 
 /// Completes a held call with `val` (when `error` is 0) or `-error`.

@@ -89,6 +89,9 @@ pub struct Supervisor {
     pub(super) cpu: Option<usize>,
     old_affinity: Option<libc::cpu_set_t>,
     pub counters: Counters,
+    /// Per node, the instruction pointer of the preload's call that lifts
+    /// CPUID faulting (its hello's `cpuid_gate`; 0 before the hello).
+    pub(super) cpuid_gates: Vec<u64>,
     /// The spawns so far: the next process's serial (kept apart from the
     /// public `counters`, which a caller may reset).
     pub(super) serials: u64,
@@ -130,6 +133,11 @@ impl Supervisor {
             e.extend_from_slice(p.as_os_str().as_bytes());
             envp.push(cstring(&e, "preload")?);
         }
+        // No restartable sequences: glibc's sched_getcpu() would read the
+        // real processor from the rseq area the kernel writes, which no call
+        // reaches; without it, it calls the vDSO's getcpu, which the preload
+        // patches into the notified system call.
+        envp.push(cstring(b"GLIBC_TUNABLES=glibc.pthread.rseq=0", "environment")?);
         let cwd = match &cfg.workdir {
             Some(d) => d.clone(),
             None => {
@@ -172,6 +180,7 @@ impl Supervisor {
             cpu,
             old_affinity,
             counters: Counters::default(),
+            cpuid_gates: vec![0; cfg.nodes as usize],
             serials: 0,
             _thread_bound: std::marker::PhantomData,
         })

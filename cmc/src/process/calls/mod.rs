@@ -13,8 +13,9 @@
 //! open, close, dup, fcntl, ioctl, lseek, transfers; the calls that would
 //! change the file system, which are refused), `paths` (a node's paths,
 //! resolved as the kernel resolves them for it), `time` (the logical
-//! clock), `random` (the nodes' random streams), `processes` (virtual pids,
-//! signals to oneself, shared mappings); `buffers` reads and writes a call's
+//! clock, and the machine's other time figures), `random` (the nodes'
+//! random streams), `processes` (virtual pids, signals to oneself, shared
+//! mappings, the preload's traps); `buffers` reads and writes a call's
 //! buffers in the target's memory. This module owns the dispatch and what
 //! is shared by the families; it does not send answers, wait for events or
 //! carry out actions (that is the supervisor), and it starts no process.
@@ -40,7 +41,8 @@ use nix::libc;
 
 use connections::{on_getsockopt, on_shutdown};
 use files::{on_fcntl, on_ioctl, on_lseek, on_mmsg};
-use processes::{on_getpid, on_mmap};
+use processes::{on_getpid, on_mmap, on_prctl, on_rt_sigaction};
+use time::{on_getcpu, on_getrusage};
 
 use super::filter::SNAPSHOT_SIGNAL;
 use super::notif::{self, Notif};
@@ -52,8 +54,8 @@ use super::{ProcessError, syscalls};
 /// test that starts a node with the preload).
 const HELLO_REQUEST: u64 = 0x434d_4301;
 const HELLO_MAGIC: u64 = 0x6f6c_6568_2d63_6d63;
-const HELLO_VERSION: u32 = 2;
-const HELLO_BYTES: usize = 40;
+const HELLO_VERSION: u32 = 3;
+const HELLO_BYTES: usize = 48;
 /// The `ioctl` on fd 3 a template parks in (`cmc-preload`'s `PARK_REQUEST`).
 pub(super) const PARK_REQUEST: u64 = 0x434d_4302;
 
@@ -166,6 +168,11 @@ impl Supervisor {
             libc::SYS_clock_gettime => Ok(self.on_clock_gettime(c)),
             libc::SYS_gettimeofday => Ok(self.on_gettimeofday(c)),
             libc::SYS_time => Ok(self.on_time(c)),
+            libc::SYS_times => Ok(self.on_times(c)),
+            libc::SYS_sysinfo => Ok(self.on_sysinfo(c)),
+            libc::SYS_getrusage => Ok(on_getrusage(c)),
+            libc::SYS_getcpu => Ok(on_getcpu(c)),
+            libc::SYS_adjtimex | libc::SYS_clock_adjtime => self.on_adjtimex(n, c),
             libc::SYS_getrandom => Ok(self.on_getrandom(n, c)),
             libc::SYS_getpid | libc::SYS_gettid | libc::SYS_getppid => Ok(on_getpid(n, c)),
             libc::SYS_kill | libc::SYS_tkill | libc::SYS_tgkill => self.on_kill(n, c),
@@ -206,10 +213,11 @@ impl Supervisor {
             | libc::SYS_rt_tgsigqueueinfo
             | libc::SYS_pidfd_open
             | libc::SYS_pidfd_send_signal => refuse(n, c, "queued signals and pidfds are not modelled"),
-            // Only the snapshot signal's `rt_sigaction` is notified.
-            libc::SYS_rt_sigaction => {
-                refuse(n, c, &format!("signal {SNAPSHOT_SIGNAL} is the checker's (it makes snapshots)"))
-            }
+            // Only the snapshot signal's and SIGSEGV's `rt_sigaction` are
+            // notified.
+            libc::SYS_rt_sigaction => on_rt_sigaction(n, c),
+            // Only `arch_prctl(ARCH_SET_CPUID)` that lifts CPUID faulting.
+            libc::SYS_arch_prctl => self.on_arch_prctl(n, c),
             // Only `MADV_WIPEONFORK` and `MADV_DONTFORK` are notified.
             libc::SYS_madvise => {
                 refuse(n, c, "MADV_WIPEONFORK and MADV_DONTFORK make memory differ between forks of a node")
@@ -222,10 +230,9 @@ impl Supervisor {
             | libc::SYS_mq_open => {
                 refuse(n, c, "shared memory, message queues and semaphores would hold state outside the world")
             }
-            // Only `prctl(PR_SET_SECCOMP)` is notified.
-            libc::SYS_seccomp | libc::SYS_prctl => {
-                forbid(n, c, "a seccomp filter (it would be compiled for every life)")
-            }
+            // Only `prctl(PR_SET_SECCOMP)` and `prctl(PR_SET_TSC)`.
+            libc::SYS_prctl => on_prctl(n, c),
+            libc::SYS_seccomp => forbid(n, c, "a seccomp filter (it would be compiled for every life)"),
             nr if MACHINE.contains(&nr) => refuse_machine(n, c),
             libc::SYS_open_by_handle_at => {
                 refuse(n, c, "opening a file by handle would bypass the path the checker resolves: open it by its path")
@@ -264,13 +271,17 @@ impl Supervisor {
                 if u32_at(24) != SNAPSHOT_SIGNAL as u32 {
                     return missing(format!("the preload could not install its handler of signal {SNAPSHOT_SIGNAL}"));
                 }
+                self.cpuid_gates[n as usize] = u64::from_ne_bytes(b[40..48].try_into().unwrap_or_default());
                 Ok(Answer::Hello)
             }
             libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat => self.on_open_before_hello(n, c),
             nr if CHANGE_FILES.contains(&nr) => self.on_file_system(n, c),
             nr if MACHINE.contains(&nr) => refuse_machine(n, c),
-            // The preload installs its snapshot handler before its hello.
+            // The preload installs its handlers (of the snapshot signal and
+            // SIGSEGV) and its rdtsc trap before its hello.
             libc::SYS_rt_sigaction => Ok(Answer::Continue),
+            libc::SYS_prctl => on_prctl(n, c),
+            libc::SYS_arch_prctl => self.on_arch_prctl(n, c),
             // ld.so's and libc's own start-up I/O on files and the log.
             nr if FILE_CALLS.contains(&nr) && fd != 3 && fd != 193 => Ok(Answer::Continue),
             nr => missing(format!("{} before the preload's hello", syscalls::describe(nr))),

@@ -1,0 +1,285 @@
+//! The instructions that read the machine without a system call: `rdtsc`
+//! and `rdtscp` (the time stamp counter) and `cpuid` (which says whether
+//! the CPU has `rdrand` and `rdseed`, real entropy). The preload makes them
+//! fault (`PR_SET_TSC` with `PR_TSC_SIGSEGV`, and `ARCH_SET_CPUID` where
+//! the CPU supports CPUID faulting) and emulates them in its SIGSEGV
+//! handler:
+//!
+//! - `rdtsc` and `rdtscp` return the monotonic clock in nanoseconds, read
+//!   with a real `clock_gettime`, which the supervisor answers from the
+//!   world's logical clock (`rdtscp`'s processor number is 0);
+//! - `cpuid` runs for real with faulting lifted for the one instruction,
+//!   and its answer has RDRAND (leaf 1, ECX bit 30) and RDSEED (leaf 7,
+//!   EBX bit 18) cleared. Lifting it is `arch_prctl(ARCH_SET_CPUID, 1)`,
+//!   which the filter notifies: the supervisor lets it run only from
+//!   [`cmc_cpuid_gate`], whose address the hello reports, so a program
+//!   cannot lift it itself.
+//!
+//! `rdrand` and `rdseed` themselves cannot be made to fault: a program
+//! that executes them without asking CPUID reads real entropy (docs,
+//! SEMANTICS).
+//!
+//! The program keeps its own view of SIGSEGV: `sigaction` and `signal` are
+//! interposed for it, and a fault that is not one of these instructions
+//! goes to the program's handler, or kills the process as the default
+//! disposition would. A SIGSEGV handler installed by a raw system call
+//! would take the preload's place, so the supervisor refuses one.
+
+use core::ffi::{c_int, c_long, c_void};
+use core::ptr;
+
+/// `arch_prctl` codes (`asm/prctl.h`; not in the `libc` crate).
+const ARCH_SET_CPUID: c_long = 0x1012;
+
+/// What the program asked SIGSEGV to do (its view; the real disposition
+/// stays the preload's handler while [`INSTALLED`]).
+static mut PROGRAM: libc::sigaction = unsafe { core::mem::zeroed() };
+static mut INSTALLED: bool = false;
+/// libc's `signal` and `sysv_signal`, which the preload interposes.
+static mut REAL_SIGNAL: usize = 0;
+static mut REAL_SYSV_SIGNAL: usize = 0;
+
+unsafe extern "C" {
+    /// libc's own `sigaction`, under a name the preload does not define.
+    fn __sigaction(sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) -> c_int;
+    /// The gate: `arch_prctl(ARCH_SET_CPUID, 1)`, returning its result.
+    fn cmc_cpuid_gate() -> c_long;
+    /// The address just after the gate's `syscall` instruction: the
+    /// instruction pointer the supervisor sees for it.
+    static cmc_cpuid_gate_return: u8;
+}
+
+core::arch::global_asm!(
+    ".pushsection .text.cmc_cpuid_gate,\"ax\",@progbits",
+    ".hidden cmc_cpuid_gate",
+    ".hidden cmc_cpuid_gate_return",
+    ".globl cmc_cpuid_gate",
+    ".globl cmc_cpuid_gate_return",
+    ".type cmc_cpuid_gate,@function",
+    "cmc_cpuid_gate:",
+    "mov eax, 158",    // arch_prctl
+    "mov edi, 0x1012", // ARCH_SET_CPUID
+    "mov esi, 1",
+    "syscall",
+    "cmc_cpuid_gate_return:",
+    "ret",
+    ".size cmc_cpuid_gate, . - cmc_cpuid_gate",
+    ".popsection",
+);
+
+/// The gate's address as the supervisor sees it (the hello's
+/// `cpuid_gate`).
+pub fn gate() -> u64 {
+    (&raw const cmc_cpuid_gate_return) as u64
+}
+
+/// Installs the handler, then makes `rdtsc` fault if `tsc` (only once no
+/// vDSO clock reads the counter itself) and `cpuid` fault where the CPU
+/// can. Returns (rdtsc trapped, cpuid trapped); neither without the
+/// handler.
+///
+/// # Safety
+/// Called once, from the constructor, before the program runs.
+pub unsafe fn install(tsc: bool) -> (bool, bool) {
+    unsafe {
+        let mut action: libc::sigaction = core::mem::zeroed();
+        action.sa_sigaction = on_segv as *const () as usize;
+        // SA_NODEFER: a cpuid in the program's own SIGSEGV handler faults
+        // again, and must be emulated too.
+        action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_NODEFER;
+        libc::sigemptyset(&mut action.sa_mask);
+        if __sigaction(libc::SIGSEGV, &action, ptr::null_mut()) != 0 {
+            return (false, false);
+        }
+        INSTALLED = true;
+        REAL_SIGNAL = libc::dlsym(libc::RTLD_NEXT, c"signal".as_ptr()) as usize;
+        REAL_SYSV_SIGNAL = libc::dlsym(libc::RTLD_NEXT, c"sysv_signal".as_ptr()) as usize;
+        let tsc = tsc && libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV, 0, 0, 0) == 0;
+        let cpuid = libc::syscall(libc::SYS_arch_prctl, ARCH_SET_CPUID, 0 as c_long) == 0;
+        (tsc, cpuid)
+    }
+}
+
+extern "C" fn on_segv(sig: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+    unsafe {
+        let errno = *libc::__errno_location();
+        let uc = &mut *(context as *mut libc::ucontext_t);
+        let emulated = (*info).si_code == libc::SI_KERNEL && emulate(&mut uc.uc_mcontext.gregs);
+        *libc::__errno_location() = errno;
+        if !emulated {
+            chain(sig, info, context);
+        }
+    }
+}
+
+const RIP: usize = libc::REG_RIP as usize;
+const RAX: usize = libc::REG_RAX as usize;
+const RBX: usize = libc::REG_RBX as usize;
+const RCX: usize = libc::REG_RCX as usize;
+const RDX: usize = libc::REG_RDX as usize;
+
+/// Emulates the instruction at the faulting address, if it is one of
+/// the preload's, and steps over it.
+///
+/// # Safety
+/// `g` are the registers of a fault (`SI_KERNEL`) at an instruction that
+/// was fetched, so its first bytes are readable.
+unsafe fn emulate(g: &mut [libc::greg_t; 23]) -> bool {
+    let at = g[RIP] as *const u8;
+    let (b0, b1) = unsafe { (*at, *at.add(1)) };
+    // `rdtscp` is three bytes; read the third only when the second says so.
+    let rdtscp = b0 == 0x0f && b1 == 0x01 && unsafe { *at.add(2) } == 0xf9;
+    match (b0, b1) {
+        (0x0f, 0x31) => {
+            let t = unsafe { counter() };
+            g[RAX] = (t & 0xffff_ffff) as i64;
+            g[RDX] = (t >> 32) as i64;
+            g[RIP] += 2;
+        }
+        _ if rdtscp => {
+            let t = unsafe { counter() };
+            g[RAX] = (t & 0xffff_ffff) as i64;
+            g[RDX] = (t >> 32) as i64;
+            g[RCX] = 0;
+            g[RIP] += 3;
+        }
+        (0x0f, 0xa2) => {
+            let (a, b, c, d) = unsafe { cpuid(g[RAX] as u32, g[RCX] as u32) };
+            g[RAX] = a as i64;
+            g[RBX] = b as i64;
+            g[RCX] = c as i64;
+            g[RDX] = d as i64;
+            g[RIP] += 2;
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// The time stamp counter: the monotonic clock in nanoseconds (under cmc,
+/// the logical clock).
+unsafe fn counter() -> u64 {
+    let mut ts: libc::timespec = unsafe { core::mem::zeroed() };
+    unsafe { libc::syscall(libc::SYS_clock_gettime, libc::CLOCK_MONOTONIC as c_long, &mut ts) };
+    (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
+}
+
+/// `cpuid(leaf, subleaf)` for real, without RDRAND and RDSEED.
+unsafe fn cpuid(leaf: u32, subleaf: u32) -> (u32, u32, u32, u32) {
+    unsafe {
+        if cmc_cpuid_gate() != 0 {
+            // Refused (the supervisor ends the search); answer an empty CPU.
+            return (0, 0, 0, 0);
+        }
+        let r = core::arch::x86_64::__cpuid_count(leaf, subleaf);
+        libc::syscall(libc::SYS_arch_prctl, ARCH_SET_CPUID, 0 as c_long);
+        let (mut b, mut c) = (r.ebx, r.ecx);
+        if leaf == 1 {
+            c &= !(1 << 30);
+        }
+        if leaf == 7 && subleaf == 0 {
+            b &= !(1 << 18);
+        }
+        (r.eax, b, c, r.edx)
+    }
+}
+
+/// A fault that is not the preload's: what the program asked for.
+unsafe fn chain(sig: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+    unsafe {
+        let program = PROGRAM;
+        let handler = program.sa_sigaction;
+        let sent = (*info).si_code <= 0;
+        if handler == libc::SIG_IGN && sent {
+            return;
+        }
+        if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+            // The default disposition (the kernel ignores no fault, and
+            // kills for one whose handler is SIG_IGN): the faulting
+            // instruction runs again and kills the process; a signal sent
+            // by a process is sent again.
+            let mut default: libc::sigaction = core::mem::zeroed();
+            default.sa_sigaction = libc::SIG_DFL;
+            INSTALLED = false;
+            __sigaction(libc::SIGSEGV, &default, ptr::null_mut());
+            if sent {
+                libc::raise(libc::SIGSEGV);
+            }
+            return;
+        }
+        if program.sa_flags & libc::SA_RESETHAND != 0 {
+            PROGRAM.sa_sigaction = libc::SIG_DFL;
+        }
+        if program.sa_flags & libc::SA_SIGINFO != 0 {
+            let f: extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) = core::mem::transmute(handler);
+            f(sig, info, context);
+        } else {
+            let f: extern "C" fn(c_int) = core::mem::transmute(handler);
+            f(sig);
+        }
+    }
+}
+
+/// `sigaction`, with the program's own view of SIGSEGV.
+///
+/// # Safety
+/// As libc's.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sigaction(sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) -> c_int {
+    unsafe {
+        if sig != libc::SIGSEGV || !INSTALLED {
+            return __sigaction(sig, act, old);
+        }
+        if !old.is_null() {
+            *old = PROGRAM;
+        }
+        if !act.is_null() {
+            PROGRAM = *act;
+        }
+        0
+    }
+}
+
+/// `signal` and `sysv_signal` for SIGSEGV: BSD semantics (`SA_RESTART`)
+/// and System V semantics (`SA_RESETHAND | SA_NODEFER`), as glibc's.
+unsafe fn set_program(handler: libc::sighandler_t, flags: c_int) -> libc::sighandler_t {
+    unsafe {
+        let old = PROGRAM.sa_sigaction;
+        PROGRAM = core::mem::zeroed();
+        PROGRAM.sa_sigaction = handler;
+        PROGRAM.sa_flags = flags;
+        old
+    }
+}
+
+/// # Safety
+/// As libc's.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn signal(sig: c_int, handler: libc::sighandler_t) -> libc::sighandler_t {
+    unsafe {
+        if sig == libc::SIGSEGV && INSTALLED {
+            return set_program(handler, libc::SA_RESTART);
+        }
+        if REAL_SIGNAL == 0 {
+            return libc::SIG_ERR;
+        }
+        let f: extern "C" fn(c_int, libc::sighandler_t) -> libc::sighandler_t = core::mem::transmute(REAL_SIGNAL);
+        f(sig, handler)
+    }
+}
+
+/// # Safety
+/// As libc's.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sysv_signal(sig: c_int, handler: libc::sighandler_t) -> libc::sighandler_t {
+    unsafe {
+        if sig == libc::SIGSEGV && INSTALLED {
+            return set_program(handler, libc::SA_RESETHAND | libc::SA_NODEFER);
+        }
+        if REAL_SYSV_SIGNAL == 0 {
+            return libc::SIG_ERR;
+        }
+        let f: extern "C" fn(c_int, libc::sighandler_t) -> libc::sighandler_t = core::mem::transmute(REAL_SYSV_SIGNAL);
+        f(sig, handler)
+    }
+}
