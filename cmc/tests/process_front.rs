@@ -252,6 +252,10 @@ fn misbehaving_programs_are_errors_naming_node_and_call() {
     assert!(matches!(&err, ProcessError::Forbidden { node: 0, call, .. } if call.starts_with("clone")), "{err}");
     let err = probe_error("exec", long);
     assert!(matches!(&err, ProcessError::Forbidden { node: 0, what: "exec", .. }), "{err}");
+    for (mode, call) in [("ipc", "msgsnd"), ("peek", "process_vm_readv")] {
+        let err = probe_error(mode, long);
+        assert!(matches!(&err, ProcessError::Unmodelled { node: 0, call: c, .. } if c == call), "{mode}: {err}");
+    }
     let err = probe_error("bigstate", long);
     assert!(matches!(&err, ProcessError::Limit { node: 0, limit: "state_bytes_max", max: 64, .. }), "{err}");
 }

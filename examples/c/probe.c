@@ -10,7 +10,8 @@
  * checker rejects at once; "thread" start a thread; "fork" fork a child;
  * "exec" exec /bin/true; "abort" abort once a client connects (a
  * failed assertion); "signal-other" signal another process (its
- * parent); "uring" and "aio" set up asynchronous I/O
+ * parent); "ipc" send to System V message queue 0, which it did not make;
+ * "peek" read another process's memory (process_vm_readv of pid 1); "uring" and "aio" set up asynchronous I/O
  * (io_uring_setup, io_setup), which the checker must reject; "bigstate" report a 65-byte state; "bigdurable"
  * make a 65-byte record durable; "selfdial" dial its own port and accept
  * the connection, so that it holds both ends of it, write "d" on the end it
@@ -109,6 +110,7 @@
 #include <x86intrin.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/msg.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -606,6 +608,15 @@ int main(int argc, char **argv)
         cmc_record_write(CMC_STATE_FD, &one, 1);
         close(accept(cmc_listen(node), NULL, NULL));
         abort();
+    }
+    if (strcmp(mode, "ipc") == 0) {
+        long msg[2] = {1, 0};
+        return msgsnd(0, msg, sizeof msg[1], IPC_NOWAIT) == 0 ? 0 : 5;
+    }
+    if (strcmp(mode, "peek") == 0) {
+        char b;
+        struct iovec mine = {&b, 1}, theirs = {(void *)0x400000, 1};
+        return process_vm_readv(1, &mine, 1, &theirs, 1, 0) == 1 ? 0 : 5;
     }
     if (strcmp(mode, "signal-other") == 0)
         return kill(getppid(), 0) == 0 ? 0 : 5;

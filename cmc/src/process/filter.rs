@@ -159,6 +159,31 @@ pub const NOTIFIED: &[i64] = &[
     libc::SYS_msgget,
     libc::SYS_semget,
     libc::SYS_mq_open,
+    // Objects of System V IPC and POSIX message queues a node did not make
+    // (their ids and names are the machine's): refused like the above.
+    libc::SYS_shmctl,
+    libc::SYS_shmdt,
+    libc::SYS_msgsnd,
+    libc::SYS_msgrcv,
+    libc::SYS_msgctl,
+    libc::SYS_semop,
+    libc::SYS_semtimedop,
+    libc::SYS_semctl,
+    libc::SYS_mq_unlink,
+    libc::SYS_mq_timedsend,
+    libc::SYS_mq_timedreceive,
+    libc::SYS_mq_notify,
+    libc::SYS_mq_getsetattr,
+    libc::SYS_memfd_secret,
+    // Other processes (sibling lives, snapshots, the supervisor), reached
+    // by real pid.
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_pidfd_getfd,
+    libc::SYS_kcmp,
+    libc::SYS_process_madvise,
+    libc::SYS_process_mrelease,
     // A target's own filter would be compiled for every life.
     libc::SYS_seccomp,
 ];

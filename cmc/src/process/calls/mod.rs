@@ -107,6 +107,8 @@ pub(super) const MACHINE: &[i64] = &[
     libc::SYS_perf_event_open,
     libc::SYS_iopl,
     libc::SYS_ioperm,
+    libc::SYS_fanotify_init,
+    libc::SYS_vhangup,
 ];
 
 fn refuse_machine(n: u8, c: &Notif) -> Result<Answer, ProcessError> {
@@ -227,9 +229,34 @@ impl Supervisor {
             | libc::SYS_shmat
             | libc::SYS_msgget
             | libc::SYS_semget
-            | libc::SYS_mq_open => {
+            | libc::SYS_mq_open
+            | libc::SYS_shmctl
+            | libc::SYS_shmdt
+            | libc::SYS_msgsnd
+            | libc::SYS_msgrcv
+            | libc::SYS_msgctl
+            | libc::SYS_semop
+            | libc::SYS_semtimedop
+            | libc::SYS_semctl
+            | libc::SYS_mq_unlink
+            | libc::SYS_mq_timedsend
+            | libc::SYS_mq_timedreceive
+            | libc::SYS_mq_notify
+            | libc::SYS_mq_getsetattr
+            | libc::SYS_memfd_secret => {
                 refuse(n, c, "shared memory, message queues and semaphores would hold state outside the world")
             }
+            libc::SYS_ptrace
+            | libc::SYS_process_vm_readv
+            | libc::SYS_process_vm_writev
+            | libc::SYS_pidfd_getfd
+            | libc::SYS_kcmp
+            | libc::SYS_process_madvise
+            | libc::SYS_process_mrelease => refuse(
+                n,
+                c,
+                "reaching another process (a sibling life, a snapshot, the checker) is state outside the world",
+            ),
             // Only `prctl(PR_SET_SECCOMP)` and `prctl(PR_SET_TSC)`.
             libc::SYS_prctl => on_prctl(n, c),
             libc::SYS_seccomp => forbid(n, c, "a seccomp filter (it would be compiled for every life)"),
