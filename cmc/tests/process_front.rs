@@ -522,3 +522,17 @@ fn a_programs_own_sigsegv_handler_sees_its_faults_and_not_the_preloads() {
     let w = replay(&c, &[]);
     assert_eq!(w.nodes[0].life, Life::Signaled(nix::libc::SIGSEGV), "no handler: killed by the fault");
 }
+
+#[test]
+fn a_rust_std_program_runs_as_a_node() {
+    let _serial = process_support::serial();
+    let mut c = Config::new(process_support::rust_program("echo"), 1);
+    c.preload = Some(preload());
+    c.budgets.clients = 1;
+    c.request = b"hi".to_vec();
+    let w = ProcessEngine::new(c.clone()).expect("valid").replay(&actions(&[])).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(w.nodes[0].state, [1, 0], "std started, reported and listens");
+    assert!(matches!(w.nodes[0].blocked, Blocked::Accept { .. }), "{:?}", w.nodes[0].blocked);
+    let w = replay(&c, &["CLIENT(0)", "ACCEPT(0, client)", "DELIVER(0, c0.0)"]);
+    assert_eq!(w.replies, vec![(0, b"hi".to_vec())], "echoed to the client");
+}

@@ -104,6 +104,35 @@ pub fn program(name: &str) -> PathBuf {
     program_with(name, &[])
 }
 
+/// `examples/rust/NAME.rs`, compiled once per test binary with the
+/// toolchain's `rustc` and `-C relocation-model=static` (which links it
+/// `-no-pie`, as every target must be).
+pub fn rust_program(name: &str) -> PathBuf {
+    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let mut built = BUILT.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = built.get(name) {
+        return p.clone();
+    }
+    let dir = tmp().join("rust");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let out_path = dir.join(name);
+    let source = repo().join(format!("examples/rust/{name}.rs"));
+    if !fresh(&out_path, &source) {
+        let building = building(&out_path);
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+        let out = Command::new(rustc)
+            .args(["--edition", "2024", "-O", "-C", "relocation-model=static", "-o"])
+            .arg(&building)
+            .arg(&source)
+            .output()
+            .expect("rustc runs");
+        assert!(out.status.success(), "rustc {name}.rs failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        std::fs::rename(&building, &out_path).expect("rename a build into place");
+    }
+    built.insert(name.to_string(), out_path.clone());
+    out_path
+}
+
 /// A configuration for `nodes` nodes of `examples/c/NAME.c`, with the
 /// preload.
 pub fn config(name: &str, nodes: u8) -> Config {

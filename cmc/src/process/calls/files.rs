@@ -445,6 +445,36 @@ impl Supervisor {
         Ok(Answer::Continue)
     }
 
+    /// `poll` and `ppoll` that do not wait (a zero timeout) on files only
+    /// run: they change nothing and answer from the files, which are the
+    /// same in every life (Rust's standard library polls fds 0 to 2 so at
+    /// start-up). Waiting, or a descriptor the checker owns, is refused:
+    /// readiness of a connection is the world's, and a node blocks in read
+    /// or accept until an action answers.
+    pub(super) fn on_poll(&self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        const POLLFDS_MAX: usize = 1024;
+        let waits = match c.nr {
+            libc::SYS_ppoll => match c.args[2] {
+                0 => true,
+                at => notif::read_mem(c.pid, at, 16).is_none_or(|t| t.iter().any(|&b| b != 0)),
+            },
+            _ => c.args[2] as i32 != 0,
+        };
+        let count = c.args[1] as usize;
+        let fds = if count <= POLLFDS_MAX { notif::read_mem(c.pid, c.args[0], 8 * count) } else { None };
+        let on_files = fds.is_some_and(|fds| {
+            fds.chunks_exact(8).all(|p| !self.owns(n, i32::from_ne_bytes(p[0..4].try_into().unwrap_or_default())))
+        });
+        if waits || !on_files {
+            return refuse(
+                n,
+                c,
+                "sleeping, polling and timers are not modelled: block in read or accept, and TIMEOUT fires",
+            );
+        }
+        Ok(Answer::Continue)
+    }
+
     pub(super) fn on_epoll_ctl(&self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
         if self.owns(n, c.args[2] as i32) {
             return refuse(

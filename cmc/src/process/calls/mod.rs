@@ -190,10 +190,9 @@ impl Supervisor {
             libc::SYS_mmap => on_mmap(n, c),
             // Refused: an error naming the node and the call.
             libc::SYS_socketpair => refuse(n, c, "only AF_INET stream sockets through socket() are modelled"),
+            libc::SYS_poll | libc::SYS_ppoll => self.on_poll(n, c),
             libc::SYS_nanosleep
             | libc::SYS_clock_nanosleep
-            | libc::SYS_poll
-            | libc::SYS_ppoll
             | libc::SYS_select
             | libc::SYS_pselect6
             | libc::SYS_epoll_wait
