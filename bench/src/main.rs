@@ -14,7 +14,13 @@
 //! distinct state (peak RSS less that of an idle child, divided by the
 //! distinct states), and the ratio of cmc's states per second to
 //! stateright's. Timings are measured here, never asserted in tests.
+//!
+//! `cmc-bench programs` measures the process front end instead: the
+//! example C programs' searches, checkpoints against the stateless path
+//! ([`programs`]).
 
+mod process_tree;
+mod programs;
 mod two_phase_stateright;
 
 use std::fmt::Write as _;
@@ -38,7 +44,10 @@ const SPEEDUP_AIM: f64 = 3.0;
 const BYTES_PER_STATE_AIM: f64 = 64.0;
 
 #[derive(Parser)]
-#[command(name = "cmc-bench", about = "Benchmarks cmc against stateright on TwoPhase (single-threaded BFS)")]
+#[command(
+    name = "cmc-bench",
+    about = "Benchmarks cmc against stateright on TwoPhase (single-threaded BFS), or on the example C programs (`programs`)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -65,6 +74,9 @@ enum Command {
     /// Prints the peak RSS of a process that checks nothing: the baseline.
     #[command(hide = true)]
     Idle,
+    /// Times full and depth-bounded BFS of the example C programs
+    /// (examples/c), with checkpoints and stateless, A/B in one run.
+    Programs(programs::Args),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -112,6 +124,7 @@ fn main() -> anyhow::Result<()> {
             println!("{}", peak_rss_kib()?);
             Ok(())
         }
+        Some(Command::Programs(args)) => programs::run(&args),
         None => compare(&cli.rms, cli.runs),
     }
 }
@@ -278,7 +291,7 @@ fn commit() -> String {
         .unwrap_or_else(|| "unknown (no git)".to_string())
 }
 
-/// `nproc`, the CPU model and the memory of this machine.
+/// `nproc`, the kernel, the CPU model and the memory of this machine.
 fn machine() -> String {
     let nproc = Process::new("nproc")
         .output()
@@ -294,8 +307,11 @@ fn machine() -> String {
             })
             .unwrap_or_else(|| "?".to_string())
     };
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "?".to_string());
     format!(
-        "nproc {nproc}; CPU: {}; memory: {}",
+        "nproc {nproc}; Linux {kernel}; CPU: {}; memory: {}",
         field("/proc/cpuinfo", "model name"),
         field("/proc/meminfo", "MemTotal")
     )
