@@ -339,3 +339,74 @@ fn time_max_and_ctrl_c_stop_a_program_search_waiting_for_a_node() {
     assert_eq!((code, &json["verdict"]), (Some(3), &"incomplete".into()), "{json}");
     assert_eq!(json["reason"], "interrupted (Ctrl-C)", "{json}");
 }
+
+/// Every process descended from `pid`: node processes are its children
+/// (templates by spawn, lives and snapshots by `CLONE_PARENT`).
+fn children_of(pid: u32) -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    let mut out: Vec<i32> = tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|s| s.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<i32>>())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Whether `pid` is gone, or a zombie nobody will run again.
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
+/// Issue 10, item 3: snapshots are processes too, and none outlives `cmc`
+/// when it is interrupted (SIGINT: it ends the search incomplete), told to
+/// terminate (SIGTERM: the default action, the death signal does the rest)
+/// or killed (SIGKILL). Each time the program search has its templates and
+/// several snapshots alive when the signal comes.
+#[test]
+fn no_node_process_outlives_cmc_under_sigint_sigterm_or_sigkill() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let model = program_model_file(
+        "outlive-counter",
+        "counter",
+        "nodes = 2\ncrashes = 255\ndrops = 255\ntimeouts = 255\nclients = 255\nrequest = \"+\"\n",
+    );
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGKILL] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cmc"))
+            .env("CMC_PRELOAD", preload())
+            .arg("--model-file")
+            .arg(&model)
+            .arg("--json")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // More processes than the two templates and two first lives: the
+        // search has made snapshots.
+        let started = std::time::Instant::now();
+        let mut nodes = children_of(child.id());
+        while nodes.len() <= 4 && started.elapsed() < HANG_GUARD {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            nodes = children_of(child.id());
+        }
+        assert!(nodes.len() > 4, "{signal:?}: the search never had snapshots alive: {nodes:?}");
+        if signal == Signal::SIGINT {
+            // Sent once cmc catches it (the search is running by then).
+            interrupt_once_caught(&child);
+        } else {
+            kill(Pid::from_raw(child.id() as i32), signal).unwrap();
+        }
+        let status = child.wait().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !nodes.iter().all(|&p| gone(p)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let left: Vec<i32> = nodes.iter().copied().filter(|&p| !gone(p)).collect();
+        assert!(left.is_empty(), "{signal:?} ({status}): node processes {left:?} outlived cmc");
+    }
+}
