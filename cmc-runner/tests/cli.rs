@@ -151,6 +151,13 @@ fn ctrl_c_stops_the_search_and_prints_the_partial_report_as_incomplete() {
 fn interrupt_once_caught(child: &std::process::Child) {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
+    await_sigint_handler(child);
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+}
+
+/// Waits until `child` catches SIGINT (bit 1 of SigCgt).
+fn await_sigint_handler(child: &std::process::Child) {
     let status = format!("/proc/{}/status", child.id());
     let catching = || {
         std::fs::read_to_string(&status).ok().and_then(|s| {
@@ -163,8 +170,6 @@ fn interrupt_once_caught(child: &std::process::Child) {
         assert!(std::time::Instant::now() < deadline, "cmc never installed its SIGINT handler");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
 }
 
 /// `cmc-preload.so` for the `cmc` under test: `$CMC_PRELOAD`, or built once
@@ -340,3 +345,158 @@ fn time_max_and_ctrl_c_stop_a_program_search_waiting_for_a_node() {
     assert_eq!(json["reason"], "interrupted (Ctrl-C)", "{json}");
 }
 
+/// A process seen as a child of a running `cmc`: its pid and its start time
+/// (in clock ticks after boot), so that a pid the kernel gives a new process
+/// once this one has ended is not taken for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct NodeProcess {
+    pid: i32,
+    started: u64,
+}
+
+/// Process `pid`'s state letter and start time, from `/proc/PID/stat`;
+/// `None` if there is no such process.
+fn state_and_start(pid: i32) -> Option<(char, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the parenthesised command name start with the state
+    // (field 3); the start time is field 22.
+    let (_, rest) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some((fields.first()?.chars().next()?, fields.get(19)?.parse().ok()?))
+}
+
+/// Whether `p` is gone: no such process, another process with its pid, or
+/// a zombie (dead, and waiting only for whoever inherited it to reap it).
+fn gone(p: NodeProcess) -> bool {
+    match state_and_start(p.pid) {
+        None => true,
+        Some((state, started)) => started != p.started || matches!(state, 'Z' | 'X'),
+    }
+}
+
+/// The live children of process `pid` (every thread's), in pid order.
+fn live_children(pid: u32) -> Vec<NodeProcess> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return out };
+    for task in tasks.flatten() {
+        let Ok(list) = std::fs::read_to_string(task.path().join("children")) else { continue };
+        for child in list.split_whitespace().filter_map(|c| c.parse::<i32>().ok()) {
+            if let Some((state, started)) = state_and_start(child) {
+                let p = NodeProcess { pid: child, started };
+                if !matches!(state, 'Z' | 'X') {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Nodes of the model [`cmc_signalled_mid_search`] runs.
+const SIGNALLED_NODES: usize = 2;
+
+/// Issue 10, item 3: runs `cmc` on a program search that would not finish
+/// (two probe nodes, every budget at 255) until it has many snapshots
+/// alive, collects every node process it has (template, life or snapshot:
+/// all are children of `cmc`, forked with `CLONE_PARENT`), sends it
+/// `signal`, and asserts that none of them outlives it. A probe that loses
+/// its checker lingers (examples/c/probe.c), so what ends it is the
+/// checker's doing: the engine's drop, or the death signal every node
+/// process sets. Returns how `cmc` ended and what it printed on stdout.
+fn cmc_signalled_mid_search(name: &str, signal: nix::sys::signal::Signal) -> (std::process::ExitStatus, Vec<u8>) {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let model = program_model_file(
+        name,
+        "probe",
+        &format!("nodes = {SIGNALLED_NODES}\ncrashes = 255\ndrops = 255\ntimeouts = 255\nclients = 255\n"),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cmc"))
+        .env("CMC_PRELOAD", preload())
+        .arg("--model-file")
+        .arg(&model)
+        .arg("--json")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    if signal == Signal::SIGINT {
+        await_sigint_handler(&child);
+    }
+    // A template and a running life per node at most: past twice that,
+    // at least as many again are snapshots.
+    let enough = 4 * SIGNALLED_NODES;
+    let mut seen: Vec<NodeProcess> = Vec::new();
+    let started = std::time::Instant::now();
+    loop {
+        let live = live_children(child.id());
+        let count = live.len();
+        seen.extend(live);
+        if count >= enough {
+            break;
+        }
+        if started.elapsed() > HANG_GUARD || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("cmc never had {enough} node processes alive at once:\n{}", text(&out.stderr));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    seen.extend(live_children(child.id()));
+    seen.sort_unstable();
+    seen.dedup();
+    kill(Pid::from_raw(child.id() as i32), signal).unwrap();
+    let stopped = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if stopped.elapsed() > HANG_GUARD {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("cmc did not end within {HANG_GUARD:?} of {signal}:\n{}", text(&out.stderr));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    // The kernel kills the nodes (their death signal) and whoever inherits
+    // them reaps them: wait for it, without timing it.
+    let deadline = std::time::Instant::now() + HANG_GUARD;
+    while !seen.iter().all(|&p| gone(p)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let left: Vec<NodeProcess> = seen.iter().copied().filter(|&p| !gone(p)).collect();
+    assert!(
+        left.is_empty(),
+        "{} of the {} node processes seen outlived cmc ended by {signal}: {left:?}\n{}",
+        left.len(),
+        seen.len(),
+        text(&out.stderr)
+    );
+    (out.status, out.stdout)
+}
+
+#[test]
+fn no_node_outlives_cmc_ended_by_sigterm() {
+    use std::os::unix::process::ExitStatusExt;
+    let (status, _) = cmc_signalled_mid_search("sigterm-probe", nix::sys::signal::Signal::SIGTERM);
+    assert_eq!(status.signal(), Some(nix::libc::SIGTERM), "cmc does not catch SIGTERM: {status}");
+}
+
+/// Ctrl-C ends the search as incomplete, and the engine's drop kills what
+/// is left.
+#[test]
+fn no_node_outlives_cmc_stopped_by_ctrl_c() {
+    let (status, stdout) = cmc_signalled_mid_search("sigint-probe", nix::sys::signal::Signal::SIGINT);
+    let json: serde_json::Value = serde_json::from_slice(&stdout).expect("the partial report, as JSON");
+    assert_eq!((status.code(), &json["verdict"]), (Some(3), &"incomplete".into()), "{json}");
+    assert_eq!(json["reason"], "interrupted (Ctrl-C)", "{json}");
+}
+
+/// No destructor runs: only the nodes' death signal ends them (the
+/// library's checker killed with nodes and snapshots alive is in
+/// `cmc/tests/process_lifecycle.rs`; this is the `cmc` command mid-search).
+#[test]
+fn no_node_outlives_cmc_killed_by_sigkill() {
+    use std::os::unix::process::ExitStatusExt;
+    let (status, _) = cmc_signalled_mid_search("sigkill-probe", nix::sys::signal::Signal::SIGKILL);
+    assert_eq!(status.signal(), Some(nix::libc::SIGKILL), "{status}");
+}
