@@ -357,6 +357,16 @@ impl Supervisor {
         let call = syscalls::describe(c.nr);
         let Some(names) = changed(c.nr) else { return refuse(n, c, "it would change the file system") };
         let path_at = |i: usize| if c.args[i] == 0 { None } else { notif::read_cstr(c.pid, c.args[i], 4096) };
+        // Making a directory that exists changes nothing: the kernel's
+        // answer is EEXIST (sanitizer runtimes make sure of /tmp so).
+        let made = match c.nr {
+            libc::SYS_mkdir => path_at(0).map(|p| paths::resolve(c.pid, libc::AT_FDCWD, &p, false)),
+            libc::SYS_mkdirat => path_at(1).map(|p| paths::resolve(c.pid, c.args[0] as i32, &p, false)),
+            _ => None,
+        };
+        if made.is_some_and(|r| r.stat.is_some()) {
+            return Ok(Answer::Err(libc::EEXIST));
+        }
         let resolve = |dirfd: i32, path: Vec<u8>| paths::resolve(c.pid, dirfd, &path, false).shown;
         let path = match names {
             Names::Path(i) => path_at(i).map_or_else(|| "(no path)".to_string(), |p| resolve(libc::AT_FDCWD, p)),
