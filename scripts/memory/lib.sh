@@ -73,6 +73,7 @@ mem_msan_model() {
         END {
             if (!props) { print "properties = \"" out "/msan_quiet.so\""; print "invariants = [\"msan_quiet\"]" }
             if (!has_depth && !simulate) print "depth_max = " depth
+            print "log_dir = \"" out "/reports\""
         }' "$src" >"$dst"
 }
 
@@ -103,12 +104,12 @@ mem_run_model() {
 
 # mem_reports: the MSan reports written so far, one path a line.
 mem_reports() {
-    find "$MSAN_OUT/reports" -type f -name 'msan.*' 2>/dev/null | sort
+    { find "$MSAN_OUT/reports" -type f -name 'node*.log' -exec grep -l MemorySanitizer {} + 2>/dev/null || true; } | sort
 }
 
 mem_clear_reports() {
     mkdir -p "$MSAN_OUT/reports"
-    find "$MSAN_OUT/reports" -type f -name 'msan.*' -delete
+    find "$MSAN_OUT/reports" -type f \( -name 'msan.*' -o -name 'node*.log' \) -delete
 }
 
 # mem_invariants PROPS.c: the invariants a properties source defines, by

@@ -16,7 +16,7 @@
 #   OUT/props/uninit_props.so, the invariant probe, for props_driver, which
 #   calls their invariants under MSan (the checker cannot: it is not
 #   instrumented).
-# MSan writes its reports to OUT/reports/msan.<pid> (see msan_options.c).
+# MSan writes its reports to stderr, which the gate sends to OUT/reports/node<i>.log (see msan_options.c).
 
 HERE := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 ROOT := $(abspath $(HERE)/../..)

@@ -14,13 +14,10 @@
  * - symbolize=0: symbolizing starts llvm-symbolizer, a child process, which
  *   the checker rejects in a target; the gate symbolizes the report
  *   afterwards, offline.
- * - log_path: the node's stderr is discarded by the checker, so the report
- *   goes to CMC_MSAN_LOG.<pid>; the pid is the checker's virtual one, 1000
- *   plus the node number (VIRTUAL_PID_BASE).
+ * - no log_path: a node's file system is read-only under the checker, so
+ *   the report goes to stderr, which the gate's model files send to
+ *   node<i>.log in their log_dir (CMC_MSAN_LOG is no longer used).
  */
-#ifndef CMC_MSAN_LOG
-#error "build with -DCMC_MSAN_LOG='\"/absolute/path/prefix\"'"
-#endif
 #ifndef CMC_MSAN_EXITCODE
 #error "build with -DCMC_MSAN_EXITCODE=N"
 #endif
@@ -31,5 +28,5 @@
 /* Called by the MSan runtime before it is initialised: not instrumented. */
 __attribute__((no_sanitize("memory"), used)) const char *__msan_default_options(void)
 {
-    return "exitcode=" CMC_STR(CMC_MSAN_EXITCODE) ":halt_on_error=1:symbolize=0:log_path=" CMC_MSAN_LOG;
+    return "exitcode=" CMC_STR(CMC_MSAN_EXITCODE) ":halt_on_error=1:symbolize=0";
 }

@@ -16,6 +16,7 @@
 //! depth_max = 20
 //! snapshots_max = 2048            # processes kept parked; 0: rebuild every world
 //! snapshots_mib_max = 4096        # memory they may take (MiB, estimated)
+//! log_dir = "logs"                # each node's stdout and stderr, node<i>.log
 //! properties = "build/register_props.so"
 //! invariants = ["acked_writes_survive"]
 //! ```
@@ -68,6 +69,9 @@ struct Raw {
     snapshots_max: Option<u64>,
     /// The memory the snapshots may take, in MiB.
     snapshots_mib_max: Option<u64>,
+    /// Where each node's stdout and stderr go (`node<i>.log`); unset
+    /// discards them.
+    log_dir: Option<String>,
     #[serde(default)]
     det: bool,
     properties: Option<String>,
@@ -126,6 +130,9 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
     }
     if let Some(m) = raw.snapshots_mib_max {
         config.snapshots_mib_max = m;
+    }
+    if let Some(d) = &raw.log_dir {
+        config.log_dir = Some(dir.join(d));
     }
     config.validate().map_err(|e| match e {
         ProcessError::Config { key: k, reason } => key(k, reason),
