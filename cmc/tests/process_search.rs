@@ -248,7 +248,7 @@ fn a_connection_on_fd_0_is_seen_by_the_checker() {
 }
 
 /// Issue 10, 1f: a rebuilt world is compared with its fingerprint.
-/// `examples/c/realpid.c` reports its real pid, so every rebuild of a world
+/// `examples/c/nondet.c` reports its real pid, so every rebuild of a world
 /// differs from the world first found. Stateless (every world rebuilt from
 /// the templates) and with one snapshot kept (rebuilds from kept
 /// ancestors), the search must stop with an error naming the action whose
@@ -257,11 +257,11 @@ fn a_connection_on_fd_0_is_seen_by_the_checker() {
 fn a_rebuilt_world_is_compared_with_its_fingerprint() {
     let _serial = serial();
     for snapshots_max in [0, 1] {
-        let mut c = config("realpid", 2);
+        let mut c = config("nondet", 2);
         c.budgets.clients = 1;
         c.request = b"x".to_vec();
         c.snapshots_max = snapshots_max;
-        let model = ProgramModel::new("realpid", c);
+        let model = ProgramModel::new("nondet", c);
         let r = run(&model, Search::Bfs { depth_max: None });
         assert_eq!(r.verdict, Verdict::Error, "snapshots_max {snapshots_max}: {}", r.to_text());
         let reason = r.reason.unwrap_or_default();
