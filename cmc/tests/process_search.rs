@@ -292,6 +292,34 @@ fn a_memory_cap_on_snapshots_evicts_and_the_counts_stay() {
     assert!(forks(&capped) > forks(&free), "capped {} forks, free {}", forks(&capped), forks(&free));
 }
 
+/// The transition cache answers an action seen before in the same local
+/// state without a process: BFS, DFS and simulation give the same verdict
+/// and counts with it as without it (`transitions_max = 0`), with fewer
+/// forks.
+#[test]
+fn the_transition_cache_changes_no_count_only_the_forks() {
+    let _serial = serial();
+    let searches = [
+        Search::Bfs { depth_max: None },
+        Search::Dfs { depth_max: 12 },
+        Search::Simulate { walks: 20, walk_length: 12, seed: 3 },
+    ];
+    for search in searches {
+        let cached = run(&counter_model(), search);
+        let mut off = counter_model();
+        off.config.transitions_max = 0;
+        let off = run(&off, search);
+        let forks = |r: &Report| r.forks.unwrap_or_default();
+        let same = |r: &Report| {
+            let mut r = r.clone();
+            r.forks = None;
+            without_time(&r)
+        };
+        assert_eq!(same(&cached), same(&off), "{search:?}");
+        assert!(forks(&cached) < forks(&off), "{search:?}: {} forks cached, {} not", forks(&cached), forks(&off));
+    }
+}
+
 /// Writes `text` as a model file in a fresh folder, with the counter
 /// program and a shared object of C invariants beside it.
 fn model_dir(name: &str, toml: &str) -> std::path::PathBuf {

@@ -22,7 +22,8 @@
 use super::action::{self, ProcessAction};
 use super::snapshot::{Checkpoint, Store};
 use super::supervisor::Supervisor;
-use super::world::ProcessWorld;
+use super::transitions::Transitions;
+use super::world::{Life, ProcessWorld};
 use super::{Config, ProcessError, StopSlot};
 use crate::world::Fingerprint;
 
@@ -45,6 +46,8 @@ pub struct Stats {
     pub evictions: u64,
     /// Seccomp notifications handled.
     pub notifications: u64,
+    /// Actions answered from the transition cache, with no process.
+    pub cached: u64,
 }
 
 /// Runs a program as nodes and applies actions to the worlds it makes.
@@ -52,6 +55,7 @@ pub struct ProcessEngine {
     config: Config,
     supervisor: Option<Supervisor>,
     store: Store,
+    transitions: Transitions,
     stats: Stats,
     scratch: Vec<ProcessAction>,
 }
@@ -64,7 +68,8 @@ impl ProcessEngine {
         // run searches of their own.
         config.stop = StopSlot::default();
         let store = Store::new(config.snapshots_max, config.snapshots_mib_max);
-        Ok(ProcessEngine { config, supervisor: None, store, stats: Stats::default(), scratch: Vec::new() })
+        let transitions = Transitions::new(config.transitions_max);
+        Ok(ProcessEngine { config, supervisor: None, store, transitions, stats: Stats::default(), scratch: Vec::new() })
     }
 
     pub fn config(&self) -> &Config {
@@ -240,6 +245,9 @@ impl ProcessEngine {
         action: &ProcessAction,
         keep: bool,
     ) -> Result<Checkpoint, ProcessError> {
+        if let Some(c) = self.cached(from, action)? {
+            return Ok(self.keep(prefix, action, c, keep));
+        }
         let touched = action.node_process();
         let live = self.store.pool.clone();
         let sup = self.supervisor_mut()?;
@@ -248,7 +256,11 @@ impl ProcessEngine {
         self.step(action)?;
         let sup = self.supervisor_mut()?;
         let world = sup.world().clone();
+        let in_flight_peak = sup.in_flight_peak;
         let parked = sup.park_all(&live)?;
+        if let Some(n) = action.node() {
+            self.transitions.record(&from.world, &world, n, action, in_flight_peak);
+        }
         let mut nodes = from.nodes.clone();
         if let Some(n) = action.node() {
             // The touched node's process after the action: a fork of its
@@ -260,13 +272,46 @@ impl ProcessEngine {
                 nodes[n] = Some(std::rc::Rc::new(p));
             }
         }
-        let c = Checkpoint { world, nodes };
+        Ok(self.keep(prefix, action, Checkpoint { world, nodes }, keep))
+    }
+
+    /// The checkpoint `action` makes of `from` with no process run, when
+    /// the transition cache knows what the action does there and the
+    /// touched node's process afterwards is kept (or there is none).
+    fn cached(&mut self, from: &Checkpoint, action: &ProcessAction) -> Result<Option<Checkpoint>, ProcessError> {
+        let Some(n) = action.node() else { return Ok(None) };
+        let Some(world) = self.transitions.lookup(&from.world, n, action) else { return Ok(None) };
+        let process = match world.nodes[n as usize].life {
+            Life::Live => match self.store.snapshot(&world, n) {
+                Some(s) => Some(s),
+                None => return Ok(None),
+            },
+            _ => None,
+        };
+        // What `step` checks before it runs an action.
+        if let Some(reason) = self.config.stop_requested() {
+            return Err(ProcessError::Stopped { reason });
+        }
+        action::enumerate(&from.world, &mut self.scratch);
+        if !self.scratch.contains(action) {
+            return Err(ProcessError::NotEnabled { action: action.to_string() });
+        }
+        self.stats.actions += 1;
+        self.stats.cached += 1;
+        let mut nodes = from.nodes.clone();
+        nodes[n as usize] = process;
+        Ok(Some(Checkpoint { world, nodes }))
+    }
+
+    /// `c`, reached by `prefix` and then `action`: kept in the store with
+    /// `keep`, its processes shared by node state either way.
+    fn keep(&mut self, prefix: &[ProcessAction], action: &ProcessAction, c: Checkpoint, keep: bool) -> Checkpoint {
         if keep {
             let mut path = prefix.to_vec();
             path.push(*action);
-            return Ok(self.store.insert(path, c));
+            return self.store.insert(path, c);
         }
-        Ok(self.store.share(c))
+        self.store.share(c)
     }
 
     fn step(&mut self, a: &ProcessAction) -> Result<(), ProcessError> {

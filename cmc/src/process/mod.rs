@@ -29,6 +29,7 @@ pub mod snapshot;
 pub mod spawn;
 pub mod supervisor;
 pub mod syscalls;
+pub mod transitions;
 pub mod view;
 pub mod world;
 
@@ -124,6 +125,10 @@ pub struct Config {
     /// from sampled snapshots' proportional set size and page tables
     /// (`snapshot::Store`); past it the least recently used are evicted.
     pub snapshots_mib_max: u64,
+    /// Changes of actions kept by the transition cache (`transitions`), so
+    /// that an action seen before in the same local state forks no
+    /// process; 0 keeps none.
+    pub transitions_max: usize,
     /// The running search's request to stop, which the engine checks before
     /// every action and the supervisor while it waits for nodes. Set by the
     /// search ([`crate::Explore::watch`]), never by a model: every engine
@@ -167,6 +172,7 @@ impl Config {
             pin_cpu: true,
             snapshots_max: snapshot::SNAPSHOTS_MAX_DEFAULT,
             snapshots_mib_max: snapshot::SNAPSHOTS_MIB_MAX_DEFAULT,
+            transitions_max: transitions::TRANSITIONS_MAX_DEFAULT,
             stop: StopSlot::default(),
         }
     }

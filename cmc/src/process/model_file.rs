@@ -16,6 +16,7 @@
 //! depth_max = 20
 //! snapshots_max = 2048            # processes kept parked; 0: rebuild every world
 //! snapshots_mib_max = 4096        # memory they may take (MiB, estimated)
+//! transitions_max = 65536         # actions' changes kept; 0: fork for every action
 //! log_dir = "logs"                # each node's stdout and stderr, node<i>.log
 //! properties = "build/register_props.so"
 //! invariants = ["acked_writes_survive"]
@@ -69,6 +70,8 @@ struct Raw {
     snapshots_max: Option<u64>,
     /// The memory the snapshots may take, in MiB.
     snapshots_mib_max: Option<u64>,
+    /// Changes of actions the transition cache keeps; 0 keeps none.
+    transitions_max: Option<u64>,
     /// Where each node's stdout and stderr go (`node<i>.log`); unset
     /// discards them.
     log_dir: Option<String>,
@@ -130,6 +133,9 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
     }
     if let Some(m) = raw.snapshots_mib_max {
         config.snapshots_mib_max = m;
+    }
+    if let Some(m) = raw.transitions_max {
+        config.transitions_max = usize::try_from(m).map_err(|_| key("transitions_max", format!("{m} is too large")))?;
     }
     if let Some(d) = &raw.log_dir {
         config.log_dir = Some(dir.join(d));

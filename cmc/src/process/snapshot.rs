@@ -201,16 +201,21 @@ impl Store {
                 nodes.push(None);
                 continue;
             }
-            world.encode_node(n as u8, &mut self.key);
-            self.tick += 1;
-            let tick = self.tick;
-            let (snap, used) = self.snapshots.get_mut(&self.key)?;
-            let key = self.by_use.remove(used).unwrap_or_else(|| self.key.clone());
-            *used = tick;
-            self.by_use.insert(tick, key);
-            nodes.push(Some(snap.clone()));
+            nodes.push(Some(self.snapshot(world, n as u8)?));
         }
         Some(nodes)
+    }
+
+    /// The snapshot kept for node `n`'s state in `world`, if one is.
+    pub fn snapshot(&mut self, world: &ProcessWorld, n: u8) -> Option<Rc<Snapshot>> {
+        world.encode_node(n, &mut self.key);
+        self.tick += 1;
+        let tick = self.tick;
+        let (snap, used) = self.snapshots.get_mut(&self.key)?;
+        let key = self.by_use.remove(used).unwrap_or_else(|| self.key.clone());
+        *used = tick;
+        self.by_use.insert(tick, key);
+        Some(snap.clone())
     }
 
     /// The longest proper prefix of `path` whose checkpoint is kept.

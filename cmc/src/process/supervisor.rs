@@ -95,6 +95,10 @@ pub struct Supervisor {
     /// The spawns so far: the next process's serial (kept apart from the
     /// public `counters`, which a caller may reset).
     pub(super) serials: u64,
+    /// The most messages in flight seen by a check against their limit
+    /// since the last action began (`None`: no check yet); the transition
+    /// cache keeps it to check the limit again elsewhere.
+    pub in_flight_peak: Option<usize>,
     /// Not `Send`: the nodes' death signal is tied to the spawning thread,
     /// so a supervisor moved to another thread would see its nodes killed
     /// when the first thread ends.
@@ -182,6 +186,7 @@ impl Supervisor {
             counters: Counters::default(),
             cpuid_gates: vec![0; cfg.nodes as usize],
             serials: 0,
+            in_flight_peak: None,
             _thread_bound: std::marker::PhantomData,
         })
     }
@@ -342,6 +347,7 @@ impl Supervisor {
     /// again. The caller has checked that the action is enabled.
     pub fn apply(&mut self, action: &ProcessAction) -> Result<(), ProcessError> {
         let not_enabled = || ProcessError::NotEnabled { action: action.to_string() };
+        self.in_flight_peak = None;
         match *action {
             ProcessAction::Deliver { node, conn } => {
                 let (_, side) = self.reading(node).ok_or_else(not_enabled)?;
@@ -400,14 +406,7 @@ impl Supervisor {
                         // The 'T' is queued on the timer connection until
                         // the node reads it: a message in flight like any
                         // other.
-                        if self.world.in_flight() >= limits::MESSAGES_IN_FLIGHT_MAX {
-                            return Err(ProcessError::Limit {
-                                node,
-                                limit: "messages_in_flight_max",
-                                max: limits::MESSAGES_IN_FLIGHT_MAX,
-                                detail: format!("the 'T' of timer connection {label}"),
-                            });
-                        }
+                        self.check_in_flight(node, || format!("the 'T' of timer connection {label}"))?;
                         let w = &mut self.world.nodes[node as usize];
                         w.timer_conns += 1;
                         let conn = Conn {
@@ -436,14 +435,7 @@ impl Supervisor {
                     to_dialer: Default::default(),
                 };
                 if !self.cfg.request.is_empty() {
-                    if self.world.in_flight() >= limits::MESSAGES_IN_FLIGHT_MAX {
-                        return Err(ProcessError::Limit {
-                            node,
-                            limit: "messages_in_flight_max",
-                            max: limits::MESSAGES_IN_FLIGHT_MAX,
-                            detail: format!("the request of client connection {label}"),
-                        });
-                    }
+                    self.check_in_flight(node, || format!("the request of client connection {label}"))?;
                     conn.to_target.push_back(self.cfg.request.clone());
                 }
                 self.world.conns.insert(label, conn);
@@ -463,6 +455,23 @@ impl Supervisor {
             }
         }
         self.settle()
+    }
+
+    /// One more message may enter the world for node `n` (`what` says
+    /// which): an error naming the limit if as many as it allows are in
+    /// flight. Remembers the count for the transition cache.
+    pub(super) fn check_in_flight(&mut self, n: u8, what: impl FnOnce() -> String) -> Result<(), ProcessError> {
+        let now = self.world.in_flight();
+        self.in_flight_peak = Some(self.in_flight_peak.map_or(now, |p| p.max(now)));
+        if now >= limits::MESSAGES_IN_FLIGHT_MAX {
+            return Err(ProcessError::Limit {
+                node: n,
+                limit: "messages_in_flight_max",
+                max: limits::MESSAGES_IN_FLIGHT_MAX,
+                detail: what(),
+            });
+        }
+        Ok(())
     }
 
     fn reading(&self, n: u8) -> Option<(Label, Side)> {

@@ -364,6 +364,41 @@ impl ProcessWorld {
         self.push_node(n as usize, out);
     }
 
+    /// Whether connection `label` has an end at node `n` (a connection it
+    /// dialled, or one to it: client and timer connections included).
+    pub fn involves(n: u8, label: &Label, conn: &Conn) -> bool {
+        Self::dialer_node(label) == Some(n) || conn.target == n
+    }
+
+    /// Everything a run of node `n` can read of the world, into `out`
+    /// (cleared): its own part ([`ProcessWorld::encode_node`]), the clock,
+    /// every node's life (a connect to a node that is gone is gone at
+    /// once) and every connection with an end at `n`, whole. What else a
+    /// run reads are two totals checked against limits (messages in flight,
+    /// replies), which the transition cache checks itself. The key of the
+    /// transition cache (`transitions`).
+    pub fn encode_local(&self, n: u8, out: &mut Vec<u8>) {
+        self.encode_node(n, out);
+        out.extend_from_slice(&self.clock.to_le_bytes());
+        for node in &self.nodes {
+            out.push(match node.life {
+                Life::Live => 0,
+                Life::Exited(_) => 1,
+                Life::Signaled(_) => 2,
+            });
+        }
+        for (label, c) in self.conns.iter().filter(|(l, c)| Self::involves(n, l, c)) {
+            push_label(out, label);
+            out.extend_from_slice(&[c.target, c.dialer_end as u8, c.target_end as u8]);
+            for q in [&c.to_target, &c.to_dialer] {
+                push_count(out, q.len());
+                for m in q {
+                    push_bytes(out, m);
+                }
+            }
+        }
+    }
+
     fn push_node(&self, n: usize, out: &mut Vec<u8>) {
         let node = &self.nodes[n];
         let (tag, status) = match node.life {

@@ -369,14 +369,7 @@ impl Supervisor {
                 // What travels toward a closed or gone end can never be read:
                 // the write succeeds and the bytes are lost (no SIGPIPE).
                 if open {
-                    if self.world.in_flight() >= limits::MESSAGES_IN_FLIGHT_MAX {
-                        return Err(ProcessError::Limit {
-                            node: n,
-                            limit: "messages_in_flight_max",
-                            max: limits::MESSAGES_IN_FLIGHT_MAX,
-                            detail: format!("one more message on connection {label}"),
-                        });
-                    }
+                    self.check_in_flight(n, || format!("one more message on connection {label}"))?;
                     if let Some(q) = self.world.queue_toward(&label, toward) {
                         q.push_back(data);
                     }
