@@ -270,6 +270,22 @@ fn a_node_started_without_the_preload_is_an_error() {
     assert!(err.to_string().contains("without cmc-preload"), "{err}");
 }
 
+/// Issue 10, item 4: a stop is answered while the supervisor waits for a
+/// template's hello, not after the stall timeout. A program started
+/// without the preload that spins before any call never says hello: the
+/// wait would end after ten seconds in a stall error.
+#[test]
+fn a_stop_is_answered_while_a_template_starts() {
+    let _serial = process_support::serial();
+    let mut c = config("probe", 1);
+    c.preload = None;
+    c.args = vec!["spin".to_string()];
+    let mut engine = ProcessEngine::new(c).expect("valid");
+    engine.watch(Some(cmc::Stop::new(|| Some("asked to stop".to_string()))));
+    let err = engine.initial().expect_err("stopped");
+    assert!(matches!(&err, ProcessError::Stopped { reason } if reason == "asked to stop"), "{err}");
+}
+
 #[test]
 fn a_position_independent_program_is_rejected_before_it_starts() {
     let _serial = process_support::serial();

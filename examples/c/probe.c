@@ -6,7 +6,9 @@
  *
  * Modes: (none) report time, random bytes and heap addresses, then wait in
  * accept() (and linger if the checker dies); "stall" block in sigsuspend(), a call the checker does not
- * model; "busy" loop without system calls; "sleep" call sleep(), which the
+ * model; "busy" report a state, then loop without system calls; "spin" loop
+ * at once, before any call (started without the preload, it never says
+ * hello); "sleep" call sleep(), which the
  * checker rejects at once; "thread" start a thread; "fork" fork a child;
  * "exec" exec /bin/true; "abort" abort once a client connects (a
  * failed assertion); "signal-other" signal another process (its
@@ -547,6 +549,9 @@ int main(int argc, char **argv)
     uint8_t one = (uint8_t)node;
 
     self_path = argv[0];
+    if (strcmp(mode, "spin") == 0)
+        for (volatile int i = 0;; i++)
+            ;
     if (strcmp(mode, "positional") == 0)
         return positional(node, call);
     if (strcmp(mode, "transfer") == 0)

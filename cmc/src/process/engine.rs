@@ -13,6 +13,11 @@
 //! `snapshots_max = 0` nothing is kept and every world is rebuilt from the
 //! templates: the stateless path, kept for comparison.
 //!
+//! An action seen before in the same local state (the touched node's part
+//! of the world, the clock, the lives, its connections) is answered from
+//! the transition cache (`transitions`) with no process at all, when the
+//! node state it leads to has a snapshot kept.
+//!
 //! Before every action the engine checks that it is enabled in the world
 //! the processes made, so a replay that diverged is an error, never a wrong
 //! world.

@@ -51,14 +51,22 @@ pub enum ForkError {
     Died,
     /// Nothing happened for the stall timeout.
     Silent,
+    /// The search asked to stop (the reason) while the fork waited.
+    Stopped(String),
     /// A system call of the supervisor failed.
     Sys { call: &'static str, errno: Errno },
 }
 
 /// Makes `from` fork. On success `from` is parked again in the same call
 /// (with a new notification) and the child, parked in that call too, is
-/// returned.
-pub fn fork(listener: BorrowedFd<'_>, from: &mut Parked, timeout: Duration) -> Result<Parked, ForkError> {
+/// returned. While it waits it asks `stop` at least every
+/// [`super::STOP_POLL`] whether the search should stop.
+pub fn fork(
+    listener: BorrowedFd<'_>,
+    from: &mut Parked,
+    timeout: Duration,
+    stop: &dyn Fn() -> Option<String>,
+) -> Result<Parked, ForkError> {
     let sys = |call| ForkError::Sys { call, errno: Errno::last() };
     let r = unsafe {
         libc::syscall(libc::SYS_pidfd_send_signal, from.pidfd.as_raw_fd(), SNAPSHOT_SIGNAL, std::ptr::null::<u8>(), 0)
@@ -81,8 +89,14 @@ pub fn fork(listener: BorrowedFd<'_>, from: &mut Parked, timeout: Duration) -> R
         if left.is_zero() {
             return Err(ForkError::Silent);
         }
-        if !readable(listener, from.pidfd.as_fd(), left) {
-            return Err(if exited(from.pidfd.as_fd()) { ForkError::Died } else { ForkError::Silent });
+        if !readable(listener, from.pidfd.as_fd(), left.min(super::STOP_POLL)) {
+            if exited(from.pidfd.as_fd()) {
+                return Err(ForkError::Died);
+            }
+            if let Some(reason) = stop() {
+                return Err(ForkError::Stopped(reason));
+            }
+            continue;
         }
         let n = match notif::recv(listener) {
             Ok(Some(n)) => n,

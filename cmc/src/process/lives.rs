@@ -88,11 +88,16 @@ impl Supervisor {
         let mut hello = false;
         let parked = loop {
             let left = self.cfg.stall_timeout.saturating_sub(since.elapsed());
-            if !forkserver::readable(s.listener.as_fd(), s.pidfd.as_fd(), left) {
+            // A stop is answered while ld.so, libc and the preload start.
+            if !forkserver::readable(s.listener.as_fd(), s.pidfd.as_fd(), left.min(super::STOP_POLL)) {
                 let status = match try_reap(s.pid) {
                     Ok(Some(status)) => status,
                     _ => {
-                        let e = stall_error(n, s.pid, since.elapsed().as_secs_f64());
+                        let stopped = self.cfg.stop_requested().map(|reason| ProcessError::Stopped { reason });
+                        if stopped.is_none() && since.elapsed() < self.cfg.stall_timeout {
+                            continue;
+                        }
+                        let e = stopped.unwrap_or_else(|| stall_error(n, s.pid, since.elapsed().as_secs_f64()));
                         kill_and_reap(s.pid, &s.pidfd);
                         return Err(e);
                     }
@@ -161,8 +166,9 @@ impl Supervisor {
         let Some(t) = self.templates[n as usize].as_mut() else {
             return Err(ProcessError::NotEnabled { action: format!("a life of node {n}, which has no template") });
         };
-        let child = forkserver::fork(t.listener.as_fd(), &mut t.parked, self.cfg.stall_timeout)
-            .map_err(|e| fork_error(n, e))?;
+        let stop = || self.cfg.stop_requested();
+        let child =
+            forkserver::fork(t.listener.as_fd(), &mut t.parked, self.cfg.stall_timeout, &stop).map_err(|e| fork_error(n, e))?;
         self.counters.forks += 1;
         self.counters.spawns += 1;
         let serial = self.watch_exit(n, &child)?;
@@ -217,7 +223,8 @@ impl Supervisor {
         let Some(t) = self.templates[n as usize].as_ref() else {
             return Err(ProcessError::NotEnabled { action: format!("a fork of node {n}, which has no template") });
         };
-        let child = snap.fork(t.listener.as_fd(), self.cfg.stall_timeout).map_err(|e| fork_error(n, e))?;
+        let stop = || self.cfg.stop_requested();
+        let child = snap.fork(t.listener.as_fd(), self.cfg.stall_timeout, &stop).map_err(|e| fork_error(n, e))?;
         self.counters.forks += 1;
         let serial = self.watch_exit(n, &child)?;
         self.procs[n as usize] = Some(Proc { pid: child.pid, serial, pidfd: child.pidfd, run: Run::Held(child.notif) });
@@ -341,6 +348,7 @@ fn fork_error(n: u8, e: ForkError) -> ProcessError {
             ProcessError::Stall { node: n, call: "a fork of a parked process".to_string(), seconds: 0.0 }
         }
         ForkError::Sys { call, errno } => ProcessError::NodeSys { node: n, call, errno },
+        ForkError::Stopped(reason) => ProcessError::Stopped { reason },
     }
 }
 

@@ -55,9 +55,15 @@ impl Snapshot {
         Snapshot { parked: RefCell::new(parked), pool: pool.clone() }
     }
 
-    /// A fork of this process, held in the same call.
-    pub fn fork(&self, listener: BorrowedFd<'_>, timeout: Duration) -> Result<Parked, ForkError> {
-        forkserver::fork(listener, &mut self.parked.borrow_mut(), timeout)
+    /// A fork of this process, held in the same call (see
+    /// [`forkserver::fork`]).
+    pub fn fork(
+        &self,
+        listener: BorrowedFd<'_>,
+        timeout: Duration,
+        stop: &dyn Fn() -> Option<String>,
+    ) -> Result<Parked, ForkError> {
+        forkserver::fork(listener, &mut self.parked.borrow_mut(), timeout, stop)
     }
 }
 
