@@ -222,6 +222,49 @@ fn probe_error(mode: &str, stall: Duration) -> ProcessError {
     e.initial().expect_err(mode)
 }
 
+/// Issue 11, item 7: a connect to a port that is no node's, and a socket
+/// the checker does not model, are errors naming node and call. They were
+/// ECONNREFUSED, EAFNOSUPPORT and EPROTONOSUPPORT: the probe exited, and a
+/// search passed with nothing checked.
+#[test]
+fn a_port_or_socket_the_checker_cannot_answer_is_an_error_not_an_errno() {
+    let _serial = process_support::serial();
+    let long = Duration::from_secs(10);
+    let err = probe_error("nowhere", long);
+    assert!(matches!(&err, ProcessError::NoSuchPort { node: 0, port: 8080, nodes: 1 }), "{err}");
+    assert!(err.to_string().starts_with("node 0: connect to port 8080"), "{err}");
+    for (mode, what) in [("udp", "SOCK_DGRAM"), ("inet6", "AF_INET6")] {
+        let err = probe_error(mode, long);
+        assert!(matches!(&err, ProcessError::Unmodelled { node: 0, call, .. } if call == "socket"), "{mode}: {err}");
+        assert!(err.to_string().contains(what), "{mode}: {err}");
+    }
+}
+
+/// Issue 11, item 7: a search that would check nothing is an error, not a
+/// pass: a node that exits with a non-zero status before the first action
+/// (its start failed), or every node exited at START. A node that exits 0
+/// while another runs on is a node that finished.
+#[test]
+fn a_search_with_nothing_to_check_is_an_error_not_a_pass() {
+    let _serial = process_support::serial();
+    let search = |nodes: u8, args: &[&str]| {
+        let mut c = config("probe", nodes);
+        c.args = args.iter().map(|a| a.to_string()).collect();
+        let model = ProgramModel::new("probe", c);
+        explore(ProcessExplorer::new(&model).expect("valid"), &Options::default(), &mut NoControl)
+    };
+    let r = search(2, &["exit", "3"]);
+    assert_eq!(r.verdict, Verdict::Error, "{}", r.to_text());
+    let reason = r.reason.as_deref().unwrap_or_default();
+    assert!(reason.contains("node 0: exited with status 3 before the search's first action"), "{reason}");
+    let r = search(1, &["exit", "0"]);
+    assert_eq!(r.verdict, Verdict::Error, "{}", r.to_text());
+    assert!(r.reason.as_deref().unwrap_or_default().contains("every node exited at START"), "{}", r.to_text());
+    // Node 0 exits 0, node 1 waits in accept: a world to check.
+    let r = search(2, &["exit", "0"]);
+    assert_eq!((r.verdict, r.distinct_states), (Verdict::Pass, 1), "{}", r.to_text());
+}
+
 #[test]
 fn a_node_silent_in_an_unmodelled_call_is_an_error_naming_it() {
     let _serial = process_support::serial();

@@ -13,6 +13,10 @@
  * "exec" exec /bin/true; "abort" abort once a client connects (a
  * failed assertion); "signal-other" signal another process (its
  * parent); "ipc" send to System V message queue 0, which it did not make;
+ * "nowhere" dial port 8080, which is no node's, and exit 5 if refused;
+ * "udp" and "inet6" make a SOCK_DGRAM and an AF_INET6 socket and exit 5
+ * if refused; "exit" as node 0 exit at once with the status given as its
+ * third argument, as any other node behave as with no mode;
  * "peek" read another process's memory (process_vm_readv of pid 1); "uring" and "aio" set up asynchronous I/O
  * (io_uring_setup, io_setup), which the checker must reject; "bigstate" report a 65-byte state; "bigdurable"
  * make a 65-byte record durable; "selfdial" dial its own port and accept
@@ -597,6 +601,19 @@ int main(int argc, char **argv)
         sleep(1);
         return 0;
     }
+    if (strcmp(mode, "nowhere") == 0) {
+        /* Dial a port that is no node's; give up if refused. */
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(8080)};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        return connect(s, (struct sockaddr *)&a, sizeof a) == 0 ? 0 : 5;
+    }
+    if (strcmp(mode, "udp") == 0)
+        return socket(AF_INET, SOCK_DGRAM, 0) >= 0 ? 0 : 5;
+    if (strcmp(mode, "inet6") == 0)
+        return socket(AF_INET6, SOCK_STREAM, 0) >= 0 ? 0 : 5;
+    if (strcmp(mode, "exit") == 0 && node == 0)
+        return atoi(call);
     if (strcmp(mode, "thread") == 0) {
         pthread_t t;
         pthread_create(&t, NULL, nothing, NULL);

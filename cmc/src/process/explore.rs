@@ -29,6 +29,22 @@ use crate::world::Fingerprint;
 /// own choice and part of the world.
 pub const NO_NODE_KILLED: &str = "no_node_killed_by_a_signal";
 
+/// Why a search that starts from `initial` would check nothing of a node,
+/// or nothing at all: a node that ended with a non-zero status before the
+/// first action (its start failed), or every node exited. A node killed
+/// by a signal is not here: that is a violation of [`NO_NODE_KILLED`].
+pub fn nothing_checked(initial: &ProcessWorld) -> Option<ProcessError> {
+    let failed = initial.nodes.iter().enumerate().find_map(|(n, node)| match node.life {
+        Life::Exited(status) if status != 0 => Some((n as u8, status)),
+        _ => None,
+    });
+    if let Some((node, status)) = failed {
+        return Some(ProcessError::EndedAtStart { node, how: format!("exited with status {status}") });
+    }
+    let all_exited = initial.nodes.iter().all(|node| matches!(node.life, Life::Exited(_)));
+    all_exited.then_some(ProcessError::NothingAtStart)
+}
+
 /// [`NO_NODE_KILLED`]'s predicate.
 pub fn no_node_killed(world: &ProcessWorld) -> bool {
     world.nodes.iter().all(|n| !matches!(n.life, Life::Signaled(_)))
@@ -267,6 +283,9 @@ impl Explore for ProcessExplorer<'_> {
     fn initial(&mut self, _variant: u32, out: &mut PathWorld) -> Result<bool, String> {
         out.path.clear();
         out.world = self.engine.initial().map_err(|e| self.err(e))?;
+        if let Some(e) = nothing_checked(&out.world) {
+            return Err(self.err(e));
+        }
         if self.det {
             self.again(&[], None, &out.world)?;
         }

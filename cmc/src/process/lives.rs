@@ -167,8 +167,8 @@ impl Supervisor {
             return Err(ProcessError::NotEnabled { action: format!("a life of node {n}, which has no template") });
         };
         let stop = || self.cfg.stop_requested();
-        let child =
-            forkserver::fork(t.listener.as_fd(), &mut t.parked, self.cfg.stall_timeout, &stop).map_err(|e| fork_error(n, e))?;
+        let child = forkserver::fork(t.listener.as_fd(), &mut t.parked, self.cfg.stall_timeout, &stop)
+            .map_err(|e| fork_error(n, e))?;
         self.counters.forks += 1;
         self.counters.spawns += 1;
         let serial = self.watch_exit(n, &child)?;

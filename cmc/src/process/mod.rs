@@ -280,6 +280,16 @@ pub enum ProcessError {
     File { node: u8, call: String, path: String, detail: String },
     #[error("node {node}: {what} in a target is not supported ({call})")]
     Forbidden { node: u8, what: &'static str, call: String },
+    #[error(
+        "node {node}: connect to port {port}, which no node listens on (node i listens on 127.0.0.1 port 20000 + i, i below {nodes}); a connect never fails in the model, so this one has no answer"
+    )]
+    NoSuchPort { node: u8, port: u16, nodes: u8 },
+    /// A node ended before the search's first action with a status other
+    /// than 0: its start failed, and nothing of it would be checked.
+    #[error("node {node}: {how} before the search's first action (at START): nothing of it would be checked")]
+    EndedAtStart { node: u8, how: String },
+    #[error("every node exited at START, before the search's first action: there is nothing to check")]
+    NothingAtStart,
     #[error("node {node}: {detail} (limit {limit} = {max})")]
     Limit { node: u8, limit: &'static str, max: usize, detail: String },
     #[error("{0}")]

@@ -53,11 +53,28 @@ pub(super) fn on_getsockopt(c: &Notif, vfd: Option<VFd>) -> Answer {
 impl Supervisor {
     pub(super) fn on_socket(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
         let (domain, ty) = (c.args[0] as i32, c.args[1] as i32);
+        // A socket the checker cannot answer for is an error, not an errno
+        // a program may take in its stride and exit on, passing with
+        // nothing checked.
         if domain != libc::AF_INET {
-            return Ok(Answer::Err(libc::EAFNOSUPPORT));
+            return Err(ProcessError::Unmodelled {
+                node: n,
+                call: "socket".to_string(),
+                detail: format!(
+                    "address family {} is not modelled: the nodes talk over AF_INET stream sockets (TCP) on 127.0.0.1",
+                    family_name(domain)
+                ),
+            });
         }
         if ty & 0xf != libc::SOCK_STREAM {
-            return Ok(Answer::Err(libc::EPROTONOSUPPORT));
+            return Err(ProcessError::Unmodelled {
+                node: n,
+                call: "socket".to_string(),
+                detail: format!(
+                    "socket type {} is not modelled: the nodes talk over AF_INET stream sockets (TCP) on 127.0.0.1",
+                    type_name(ty & 0xf)
+                ),
+            });
         }
         if ty & libc::SOCK_NONBLOCK != 0 {
             return Err(ProcessError::Unmodelled {
@@ -180,9 +197,18 @@ impl Supervisor {
             libc::SYS_connect => {
                 let Some((family, p)) = read_port(c) else { return Ok(Answer::Err(libc::EFAULT)) };
                 let nodes = self.cfg.nodes as u16;
-                if family != libc::AF_INET as u16 || !(PORT_BASE..PORT_BASE + nodes).contains(&p) {
-                    // Only the nodes' ports can ever exist.
-                    return Ok(Answer::Err(libc::ECONNREFUSED));
+                if family != libc::AF_INET as u16 {
+                    return Err(ProcessError::Unmodelled {
+                        node: n,
+                        call: "connect".to_string(),
+                        detail: format!("to an address of family {}", family_name(family as i32)),
+                    });
+                }
+                if !(PORT_BASE..PORT_BASE + nodes).contains(&p) {
+                    // Only the nodes' ports exist, and a connect never
+                    // fails: a refusal the program might take as a peer
+                    // that is down would be behaviour the model lacks.
+                    return Err(ProcessError::NoSuchPort { node: n, port: p, nodes: self.cfg.nodes });
                 }
                 let target = (p - PORT_BASE) as u8;
                 self.check_conn_limit(n, "connect")?;
@@ -470,5 +496,26 @@ mod tests {
         assert!(buf.is_empty());
         let mut big = vec![65];
         assert_eq!(take_records(&mut big), Err(65));
+    }
+}
+
+/// `AF_INET6` for 10, or the number.
+fn family_name(family: i32) -> String {
+    match family {
+        libc::AF_UNIX => "AF_UNIX".to_string(),
+        libc::AF_INET6 => "AF_INET6".to_string(),
+        libc::AF_NETLINK => "AF_NETLINK".to_string(),
+        libc::AF_PACKET => "AF_PACKET".to_string(),
+        other => format!("{other}"),
+    }
+}
+
+/// `SOCK_DGRAM` for 2, or the number.
+fn type_name(ty: i32) -> String {
+    match ty {
+        libc::SOCK_DGRAM => "SOCK_DGRAM".to_string(),
+        libc::SOCK_RAW => "SOCK_RAW".to_string(),
+        libc::SOCK_SEQPACKET => "SOCK_SEQPACKET".to_string(),
+        other => format!("{other}"),
     }
 }
