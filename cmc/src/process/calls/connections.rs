@@ -482,23 +482,6 @@ fn write_sockaddr(pid: u32, addr: u64, len_at: u64, sa: &[u8; 16]) -> Answer {
     if ok { Answer::Val(0) } else { Answer::Err(libc::EFAULT) }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn records_are_taken_whole_and_the_last_wins() {
-        let mut buf = vec![2, b'a', b'b', 1];
-        assert_eq!(take_records(&mut buf), Ok(Some(b"ab".to_vec())));
-        assert_eq!(buf, vec![1]);
-        buf.push(b'c');
-        assert_eq!(take_records(&mut buf), Ok(Some(b"c".to_vec())));
-        assert!(buf.is_empty());
-        let mut big = vec![65];
-        assert_eq!(take_records(&mut big), Err(65));
-    }
-}
-
 /// `AF_INET6` for 10, or the number.
 fn family_name(family: i32) -> String {
     match family {
@@ -517,5 +500,22 @@ fn type_name(ty: i32) -> String {
         libc::SOCK_RAW => "SOCK_RAW".to_string(),
         libc::SOCK_SEQPACKET => "SOCK_SEQPACKET".to_string(),
         other => format!("{other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_are_taken_whole_and_the_last_wins() {
+        let mut buf = vec![2, b'a', b'b', 1];
+        assert_eq!(take_records(&mut buf), Ok(Some(b"ab".to_vec())));
+        assert_eq!(buf, vec![1]);
+        buf.push(b'c');
+        assert_eq!(take_records(&mut buf), Ok(Some(b"c".to_vec())));
+        assert!(buf.is_empty());
+        let mut big = vec![65];
+        assert_eq!(take_records(&mut big), Err(65));
     }
 }
