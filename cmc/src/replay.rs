@@ -73,7 +73,11 @@ where
         return Err(ReplayError::Empty);
     }
     let report = checker.empty_report(format!("replay({})", file.search));
+    // The trace is rendered as it is replayed: a front end may capture
+    // what it shows of each step (a program's output) on the way.
+    checker.explorer.tracing(true);
     let mut report = replay_steps(&mut checker.explorer, file, &path, check, report);
+    checker.explorer.tracing(false);
     // What the replay cost in processes, as a search's report gives it.
     report.set_process_counts(checker.explorer.process_counts());
     Ok(report)
@@ -131,6 +135,7 @@ fn replay_steps<E: Explore>(
         }
         report.trace.push(rendered);
     }
+    e.tracing(false);
     report.depth = report.trace.len() as u32;
     report.distinct_states = report.trace.len() as u64;
     let mut stuck = || {

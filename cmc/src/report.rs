@@ -66,6 +66,10 @@ pub struct WorldText {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeText {
     pub state: String,
+    /// What a program node wrote to its stdout and stderr during this
+    /// step, captured when the trace is rendered (empty for cores).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub output: String,
     pub timers: Vec<u8>,
     pub wakes: Vec<u8>,
     pub resets: Vec<u8>,
@@ -212,7 +216,15 @@ impl Report {
             steps: self
                 .trace
                 .iter()
-                .map(|st| FileStep { action: st.action.clone(), fingerprint: st.fingerprint.clone() })
+                .map(|st| FileStep {
+                    action: st.action.clone(),
+                    fingerprint: st.fingerprint.clone(),
+                    output: if st.world.nodes.iter().all(|n| n.output.is_empty()) {
+                        Vec::new()
+                    } else {
+                        st.world.nodes.iter().map(|n| n.output.clone()).collect()
+                    },
+                })
                 .collect(),
         })
     }
@@ -242,6 +254,7 @@ pub fn render_trace(s: &mut String, trace: &[Step]) {
                 let _ = write!(s, "  ({})", extra.join("; "));
             }
             s.push('\n');
+            render_output(s, &node.output);
         }
         if !w.network.is_empty() {
             let _ = writeln!(s, "        network: {}", w.network.join(", "));
@@ -252,11 +265,32 @@ pub fn render_trace(s: &mut String, trace: &[Step]) {
     }
 }
 
+/// Lines of a node's output shown per step in text; the JSON report and
+/// the counterexample file keep all of it.
+pub const OUTPUT_LINES_SHOWN: usize = 5;
+
+/// The last [`OUTPUT_LINES_SHOWN`] lines of a node's output in a step,
+/// each under its node, and how many earlier ones are left out.
+fn render_output(s: &mut String, output: &str) {
+    let lines: Vec<&str> = output.lines().collect();
+    let skip = lines.len().saturating_sub(OUTPUT_LINES_SHOWN);
+    if skip > 0 {
+        let _ = writeln!(s, "          | ({skip} earlier lines in the JSON report and the counterexample file)");
+    }
+    for line in &lines[skip..] {
+        let _ = writeln!(s, "          | {line}");
+    }
+}
+
 /// One step of a counterexample file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileStep {
     pub action: String,
     pub fingerprint: String,
+    /// Each program node's output during this step (empty when no node
+    /// wrote any), for people: replay does not read it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output: Vec<String>,
 }
 
 /// What `cmc replay FILE` reads: the model's identity, the failed property

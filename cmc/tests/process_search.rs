@@ -105,6 +105,44 @@ fn a_node_killed_by_its_own_signal_is_a_violation_with_a_shortest_trace() {
     assert!(r.to_text().contains("killed by signal 6"), "{}", r.to_text());
 }
 
+/// Issue 11, item 7: each node's stdout and stderr are shown with the
+/// counterexample, step by step: the text gives each step's last lines,
+/// the JSON report and the counterexample file all of it, and a replay
+/// shows them again. They were thrown away, even in replay.
+#[test]
+fn each_node_output_is_shown_with_the_step_that_wrote_it() {
+    let _serial = serial();
+    let mut c = config("probe", 1);
+    c.args = vec!["chatty".to_string()];
+    c.budgets.clients = 1;
+    c.request = b"x".to_vec();
+    let model = ProgramModel::new("chatty", c);
+    for search in [Search::Bfs { depth_max: None }, Search::Simulate { walks: 20, walk_length: 4, seed: 1 }] {
+        let r = run(&model, search);
+        assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+        let steps: Vec<(&str, &str)> =
+            r.trace.iter().map(|s| (s.action.as_str(), s.world.nodes[0].output.as_str())).collect();
+        assert_eq!(
+            steps,
+            [
+                ("START", "node 0 up\n"),
+                ("CLIENT(0)", ""),
+                ("ACCEPT(0, client)", "node 0: accepted a client\nnode 0: aborting\n")
+            ],
+            "{search:?}"
+        );
+        let text = r.to_text();
+        assert!(text.contains("\n          | node 0 up\n"), "{text}");
+        assert!(text.contains("\n          | node 0: aborting\n"), "{text}");
+        let file = r.counterexample().unwrap();
+        assert_eq!(file.steps[2].output, ["node 0: accepted a client\nnode 0: aborting\n"]);
+        assert!(file.steps[1].output.is_empty(), "a step in which no node wrote keeps nothing");
+        let file = CounterexampleFile::from_json(&file.to_json()).unwrap();
+        let replayed = replay_with(ProcessExplorer::new(&model).unwrap(), &file, false).unwrap();
+        assert_eq!(replayed.trace, r.trace, "the replay shows the same output");
+    }
+}
+
 #[test]
 fn dfs_with_a_bound_reaches_what_bfs_reaches() {
     let _serial = serial();

@@ -8,8 +8,11 @@
  * accept() (and linger if the checker dies); "stall" block in sigsuspend(), a call the checker does not
  * model; "busy" report a state, then loop without system calls; "spin" loop
  * at once, before any call (started without the preload, it never says
- * hello); "sleep" call sleep(), which the
- * checker rejects at once; "thread" start a thread; "fork" fork a child;
+ * hello); "sleeper" sleep
+ * 3 s (sleep), 1 ms (usleep), until 2 s later on the monotonic clock
+ * (clock_nanosleep), then not at all (nanosleep of zero, and
+ * clock_nanosleep until a time past), reporting {step, logical seconds}
+ * after each, then pause(); "thread" start a thread; "fork" fork a child;
  * "exec" exec /bin/true; "abort" abort once a client connects (a
  * failed assertion); "signal-other" signal another process (its
  * parent); "ipc" send to System V message queue 0, which it did not make;
@@ -17,6 +20,8 @@
  * "udp" and "inet6" make a SOCK_DGRAM and an AF_INET6 socket and exit 5
  * if refused; "exit" as node 0 exit at once with the status given as its
  * third argument, as any other node behave as with no mode;
+ * "chatty" as "abort", printing on stdout as it starts and once a client
+ * connects, and on stderr before it aborts;
  * "peek" read another process's memory (process_vm_readv of pid 1); "uring" and "aio" set up asynchronous I/O
  * (io_uring_setup, io_setup), which the checker must reject; "bigstate" report a 65-byte state; "bigdurable"
  * make a 65-byte record durable; "selfdial" dial its own port and accept
@@ -597,8 +602,28 @@ int main(int argc, char **argv)
         for (volatile int i = 0;; i++)
             ;
     }
-    if (strcmp(mode, "sleep") == 0) {
-        sleep(1);
+    if (strcmp(mode, "sleeper") == 0) {
+        /* Sleeps of each kind; after each, {step, logical seconds}. */
+        uint8_t st[2] = {0, 0};
+        struct timespec now, until, zero = {0, 0};
+        cmc_record_write(CMC_STATE_FD, st, 2);
+        sleep(3);
+        st[0] = 1, st[1] = (uint8_t)(time(NULL) - 1767225600);
+        cmc_record_write(CMC_STATE_FD, st, 2);
+        usleep(1000);
+        st[0] = 2, st[1] = (uint8_t)(time(NULL) - 1767225600);
+        cmc_record_write(CMC_STATE_FD, st, 2);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        until = now;
+        until.tv_sec += 2;
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+        st[0] = 3, st[1] = (uint8_t)(time(NULL) - 1767225600);
+        cmc_record_write(CMC_STATE_FD, st, 2);
+        nanosleep(&zero, NULL);
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &now, NULL);
+        st[0] = 4;
+        cmc_record_write(CMC_STATE_FD, st, 2);
+        pause();
         return 0;
     }
     if (strcmp(mode, "nowhere") == 0) {
@@ -624,6 +649,17 @@ int main(int argc, char **argv)
         if (fork() == 0)
             _exit(0);
         return 0;
+    }
+    if (strcmp(mode, "chatty") == 0) {
+        /* "abort", saying so on stdout and stderr. */
+        printf("node %d up\n", node);
+        fflush(stdout);
+        cmc_record_write(CMC_STATE_FD, &one, 1);
+        close(accept(cmc_listen(node), NULL, NULL));
+        printf("node %d: accepted a client\n", node);
+        fflush(stdout);
+        fprintf(stderr, "node %d: aborting\n", node);
+        abort();
     }
     if (strcmp(mode, "abort") == 0) {
         /* A failed assertion once a client connects. */

@@ -172,7 +172,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     }
     if world.timeouts > 0 {
         for n in 0..nodes {
-            if world.nodes[n as usize].blocked != Blocked::Nothing {
+            if !matches!(world.nodes[n as usize].blocked, Blocked::Nothing | Blocked::Pause) {
                 out.push(ProcessAction::Timeout { node: n });
             }
         }

@@ -61,6 +61,10 @@ pub struct ProcessEngine {
     supervisor: Option<Supervisor>,
     store: Store,
     transitions: Transitions,
+    /// The actions the supervisor's running processes have taken since
+    /// they were started from the templates (`fresh`), while they run;
+    /// `None` once they are not that (forked from a checkpoint, or gone).
+    running: Option<Vec<ProcessAction>>,
     stats: Stats,
     scratch: Vec<ProcessAction>,
 }
@@ -74,7 +78,15 @@ impl ProcessEngine {
         config.stop = StopSlot::default();
         let store = Store::new(config.snapshots_max, config.snapshots_mib_max);
         let transitions = Transitions::new(config.transitions_max);
-        Ok(ProcessEngine { config, supervisor: None, store, transitions, stats: Stats::default(), scratch: Vec::new() })
+        Ok(ProcessEngine {
+            config,
+            supervisor: None,
+            store,
+            transitions,
+            running: None,
+            stats: Stats::default(),
+            scratch: Vec::new(),
+        })
     }
 
     pub fn config(&self) -> &Config {
@@ -151,6 +163,42 @@ impl ProcessEngine {
         Ok(self.supervisor_mut()?.world().clone())
     }
 
+    /// The world `prefix` and then `action` (none: START) reach, run on
+    /// processes started from the templates and kept running from one
+    /// call to the next, so that a trace rendered step by step costs one
+    /// start and one run per action, and with each node's stdout and
+    /// stderr captured ([`ProcessEngine::take_output`]). No checkpoint
+    /// and no cached transition is used: every step is a real run.
+    pub fn trace(
+        &mut self,
+        prefix: &[ProcessAction],
+        action: Option<&ProcessAction>,
+    ) -> Result<ProcessWorld, ProcessError> {
+        self.supervisor_mut()?.capture = true;
+        match action {
+            None => self.fresh(prefix)?,
+            Some(a) => {
+                if self.running.as_deref() != Some(prefix) {
+                    self.fresh(prefix)?;
+                }
+                self.step(a)?;
+            }
+        }
+        Ok(self.supervisor_mut()?.world().clone())
+    }
+
+    /// Each node's stdout and stderr in the last step [`ProcessEngine::trace`]
+    /// ran (empty where a node wrote nothing); stops capturing.
+    pub fn take_output(&mut self) -> Vec<String> {
+        match self.supervisor.as_mut() {
+            Some(s) => {
+                s.capture = false;
+                s.take_output()
+            }
+            None => Vec::new(),
+        }
+    }
+
     /// The search will not ask for the world `path` reaches again: its
     /// checkpoint is the first to be evicted (it stays a place to rebuild
     /// its descendants from).
@@ -160,6 +208,7 @@ impl ProcessEngine {
 
     /// Kills every node process and snapshot (they are killed on drop too).
     pub fn stop(&mut self) {
+        self.running = None;
         self.store.clear();
         if let Some(s) = self.supervisor.as_mut() {
             s.kill_all();
@@ -194,7 +243,9 @@ impl ProcessEngine {
     /// running processes: the stateless path.
     fn fresh(&mut self, actions: &[ProcessAction]) -> Result<(), ProcessError> {
         self.stats.replays += 1;
+        self.running = None;
         self.supervisor_mut()?.start()?;
+        self.running = Some(Vec::new());
         for a in actions {
             self.step(a)?;
         }
@@ -214,6 +265,7 @@ impl ProcessEngine {
             Some(found) => found,
             None => {
                 self.stats.replays += 1;
+                self.running = None;
                 let live = self.store.pool.clone();
                 let sup = self.supervisor_mut()?;
                 sup.start()?;
@@ -255,6 +307,7 @@ impl ProcessEngine {
         }
         let touched = action.node_process();
         let live = self.store.pool.clone();
+        self.running = None;
         let sup = self.supervisor_mut()?;
         let snapshot = touched.and_then(|n| from.nodes[n as usize].as_deref().map(|s| (n, s)));
         sup.resume(from.world.clone(), snapshot)?;
@@ -331,7 +384,13 @@ impl ProcessEngine {
         if !self.scratch.contains(a) {
             return Err(ProcessError::NotEnabled { action: a.to_string() });
         }
+        // Until the action is done the processes are in no known world.
+        let running = self.running.take();
         self.supervisor_mut()?.apply(a)?;
+        self.running = running.map(|mut r| {
+            r.push(*a);
+            r
+        });
         self.stats.actions += 1;
         Ok(())
     }

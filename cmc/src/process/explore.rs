@@ -196,13 +196,26 @@ pub struct ProcessExplorer<'m> {
     /// Why a step was cut short to answer the search's stop request, once
     /// one was.
     stopped: Option<String>,
+    /// Rendering a trace: every world is run on processes started from
+    /// the templates, and each node's output in the step kept in `output`
+    /// for `render`.
+    tracing: bool,
+    output: Vec<String>,
 }
 
 impl<'m> ProcessExplorer<'m> {
     pub fn new(model: &'m ProgramModel) -> Result<ProcessExplorer<'m>, ProcessError> {
         model.config.validate()?;
         let engine = ProcessEngine::new(model.config.clone())?;
-        Ok(ProcessExplorer { model, engine, buf: Vec::new(), det: false, stopped: None })
+        Ok(ProcessExplorer {
+            model,
+            engine,
+            buf: Vec::new(),
+            det: false,
+            stopped: None,
+            tracing: false,
+            output: Vec::new(),
+        })
     }
 
     /// With `det`, every world is computed twice by independent replays and
@@ -282,7 +295,13 @@ impl Explore for ProcessExplorer<'_> {
 
     fn initial(&mut self, _variant: u32, out: &mut PathWorld) -> Result<bool, String> {
         out.path.clear();
-        out.world = self.engine.initial().map_err(|e| self.err(e))?;
+        out.world = if self.tracing {
+            let world = self.engine.trace(&[], None).map_err(|e| self.err(e))?;
+            self.output = self.engine.take_output();
+            world
+        } else {
+            self.engine.initial().map_err(|e| self.err(e))?
+        };
         if let Some(e) = nothing_checked(&out.world) {
             return Err(self.err(e));
         }
@@ -304,7 +323,13 @@ impl Explore for ProcessExplorer<'_> {
         let ProcessStep::Act(a) = action else {
             return Err("START is only the first step of a trace".to_string());
         };
-        out.world = self.engine.apply(&world.path, a).map_err(|e| self.err(e))?;
+        out.world = if self.tracing {
+            let next = self.engine.trace(&world.path, Some(a)).map_err(|e| self.err(e))?;
+            self.output = self.engine.take_output();
+            next
+        } else {
+            self.engine.apply(&world.path, a).map_err(|e| self.err(e))?
+        };
         if self.det {
             self.again(&world.path, Some(a), &out.world)?;
         }
@@ -382,6 +407,11 @@ impl Explore for ProcessExplorer<'_> {
         self.engine.watch(stop);
     }
 
+    fn tracing(&mut self, on: bool) {
+        self.tracing = on;
+        self.output.clear();
+    }
+
     fn stopped(&self) -> Option<String> {
         self.stopped.clone()
     }
@@ -428,7 +458,8 @@ impl Explore for ProcessExplorer<'_> {
         let nodes = w
             .nodes
             .iter()
-            .map(|n| {
+            .enumerate()
+            .map(|(i, n)| {
                 let life = match n.life {
                     Life::Live => format!("{:?}", n.blocked),
                     Life::Exited(c) => format!("exited {c}"),
@@ -442,6 +473,7 @@ impl Explore for ProcessExplorer<'_> {
                 };
                 NodeText {
                     state: format!("{state} ({life})"),
+                    output: self.output.get(i).cloned().unwrap_or_default(),
                     timers: Vec::new(),
                     wakes: Vec::new(),
                     resets: Vec::new(),

@@ -41,6 +41,10 @@ use super::{Config, ProcessError, limits, syscalls};
 
 pub use super::calls::{EPHEMERAL_BASE, EPOCH_BASE, VIRTUAL_PID_BASE, random_stream};
 
+/// The output of one node in one step kept for a trace (`capture`): past
+/// it, a note says how many bytes were left out.
+pub const OUTPUT_BYTES_MAX: usize = 64 << 10;
+
 /// The kinds of epoll events of a node: its listener is readable, or its
 /// process exited (pidfd readable).
 pub(super) const LISTENER: u64 = 0;
@@ -99,6 +103,14 @@ pub struct Supervisor {
     /// since the last action began (`None`: no check yet); the transition
     /// cache keeps it to check the limit again elsewhere.
     pub in_flight_peak: Option<usize>,
+    /// Keep what each node writes to its stdout and stderr (fds 1 and 2)
+    /// in `output`, from the last start or action on.
+    pub capture: bool,
+    /// Per node, what it wrote to fds 1 and 2 since the last start or
+    /// action began (kept while `capture`), at most [`OUTPUT_BYTES_MAX`]
+    /// of it, and the bytes left out past that.
+    output: Vec<Vec<u8>>,
+    output_dropped: Vec<usize>,
     /// Not `Send`: the nodes' death signal is tied to the spawning thread,
     /// so a supervisor moved to another thread would see its nodes killed
     /// when the first thread ends.
@@ -187,6 +199,9 @@ impl Supervisor {
             cpuid_gates: vec![0; cfg.nodes as usize],
             serials: 0,
             in_flight_peak: None,
+            capture: false,
+            output: vec![Vec::new(); cfg.nodes as usize],
+            output_dropped: vec![0; cfg.nodes as usize],
             _thread_bound: std::marker::PhantomData,
         })
     }
@@ -208,6 +223,7 @@ impl Supervisor {
     /// first time; every life is a fork of it.
     pub fn start(&mut self) -> Result<(), ProcessError> {
         self.kill_all();
+        self.clear_output();
         self.world = ProcessWorld::new(self.cfg.nodes, &self.cfg.budgets);
         if let Some(dir) = &self.cfg.log_dir {
             for n in 0..self.cfg.nodes {
@@ -348,6 +364,7 @@ impl Supervisor {
     pub fn apply(&mut self, action: &ProcessAction) -> Result<(), ProcessError> {
         let not_enabled = || ProcessError::NotEnabled { action: action.to_string() };
         self.in_flight_peak = None;
+        self.clear_output();
         match *action {
             ProcessAction::Deliver { node, conn } => {
                 let (_, side) = self.reading(node).ok_or_else(not_enabled)?;
@@ -419,7 +436,13 @@ impl Supervisor {
                         self.world.conns.insert(label, conn);
                         self.answer_accept(node, label)?;
                     }
-                    Blocked::Nothing => return Err(not_enabled()),
+                    Blocked::Sleep { until } => {
+                        // Late, never early: the clock reaches the sleep's
+                        // end, and moves one second at least.
+                        self.world.clock = self.world.clock.max(until);
+                        self.wake(node)?;
+                    }
+                    Blocked::Nothing | Blocked::Pause => return Err(not_enabled()),
                 }
             }
             ProcessAction::Client { node } => {
@@ -472,6 +495,37 @@ impl Supervisor {
             });
         }
         Ok(())
+    }
+
+    /// Keeps `data`, written by node `n` to its stdout or stderr, while
+    /// capturing: at most [`OUTPUT_BYTES_MAX`] per step.
+    pub(super) fn captured(&mut self, n: u8, data: &[u8]) {
+        let out = &mut self.output[n as usize];
+        let kept = data.len().min(OUTPUT_BYTES_MAX.saturating_sub(out.len()));
+        out.extend_from_slice(&data[..kept]);
+        self.output_dropped[n as usize] += data.len() - kept;
+    }
+
+    fn clear_output(&mut self) {
+        self.output.iter_mut().for_each(Vec::clear);
+        self.output_dropped.iter_mut().for_each(|d| *d = 0);
+    }
+
+    /// What each node wrote to its stdout and stderr since the last start
+    /// or action began (while `capture`), as text, with a note of the
+    /// bytes past [`OUTPUT_BYTES_MAX`] left out.
+    pub fn take_output(&mut self) -> Vec<String> {
+        let mut all = Vec::with_capacity(self.output.len());
+        for (out, dropped) in self.output.iter_mut().zip(&mut self.output_dropped) {
+            let mut text = String::from_utf8_lossy(out).into_owned();
+            if *dropped > 0 {
+                text.push_str(&format!("\n[cmc: {dropped} more bytes of output in this step not kept]\n"));
+            }
+            out.clear();
+            *dropped = 0;
+            all.push(text);
+        }
+        all
     }
 
     fn reading(&self, n: u8) -> Option<(Label, Side)> {

@@ -14,7 +14,8 @@
 //! Encoding, in order (integers little endian):
 //!
 //! 1. budgets left: crashes, drops, timeouts (one byte each); the clock (u32);
-//! 2. per node: life (tag, i32 status), blocked-in (tag, fd), clients
+//! 2. per node: life (tag, i32 status), blocked-in (tag, fd, and for a
+//!    sleep the logical second it ends, u32), clients
 //!    left, dials, timer connections, random bytes used (u64), the state
 //!    record (length, bytes), the durable record (a presence byte, then
 //!    length and bytes), what reads of fd 193 will return in this life,
@@ -162,6 +163,14 @@ pub enum Blocked {
     Read {
         fd: i32,
     },
+    /// `nanosleep`, `clock_nanosleep` (and so `sleep`, `usleep`): asleep
+    /// until logical second `until`; TIMEOUT wakes it.
+    Sleep {
+        until: u32,
+    },
+    /// `pause`: only a signal would end it, and none is modelled, so no
+    /// action does.
+    Pause,
 }
 
 /// One node's part of the world.
@@ -340,14 +349,7 @@ impl ProcessWorld {
         }
         push_wide_count(out, self.conns.len());
         for (label, c) in &self.conns {
-            push_label(out, label);
-            out.extend_from_slice(&[c.target, c.dialer_end as u8, c.target_end as u8]);
-            for q in [&c.to_target, &c.to_dialer] {
-                push_count(out, q.len());
-                for m in q {
-                    push_bytes(out, m);
-                }
-            }
+            push_conn(out, label, c);
         }
         push_count(out, self.replies.len());
         for (n, r) in &self.replies {
@@ -388,14 +390,7 @@ impl ProcessWorld {
             });
         }
         for (label, c) in self.conns.iter().filter(|(l, c)| Self::involves(n, l, c)) {
-            push_label(out, label);
-            out.extend_from_slice(&[c.target, c.dialer_end as u8, c.target_end as u8]);
-            for q in [&c.to_target, &c.to_dialer] {
-                push_count(out, q.len());
-                for m in q {
-                    push_bytes(out, m);
-                }
-            }
+            push_conn(out, label, c);
         }
     }
 
@@ -412,9 +407,14 @@ impl ProcessWorld {
             Blocked::Nothing => (0u8, 0),
             Blocked::Accept { fd } => (1, fd),
             Blocked::Read { fd } => (2, fd),
+            Blocked::Sleep { .. } => (3, 0),
+            Blocked::Pause => (4, 0),
         };
         out.push(tag);
         push_fd(out, fd);
+        if let Blocked::Sleep { until } = node.blocked {
+            out.extend_from_slice(&until.to_le_bytes());
+        }
         out.extend_from_slice(&[node.clients_left, node.dials, node.timer_conns]);
         out.extend_from_slice(&node.random_used.to_le_bytes());
         push_bytes(out, &node.state);
@@ -494,6 +494,19 @@ fn push_fd(out: &mut Vec<u8>, fd: i32) {
         _ => {
             out.extend_from_slice(&u16::MAX.to_le_bytes());
             out.extend_from_slice(&fd.to_le_bytes());
+        }
+    }
+}
+
+/// A connection: its label, target, the two ends' states, then the queue
+/// toward the target and the queue toward the dialer.
+fn push_conn(out: &mut Vec<u8>, label: &Label, c: &Conn) {
+    push_label(out, label);
+    out.extend_from_slice(&[c.target, c.dialer_end as u8, c.target_end as u8]);
+    for q in [&c.to_target, &c.to_dialer] {
+        push_count(out, q.len());
+        for m in q {
+            push_bytes(out, m);
         }
     }
 }

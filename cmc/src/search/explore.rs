@@ -107,6 +107,12 @@ pub trait Explore {
         0
     }
 
+    /// Whether the worlds made from now on are for rendering a trace (a
+    /// counterexample or a witness, or a replay): a front end may then
+    /// run them the slow way and capture what it can show of them, such
+    /// as a program's output. Off by default and after the trace.
+    fn tracing(&mut self, _on: bool) {}
+
     /// The search's request to stop ([`Control::stop`](super::Control::stop)),
     /// for a front end whose single steps can take long to check while it
     /// waits; `None` once the search has ended, so that its traces are
@@ -159,6 +165,7 @@ impl<'m, C: Core> CoreExplorer<'m, C> {
                 let e = world.env(n);
                 NodeText {
                     state: format!("{:?}", view.state(n)),
+                    output: String::new(),
                     timers: bits(e.timers as u32, 16),
                     wakes: bits(e.wakes as u32, 8),
                     resets: bits(e.resets as u32, 8),

@@ -303,6 +303,13 @@ impl<E: Explore> Checker<E> {
     /// always replays; if it did not, the checker's own bookkeeping would be
     /// wrong, which is reported rather than hidden.
     pub fn render(&mut self, path: &[E::Action]) -> Result<Vec<Step>, String> {
+        self.explorer.tracing(true);
+        let steps = self.render_traced(path);
+        self.explorer.tracing(false);
+        steps
+    }
+
+    fn render_traced(&mut self, path: &[E::Action]) -> Result<Vec<Step>, String> {
         let mut steps = Vec::with_capacity(path.len());
         let mut world = self.explorer.empty_world();
         let mut next = self.explorer.empty_world();

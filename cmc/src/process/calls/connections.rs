@@ -329,6 +329,14 @@ impl Supervisor {
     pub(super) fn on_write(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
         let fd = c.args[0] as i32;
         if vfd.is_none() && fd != 3 && fd != 193 {
+            // The node's own stdout and stderr: run as written, and kept
+            // for a trace's steps.
+            if self.capture
+                && (fd == 1 || fd == 2)
+                && let Ok(data) = gather(c)
+            {
+                self.captured(n, &data);
+            }
             return Ok(Answer::Continue);
         }
         let data = match gather(c) {
@@ -446,7 +454,7 @@ impl Supervisor {
         self.answer(n, &notif, Answer::Done)
     }
 
-    fn held(&self, n: u8) -> Result<Notif, ProcessError> {
+    pub(super) fn held(&self, n: u8) -> Result<Notif, ProcessError> {
         match self.procs[n as usize].as_ref().map(|p| &p.run) {
             Some(Run::Held(notif)) => Ok(*notif),
             _ => Err(ProcessError::NotEnabled { action: format!("an answer to node {n}, which is not blocked") }),

@@ -479,7 +479,7 @@ impl Supervisor {
             return refuse(
                 n,
                 c,
-                "sleeping, polling and timers are not modelled: block in read or accept, and TIMEOUT fires",
+                "polling and timers are not modelled: block in read, accept or a sleep, and TIMEOUT fires",
             );
         }
         Ok(Answer::Continue)

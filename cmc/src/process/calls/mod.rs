@@ -191,22 +191,20 @@ impl Supervisor {
             // Refused: an error naming the node and the call.
             libc::SYS_socketpair => refuse(n, c, "only AF_INET stream sockets through socket() are modelled"),
             libc::SYS_poll | libc::SYS_ppoll => self.on_poll(n, c),
-            libc::SYS_nanosleep
-            | libc::SYS_clock_nanosleep
-            | libc::SYS_select
+            libc::SYS_nanosleep => self.on_nanosleep(c),
+            libc::SYS_clock_nanosleep => self.on_clock_nanosleep(c),
+            libc::SYS_pause => Ok(Answer::Hold(Blocked::Pause)),
+            libc::SYS_select
             | libc::SYS_pselect6
             | libc::SYS_epoll_wait
             | libc::SYS_epoll_pwait
             | libc::SYS_epoll_pwait2
-            | libc::SYS_pause
             | libc::SYS_alarm
             | libc::SYS_setitimer
             | libc::SYS_timer_create
-            | libc::SYS_timerfd_create => refuse(
-                n,
-                c,
-                "sleeping, polling and timers are not modelled: block in read or accept, and TIMEOUT fires",
-            ),
+            | libc::SYS_timerfd_create => {
+                refuse(n, c, "polling and timers are not modelled: block in read, accept or a sleep, and TIMEOUT fires")
+            }
             libc::SYS_io_uring_setup | libc::SYS_io_setup => {
                 refuse(n, c, "asynchronous I/O is not modelled: its reads and writes would bypass the checker")
             }

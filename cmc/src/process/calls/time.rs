@@ -9,15 +9,23 @@
 //! only read (an unsynchronised clock at the logical time); setting the
 //! clock is refused.
 //!
-//! It owns the answers to the clock's calls; it does not move the clock
-//! (that is TIMEOUT, in the supervisor's `apply`), and sleeping, polling
-//! and timers are refused in the table.
+//! Sleeps: `nanosleep` and `clock_nanosleep` (relative, or absolute on a
+//! clock the logical clock drives) hold the node asleep until a logical
+//! second, `Blocked::Sleep`: one that has ended already, or is empty,
+//! returns at once. TIMEOUT wakes a sleeping node, and the clock reaches
+//! the sleep's end (a second at least, as every TIMEOUT): a sleep may end
+//! late, never early.
+//!
+//! It owns the answers to the clock's calls and the start of a sleep; it
+//! does not move the clock (that is TIMEOUT, in the supervisor's `apply`),
+//! and polling and timers are refused in the table.
 
 use nix::libc;
 
 use super::super::ProcessError;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
+use super::super::world::Blocked;
 use super::{Answer, refuse};
 
 /// Clock ticks per second of `times` (`USER_HZ`).
@@ -38,6 +46,18 @@ const SYSINFO_BYTES: usize = 112;
 
 fn put(out: &mut [u8], at: usize, v: i64) {
     out[at..at + 8].copy_from_slice(&v.to_ne_bytes());
+}
+
+/// A `struct timespec` the node passed: seconds and nanoseconds, checked
+/// as the kernel checks them (EFAULT, EINVAL).
+fn read_timespec(c: &Notif, at: u64) -> Result<(i64, i64), i32> {
+    let b = notif::read_mem(c.pid, at, 16).ok_or(libc::EFAULT)?;
+    let sec = i64::from_ne_bytes(b[0..8].try_into().map_err(|_| libc::EFAULT)?);
+    let nsec = i64::from_ne_bytes(b[8..16].try_into().map_err(|_| libc::EFAULT)?);
+    if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
+        return Err(libc::EINVAL);
+    }
+    Ok((sec, nsec))
 }
 
 fn written(c: &Notif, at: u64, bytes: &[u8], val: i64) -> Answer {
@@ -95,6 +115,57 @@ impl Supervisor {
         } else {
             Answer::Val(sec)
         }
+    }
+
+    /// `nanosleep(req, rem)`: asleep until the logical second that
+    /// covers `req` from now; at once if `req` is zero.
+    pub(super) fn on_nanosleep(&self, c: &Notif) -> Result<Answer, ProcessError> {
+        Ok(match read_timespec(c, c.args[0]) {
+            Err(e) => Answer::Err(e),
+            Ok((0, 0)) => Answer::Val(0),
+            Ok((sec, nsec)) => Answer::Hold(Blocked::Sleep { until: self.after(sec, nsec) }),
+        })
+    }
+
+    /// `clock_nanosleep(clock, flags, req, rem)`: as `nanosleep`, or with
+    /// `TIMER_ABSTIME` until `req` on `clock` (at once if it has passed).
+    pub(super) fn on_clock_nanosleep(&self, c: &Notif) -> Result<Answer, ProcessError> {
+        let base = match c.args[0] as i32 {
+            libc::CLOCK_REALTIME | libc::CLOCK_TAI => EPOCH_BASE,
+            libc::CLOCK_MONOTONIC | libc::CLOCK_BOOTTIME => 0,
+            _ => return Ok(Answer::Err(libc::EINVAL)),
+        };
+        let (sec, nsec) = match read_timespec(c, c.args[2]) {
+            Err(e) => return Ok(Answer::Err(e)),
+            Ok(t) => t,
+        };
+        if c.args[1] as i32 & libc::TIMER_ABSTIME == 0 {
+            return Ok(match (sec, nsec) {
+                (0, 0) => Answer::Val(0),
+                _ => Answer::Hold(Blocked::Sleep { until: self.after(sec, nsec) }),
+            });
+        }
+        // The logical second at which `req` is reached, rounded up.
+        let end = (sec - base).saturating_add((nsec > 0) as i64);
+        Ok(if end <= self.world.clock as i64 {
+            Answer::Val(0)
+        } else {
+            Answer::Hold(Blocked::Sleep { until: u32::try_from(end).unwrap_or(u32::MAX) })
+        })
+    }
+
+    /// The logical second by which `sec` seconds and `nsec` nanoseconds
+    /// (not both zero) have passed from now: one at least.
+    fn after(&self, sec: i64, nsec: i64) -> u32 {
+        let whole = sec.saturating_add((nsec > 0) as i64).max(1);
+        u32::try_from((self.world.clock as i64).saturating_add(whole)).unwrap_or(u32::MAX)
+    }
+
+    /// Wakes node `n` from its sleep: the call returns 0.
+    pub(in crate::process) fn wake(&mut self, n: u8) -> Result<(), ProcessError> {
+        let notif = self.held(n)?;
+        self.world.nodes[n as usize].blocked = Blocked::Nothing;
+        self.answer(n, &notif, Answer::Val(0))
     }
 
     /// `times`: the logical clock in ticks, and no CPU time used.
