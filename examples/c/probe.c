@@ -20,6 +20,7 @@
  * "udp" and "inet6" make a SOCK_DGRAM and an AF_INET6 socket and exit 5
  * if refused; "exit" as node 0 exit at once with the status given as its
  * third argument, as any other node behave as with no mode;
+ * "evloop" a poll loop over non-blocking sockets (see evloop_server);
  * "chatty" as "abort", printing on stdout as it starts and once a client
  * connects, and on stderr before it aborts;
  * "peek" read another process's memory (process_vm_readv of pid 1); "uring" and "aio" set up asynchronous I/O
@@ -351,6 +352,88 @@ static int sockopt(int node)
     return 7;
 }
 
+/* Mode "evloop": node 0 serves from a poll loop over non-blocking
+ * sockets with a 2-second timeout, and reports {accepted, messages,
+ * eofs, timeouts, peeked} after each turn; node 1 dials without blocking,
+ * polls for writable, sends "hi", checks a non-blocking read finds
+ * nothing yet, polls for the answer, and exits 0 reporting {1, what it
+ * read, flags it saw}. */
+static int evloop_server(int node)
+{
+    struct sockaddr_in a = cmc_address(node);
+    int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 16) < 0)
+        return 2;
+    uint8_t st[5] = {0, 0, 0, 0, 0};
+    struct pollfd fds[5] = {{l, POLLIN, 0}};
+    int n = 1;
+    for (;;) {
+        cmc_record_write(CMC_STATE_FD, st, sizeof st);
+        int ready = poll(fds, n, 2000);
+        if (ready < 0)
+            return 3;
+        if (ready == 0) {
+            st[3]++;
+            continue;
+        }
+        if (fds[0].revents & POLLIN) {
+            int c;
+            while ((c = accept4(l, NULL, NULL, SOCK_NONBLOCK)) >= 0 && n < 5) {
+                fds[n++] = (struct pollfd){c, POLLIN | POLLRDHUP, 0};
+                st[0]++;
+            }
+            if (c >= 0 || errno != EAGAIN)
+                return 4;
+        }
+        for (int i = 1; i < n; i++) {
+            if (!(fds[i].revents & POLLIN))
+                continue;
+            char buf[16], peek[16];
+            int avail = -1;
+            ioctl(fds[i].fd, FIONREAD, &avail);
+            ssize_t p = recv(fds[i].fd, peek, sizeof peek, MSG_PEEK);
+            ssize_t k = read(fds[i].fd, buf, sizeof buf);
+            if (k == 0) {
+                st[2]++;
+                close(fds[i].fd);
+                fds[i--] = fds[--n];
+                continue;
+            }
+            if (k < 0 || p != k || memcmp(buf, peek, (size_t)k) != 0 || avail != k)
+                return 5;
+            st[1]++;
+            st[4] = (uint8_t)p;
+            write(fds[i].fd, "ok", 2);
+        }
+    }
+}
+
+static int evloop_client(void)
+{
+    struct sockaddr_in a = cmc_address(0);
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    uint8_t st[3] = {0, 0, 0};
+    if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof a) == 0 || errno != EINPROGRESS)
+        return 2;
+    struct pollfd p = {c, POLLOUT, 0};
+    if (poll(&p, 1, -1) != 1 || !(p.revents & POLLOUT))
+        return 3;
+    write(c, "hi", 2);
+    char buf[4];
+    if (recv(c, buf, sizeof buf, MSG_DONTWAIT) != -1 || errno != EAGAIN)
+        return 4;
+    if (read(c, buf, sizeof buf) != -1 || errno != EAGAIN)
+        return 4;
+    st[2] = (fcntl(c, F_GETFL) & O_NONBLOCK) ? 1 : 0;
+    p.events = POLLIN;
+    if (poll(&p, 1, -1) != 1 || !(p.revents & POLLIN))
+        return 5;
+    st[0] = 1;
+    st[1] = (uint8_t)read(c, buf, sizeof buf);
+    cmc_record_write(CMC_STATE_FD, st, sizeof st);
+    return 0;
+}
+
 static int selfdial(int node)
 {
     int l = cmc_listen(node), d = cmc_dial(node);
@@ -626,6 +709,8 @@ int main(int argc, char **argv)
         pause();
         return 0;
     }
+    if (strcmp(mode, "evloop") == 0)
+        return node == 0 ? evloop_server(node) : evloop_client();
     if (strcmp(mode, "nowhere") == 0) {
         /* Dial a port that is no node's; give up if refused. */
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(8080)};

@@ -5,20 +5,25 @@
 //! The enumeration order is fixed, so runs are deterministic and
 //! counterexamples stable:
 //!
-//! 1. DELIVER(n, conn) by node: n is blocked reading `conn` and a message
-//!    is travelling toward it (the oldest is delivered);
-//! 2. EOF(n, conn) by node: n is blocked reading `conn`, nothing is
-//!    travelling toward it and its peer is gone;
+//! 1. DELIVER(n, conn) by node, then connection: n is blocked reading
+//!    `conn`, or polls it for reading, and a message is travelling toward
+//!    it (the oldest is delivered: to the read, or into the end's receive
+//!    buffer for the poll);
+//! 2. EOF(n, conn) by node, then connection: n is blocked reading `conn`,
+//!    or polls it for reading with nothing received left and has not been
+//!    told EOF, nothing is travelling toward it and its peer is gone;
 //! 3. ACCEPT(n, from) by node, then dialer (nodes ascending, then `client`):
-//!    n is blocked in `accept` and a connection from `from` waits at it (the
-//!    oldest from that dialer is taken; connections from one dialer arrive in
-//!    the order it made them, connections from different dialers race);
+//!    n is blocked in `accept`, or polls its listening socket for reading,
+//!    and a connection from `from` waits at it (the oldest from that dialer
+//!    is taken, or put in the node's accept queue for the poll; connections
+//!    from one dialer arrive in the order they were made, connections from
+//!    different dialers race);
 //! 4. DROP(conn, to) by connection label, toward the target then toward the
 //!    dialer, while drop budget is left: the oldest message is lost. On a
 //!    connection a node dialled to itself both ends are that node's, so the
 //!    action names the end too: DROP(conn, n, target), DROP(conn, n, dialer);
 //! 5. TIMEOUT(n) by node, while timeout budget is left: n is blocked in a
-//!    read or an accept;
+//!    read, an accept, a sleep, or a poll with a timeout;
 //! 6. CLIENT(n) by node: n is live and has client budget left;
 //! 7. CRASH(n) by node, while crash budget is left: n is live.
 //!
@@ -33,7 +38,12 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::world::{Blocked, ConnKind, End, Label, Life, ProcessWorld, Side};
+use nix::libc;
+
+use super::world::{Blocked, ConnKind, End, Label, Life, ProcessWorld, Side, VFd};
+
+/// Poll events that mean "can read".
+const IN: i16 = libc::POLLIN | libc::POLLRDNORM;
 
 /// One possible step of the process environment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -115,6 +125,21 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         Blocked::Read { fd } => world.conn_of(n, fd),
         _ => None,
     };
+    // The connection ends a polling node watches for reading, by label.
+    let watched = |n: u8| -> Vec<(Label, Side)> {
+        let node = &world.nodes[n as usize];
+        if !matches!(node.blocked, Blocked::Poll { .. }) {
+            return Vec::new();
+        }
+        let mut ends: Vec<(Label, Side)> = node
+            .watch
+            .iter()
+            .filter(|(_, events)| **events & (IN | libc::POLLRDHUP) != 0)
+            .filter_map(|(fd, _)| world.conn_of(n, *fd))
+            .collect();
+        ends.sort_by_key(|(label, _)| *label);
+        ends
+    };
     let waiting = |n: u8, label: &Label, side: Side| {
         let c = &world.conns[label];
         match side {
@@ -124,7 +149,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         .then_some(n)
     };
     for n in 0..nodes {
-        if let Some((conn, side)) = reading(n) {
+        for (conn, side) in reading(n).into_iter().chain(watched(n)) {
             if world.conns.contains_key(&conn) && waiting(n, &conn, side).is_some() {
                 out.push(ProcessAction::Deliver { node: n, conn });
             }
@@ -137,15 +162,29 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
                 out.push(ProcessAction::Eof { node: n, conn });
             }
         }
+        // A polling node is told EOF once, and only with nothing received
+        // left to read (else the poll would not wait).
+        for (conn, side) in watched(n) {
+            let Some(c) = world.conns.get(&conn) else { continue };
+            let drained = waiting(n, &conn, side).is_none() && c.at(side).is_empty();
+            if drained && c.end(side) == End::Open && world.peer_gone(&conn, side) {
+                out.push(ProcessAction::Eof { node: n, conn });
+            }
+        }
     }
     for n in 0..nodes {
-        if !matches!(world.nodes[n as usize].blocked, Blocked::Accept { .. }) {
+        let node = &world.nodes[n as usize];
+        let polls_listener = matches!(node.blocked, Blocked::Poll { .. })
+            && node.watch.iter().any(|(fd, events)| {
+                events & IN != 0 && matches!(node.fds.get(fd), Some(VFd::Socket { listening: true, .. }))
+            });
+        if !matches!(node.blocked, Blocked::Accept { .. }) && !polls_listener {
             continue;
         }
         let mut from: Vec<Option<u8>> = world
             .conns
             .iter()
-            .filter(|(_, c)| c.target == n && c.target_end == End::Pending)
+            .filter(|(l, c)| c.target == n && c.target_end == End::Pending && !node.accept_queue.contains(l))
             .filter_map(|(l, _)| match l.kind {
                 ConnKind::Node => Some(Some(l.node)),
                 ConnKind::Client => Some(None),
@@ -172,7 +211,10 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     }
     if world.timeouts > 0 {
         for n in 0..nodes {
-            if !matches!(world.nodes[n as usize].blocked, Blocked::Nothing | Blocked::Pause) {
+            if !matches!(
+                world.nodes[n as usize].blocked,
+                Blocked::Nothing | Blocked::Pause | Blocked::Poll { until: None }
+            ) {
                 out.push(ProcessAction::Timeout { node: n });
             }
         }

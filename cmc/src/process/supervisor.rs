@@ -366,9 +366,22 @@ impl Supervisor {
         self.in_flight_peak = None;
         self.clear_output();
         match *action {
+            ProcessAction::Deliver { node, conn } if self.polling(node) => {
+                // Into the watched end's receive buffer; the poll sees it.
+                let side = self.watched_end(node, &conn).ok_or_else(not_enabled)?;
+                let msg = self.world.queue_toward(&conn, side).and_then(|q| q.pop_front()).ok_or_else(not_enabled)?;
+                self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?.arrived(side).push_back(msg);
+                self.answer_poll(node)?;
+            }
             ProcessAction::Deliver { node, conn } => {
                 let (_, side) = self.reading(node).ok_or_else(not_enabled)?;
                 let msg = self.world.queue_toward(&conn, side).and_then(|q| q.pop_front()).ok_or_else(not_enabled)?;
+                if Self::read_flags(&self.held(node)?) & libc::MSG_PEEK != 0 {
+                    // A peek leaves the message received, not read.
+                    self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?.arrived(side).push_back(msg.clone());
+                    self.answer_read(node, &msg)?;
+                    return self.settle();
+                }
                 let taken = self.answer_read(node, &msg)?;
                 if taken < msg.len() {
                     // A short buffer: the rest stays at the head of the queue.
@@ -377,10 +390,20 @@ impl Supervisor {
                     }
                 }
             }
+            ProcessAction::Eof { node, conn } if self.polling(node) => {
+                let side = self.watched_end(node, &conn).ok_or_else(not_enabled)?;
+                let c = self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?;
+                match side {
+                    Side::Target => c.target_end = End::Eof,
+                    Side::Dialer => c.dialer_end = End::Eof,
+                }
+                self.answer_poll(node)?;
+            }
             ProcessAction::Eof { node, .. } => {
                 self.answer_read(node, &[])?;
             }
             ProcessAction::Accept { node, from } => {
+                let queued = &self.world.nodes[node as usize].accept_queue;
                 let label = self
                     .world
                     .conns
@@ -388,6 +411,7 @@ impl Supervisor {
                     .find(|(l, c)| {
                         c.target == node
                             && c.target_end == End::Pending
+                            && !queued.contains(l)
                             && match from {
                                 Some(d) => l.kind == ConnKind::Node && l.node == d,
                                 None => l.kind == ConnKind::Client,
@@ -395,7 +419,13 @@ impl Supervisor {
                     })
                     .map(|(l, _)| *l)
                     .ok_or_else(not_enabled)?;
-                self.answer_accept(node, label)?;
+                if self.polling(node) {
+                    // Ready at the listening socket; `accept` takes it.
+                    self.world.nodes[node as usize].accept_queue.push(label);
+                    self.answer_poll(node)?;
+                } else {
+                    self.answer_accept(node, label)?;
+                }
             }
             ProcessAction::Drop { .. } => {
                 self.world.drops -= 1;
@@ -426,13 +456,8 @@ impl Supervisor {
                         self.check_in_flight(node, || format!("the 'T' of timer connection {label}"))?;
                         let w = &mut self.world.nodes[node as usize];
                         w.timer_conns += 1;
-                        let conn = Conn {
-                            target: node,
-                            dialer_end: End::Gone,
-                            target_end: End::Pending,
-                            to_target: [b"T".to_vec()].into(),
-                            to_dialer: Default::default(),
-                        };
+                        let mut conn = Conn::new(node, End::Gone, End::Pending);
+                        conn.to_target.push_back(b"T".to_vec());
                         self.world.conns.insert(label, conn);
                         self.answer_accept(node, label)?;
                     }
@@ -442,7 +467,11 @@ impl Supervisor {
                         self.world.clock = self.world.clock.max(until);
                         self.wake(node)?;
                     }
-                    Blocked::Nothing | Blocked::Pause => return Err(not_enabled()),
+                    Blocked::Poll { until: Some(until) } => {
+                        self.world.clock = self.world.clock.max(until);
+                        self.answer_poll(node)?;
+                    }
+                    Blocked::Nothing | Blocked::Pause | Blocked::Poll { until: None } => return Err(not_enabled()),
                 }
             }
             ProcessAction::Client { node } => {
@@ -450,13 +479,7 @@ impl Supervisor {
                 let k = self.cfg.budgets.clients - w.clients_left;
                 w.clients_left -= 1;
                 let label = Label { kind: ConnKind::Client, node, k };
-                let mut conn = Conn {
-                    target: node,
-                    dialer_end: End::Open,
-                    target_end: End::Pending,
-                    to_target: Default::default(),
-                    to_dialer: Default::default(),
-                };
+                let mut conn = Conn::new(node, End::Open, End::Pending);
                 if !self.cfg.request.is_empty() {
                     self.check_in_flight(node, || format!("the request of client connection {label}"))?;
                     conn.to_target.push_back(self.cfg.request.clone());
@@ -526,6 +549,10 @@ impl Supervisor {
             all.push(text);
         }
         all
+    }
+
+    fn polling(&self, n: u8) -> bool {
+        matches!(self.world.nodes[n as usize].blocked, Blocked::Poll { .. })
     }
 
     fn reading(&self, n: u8) -> Option<(Label, Side)> {

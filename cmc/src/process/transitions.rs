@@ -201,13 +201,9 @@ mod tests {
     }
 
     fn conn(target: u8, to_target: &[&[u8]]) -> Conn {
-        Conn {
-            target,
-            dialer_end: End::Open,
-            target_end: End::Open,
-            to_target: to_target.iter().map(|m| m.to_vec()).collect(),
-            to_dialer: Default::default(),
-        }
+        let mut c = Conn::new(target, End::Open, End::Open);
+        c.to_target = to_target.iter().map(|m| m.to_vec()).collect();
+        c
     }
 
     /// Three nodes: node 0 has dialled node 1 (connection 0.0, one message

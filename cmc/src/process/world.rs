@@ -43,7 +43,7 @@
 //! descriptors per node, all below 65,535, is written exactly as when these
 //! fields were plain `u8` and `u16`, and its fingerprint did not change.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 
 use crate::world::{Fingerprint, fingerprint};
@@ -105,6 +105,9 @@ pub enum End {
     /// Its owner's process is gone (exited or crashed), or it never had one
     /// (the checker's end of a timer connection).
     Gone = 3,
+    /// Open, and told by an EOF action while it polled that its peer is
+    /// gone and nothing more will come: a read returns 0 at once.
+    Eof = 4,
 }
 
 impl End {
@@ -123,6 +126,49 @@ pub struct Conn {
     pub target_end: End,
     pub to_target: VecDeque<Vec<u8>>,
     pub to_dialer: VecDeque<Vec<u8>>,
+    /// Messages delivered to an end while its node polled, not yet read:
+    /// the socket's receive buffer. A read takes from here first.
+    pub at_target: VecDeque<Vec<u8>>,
+    pub at_dialer: VecDeque<Vec<u8>>,
+}
+
+impl Conn {
+    /// A connection with nothing in flight and nothing received.
+    pub fn new(target: u8, dialer_end: End, target_end: End) -> Conn {
+        Conn {
+            target,
+            dialer_end,
+            target_end,
+            to_target: VecDeque::new(),
+            to_dialer: VecDeque::new(),
+            at_target: VecDeque::new(),
+            at_dialer: VecDeque::new(),
+        }
+    }
+
+    /// What has arrived at `side` and is not read yet.
+    pub fn arrived(&mut self, side: Side) -> &mut VecDeque<Vec<u8>> {
+        match side {
+            Side::Target => &mut self.at_target,
+            Side::Dialer => &mut self.at_dialer,
+        }
+    }
+
+    /// What has arrived at `side` and is not read yet.
+    pub fn at(&self, side: Side) -> &VecDeque<Vec<u8>> {
+        match side {
+            Side::Target => &self.at_target,
+            Side::Dialer => &self.at_dialer,
+        }
+    }
+
+    /// The state of the end at `side`.
+    pub fn end(&self, side: Side) -> End {
+        match side {
+            Side::Target => self.target_end,
+            Side::Dialer => self.dialer_end,
+        }
+    }
 }
 
 /// Which end of a connection a descriptor is.
@@ -171,6 +217,12 @@ pub enum Blocked {
     /// `pause`: only a signal would end it, and none is modelled, so no
     /// action does.
     Pause,
+    /// `poll` or `ppoll` with nothing ready, waiting for what the node's
+    /// `watch` names, and with a timeout until logical second `until`
+    /// (`None`: none, so TIMEOUT does not end it).
+    Poll {
+        until: Option<u32>,
+    },
 }
 
 /// One node's part of the world.
@@ -197,6 +249,14 @@ pub struct NodeWorld {
     pub state_in: Vec<u8>,
     pub durable_in: Vec<u8>,
     pub fds: BTreeMap<i32, VFd>,
+    /// Descriptors the checker owns that are non-blocking (`O_NONBLOCK`).
+    pub nonblock: BTreeSet<i32>,
+    /// Connections an ACCEPT made ready while the node polled its
+    /// listening socket, oldest first: what `accept` returns next.
+    pub accept_queue: Vec<Label>,
+    /// While the node is blocked in a poll: each descriptor it watches
+    /// and the events it asks for (`POLLIN`, `POLLOUT`, ...).
+    pub watch: BTreeMap<i32, i16>,
 }
 
 /// One global state of the process front end.
@@ -229,6 +289,9 @@ impl ProcessWorld {
             state_in: Vec::new(),
             durable_in: Vec::new(),
             fds: BTreeMap::new(),
+            nonblock: BTreeSet::new(),
+            accept_queue: Vec::new(),
+            watch: BTreeMap::new(),
         };
         ProcessWorld {
             crashes: budgets.crashes,
@@ -243,7 +306,8 @@ impl ProcessWorld {
 
     /// Messages in flight on every connection.
     pub fn in_flight(&self) -> usize {
-        self.conns.values().map(|c| c.to_target.len() + c.to_dialer.len()).sum()
+        // Received and not read yet is still a message the world holds.
+        self.conns.values().map(|c| c.to_target.len() + c.to_dialer.len() + c.at_target.len() + c.at_dialer.len()).sum()
     }
 
     /// The node owning the dialer end of `label`, if a node does.
@@ -295,10 +359,12 @@ impl ProcessWorld {
                 Side::Dialer => {
                     c.dialer_end = End::Closed;
                     c.to_dialer.clear();
+                    c.at_dialer.clear();
                 }
                 Side::Target => {
                     c.target_end = End::Closed;
                     c.to_target.clear();
+                    c.at_target.clear();
                 }
             }
         }
@@ -316,6 +382,7 @@ impl ProcessWorld {
             if Self::dialer_node(label) == Some(n) {
                 c.dialer_end = End::Gone;
                 c.to_dialer.clear();
+                c.at_dialer.clear();
                 if crashed {
                     c.to_target.clear();
                 }
@@ -323,6 +390,7 @@ impl ProcessWorld {
             if c.target == n {
                 c.target_end = End::Gone;
                 c.to_target.clear();
+                c.at_target.clear();
                 if crashed {
                     c.to_dialer.clear();
                 }
@@ -331,6 +399,9 @@ impl ProcessWorld {
         self.retire();
         let node = &mut self.nodes[n as usize];
         node.fds.clear();
+        node.nonblock.clear();
+        node.accept_queue.clear();
+        node.watch.clear();
         node.blocked = Blocked::Nothing;
         // A record half written is not written; a new life reads fd 193
         // afresh.
@@ -401,7 +472,11 @@ impl ProcessWorld {
             Life::Exited(c) => (1, c),
             Life::Signaled(s) => (2, s),
         };
-        out.push(tag);
+        // Bit 7: the node has the fields of polling and non-blocking I/O,
+        // written after its descriptors (a world without them is written
+        // as before they existed).
+        let extended = !node.nonblock.is_empty() || !node.accept_queue.is_empty() || !node.watch.is_empty();
+        out.push(tag | (extended as u8) << 7);
         out.extend_from_slice(&status.to_le_bytes());
         let (tag, fd) = match node.blocked {
             Blocked::Nothing => (0u8, 0),
@@ -409,11 +484,18 @@ impl ProcessWorld {
             Blocked::Read { fd } => (2, fd),
             Blocked::Sleep { .. } => (3, 0),
             Blocked::Pause => (4, 0),
+            Blocked::Poll { .. } => (5, 0),
         };
         out.push(tag);
         push_fd(out, fd);
-        if let Blocked::Sleep { until } = node.blocked {
-            out.extend_from_slice(&until.to_le_bytes());
+        match node.blocked {
+            Blocked::Sleep { until } => out.extend_from_slice(&until.to_le_bytes()),
+            Blocked::Poll { until: None } => out.push(0),
+            Blocked::Poll { until: Some(until) } => {
+                out.push(1);
+                out.extend_from_slice(&until.to_le_bytes());
+            }
+            _ => {}
         }
         out.extend_from_slice(&[node.clients_left, node.dials, node.timer_conns]);
         out.extend_from_slice(&node.random_used.to_le_bytes());
@@ -443,6 +525,21 @@ impl ProcessWorld {
                     out.push(side as u8);
                 }
                 VFd::Random => out.push(2),
+            }
+        }
+        if extended {
+            push_count(out, node.nonblock.len());
+            for &fd in &node.nonblock {
+                push_fd(out, fd);
+            }
+            push_count(out, node.accept_queue.len());
+            for label in &node.accept_queue {
+                push_label(out, label);
+            }
+            push_count(out, node.watch.len());
+            for (&fd, &events) in &node.watch {
+                push_fd(out, fd);
+                out.extend_from_slice(&events.to_le_bytes());
             }
         }
     }
@@ -500,14 +597,30 @@ fn push_fd(out: &mut Vec<u8>, fd: i32) {
 
 /// A connection: its label, target, the two ends' states, then the queue
 /// toward the target and the queue toward the dialer.
+/// Bit 7 of an end's state says it has received messages not read yet,
+/// written after both queues (the target's first).
 fn push_conn(out: &mut Vec<u8>, label: &Label, c: &Conn) {
     push_label(out, label);
-    out.extend_from_slice(&[c.target, c.dialer_end as u8, c.target_end as u8]);
+    let flag = |q: &VecDeque<Vec<u8>>| (!q.is_empty() as u8) << 7;
+    out.extend_from_slice(&[
+        c.target,
+        c.dialer_end as u8 | flag(&c.at_dialer),
+        c.target_end as u8 | flag(&c.at_target),
+    ]);
     for q in [&c.to_target, &c.to_dialer] {
-        push_count(out, q.len());
-        for m in q {
-            push_bytes(out, m);
+        push_queue(out, q);
+    }
+    for q in [&c.at_target, &c.at_dialer] {
+        if !q.is_empty() {
+            push_queue(out, q);
         }
+    }
+}
+
+fn push_queue(out: &mut Vec<u8>, q: &VecDeque<Vec<u8>>) {
+    push_count(out, q.len());
+    for m in q {
+        push_bytes(out, m);
     }
 }
 
@@ -565,13 +678,59 @@ mod tests {
         let conn = |messages: usize| {
             let mut w = one_node();
             let to_target = vec![Vec::new(); messages].into();
-            let c =
-                Conn { target: 0, dialer_end: End::Open, target_end: End::Open, to_target, to_dialer: VecDeque::new() };
+            let c = Conn { to_target, ..Conn::new(0, End::Open, End::Open) };
             w.conns.insert(Label { kind: ConnKind::Node, node: 0, k: 0 }, c);
             w
         };
         // The connection count, its label, target and ends.
         assert_eq!(first_difference(&conn(0), &conn(256)), Some(node_end + 2 + 6), "at the queue's count");
+    }
+
+    /// What polling and non-blocking I/O add to a world is in its bytes:
+    /// each of these worlds is its own state.
+    #[test]
+    fn received_messages_and_what_a_node_polls_are_in_the_encoding() {
+        let label = Label { kind: ConnKind::Node, node: 0, k: 0 };
+        let with_conn = |f: &dyn Fn(&mut Conn)| {
+            let mut w = one_node();
+            let mut c = Conn::new(0, End::Open, End::Open);
+            f(&mut c);
+            w.conns.insert(label, c);
+            w
+        };
+        let with_node = |f: &dyn Fn(&mut NodeWorld)| {
+            let mut w = one_node();
+            f(&mut w.nodes[0]);
+            w
+        };
+        let worlds = [
+            one_node(),
+            with_conn(&|_| {}),
+            with_conn(&|c| c.to_target.push_back(b"m".to_vec())),
+            with_conn(&|c| c.at_target.push_back(b"m".to_vec())),
+            with_conn(&|c| c.at_dialer.push_back(b"m".to_vec())),
+            with_conn(&|c| c.target_end = End::Eof),
+            with_node(&|n| {
+                n.nonblock.insert(4);
+            }),
+            with_node(&|n| n.accept_queue.push(label)),
+            with_node(&|n| {
+                n.watch.insert(4, 1);
+            }),
+            with_node(&|n| n.blocked = Blocked::Poll { until: None }),
+            with_node(&|n| n.blocked = Blocked::Poll { until: Some(0) }),
+            with_node(&|n| n.blocked = Blocked::Sleep { until: 0 }),
+            with_node(&|n| n.blocked = Blocked::Pause),
+        ];
+        let mut buf = Vec::new();
+        let mut seen: Vec<_> = worlds.iter().map(|w| w.fingerprint(&mut buf)).collect();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), worlds.len());
+        // A world without any of them is written as before they existed:
+        // budgets and clock (7), the node (25), no connection (2), no
+        // reply (1).
+        assert_eq!(bytes(&one_node()).len(), 35);
     }
 
     /// Issue 10, 1g: descriptor numbers were written as two bytes, so fd

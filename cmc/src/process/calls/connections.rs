@@ -76,15 +76,12 @@ impl Supervisor {
                 ),
             });
         }
-        if ty & libc::SOCK_NONBLOCK != 0 {
-            return Err(ProcessError::Unmodelled {
-                node: n,
-                call: "socket".to_string(),
-                detail: "non-blocking sockets are not modelled".to_string(),
-            });
-        }
         if let Some(fd) = self.add_fd(n, c, ty & libc::SOCK_CLOEXEC != 0)? {
-            self.world.nodes[n as usize].fds.insert(fd, VFd::Socket { port: None, listening: false });
+            let node = &mut self.world.nodes[n as usize];
+            node.fds.insert(fd, VFd::Socket { port: None, listening: false });
+            if ty & libc::SOCK_NONBLOCK != 0 {
+                node.nonblock.insert(fd);
+            }
         }
         Ok(Answer::Done)
     }
@@ -227,27 +224,31 @@ impl Supervisor {
                 // A connect never fails: it waits at the dialled node, which
                 // may not listen yet (research, pitfall 6).
                 let live = self.world.nodes[target as usize].life == Life::Live;
-                let conn = Conn {
-                    target,
-                    dialer_end: End::Open,
-                    target_end: if live { End::Pending } else { End::Gone },
-                    to_target: Default::default(),
-                    to_dialer: Default::default(),
-                };
+                let conn = Conn::new(target, End::Open, if live { End::Pending } else { End::Gone });
                 self.world.conns.insert(label, conn);
-                Answer::Val(0)
+                // A non-blocking connect is in progress, and writable (so
+                // connected) at its first poll.
+                if self.world.nodes[n as usize].nonblock.contains(&fd) {
+                    Answer::Err(libc::EINPROGRESS)
+                } else {
+                    Answer::Val(0)
+                }
             }
             _ => {
                 // accept, accept4
                 if !listening {
                     return Ok(Answer::Err(libc::EINVAL));
                 }
-                if c.nr == libc::SYS_accept4 && c.args[3] as i32 & libc::SOCK_NONBLOCK != 0 {
-                    return Err(ProcessError::Unmodelled {
-                        node: n,
-                        call: "accept4".to_string(),
-                        detail: "non-blocking accept is not modelled".to_string(),
-                    });
+                // A connection an ACCEPT made ready while the node polled is
+                // taken at once; otherwise the call waits for one, unless
+                // the listening socket is non-blocking.
+                let node = &mut self.world.nodes[n as usize];
+                if !node.accept_queue.is_empty() {
+                    let label = node.accept_queue.remove(0);
+                    return self.complete_accept(n, c, label);
+                }
+                if node.nonblock.contains(&fd) {
+                    return Ok(Answer::Err(libc::EAGAIN));
                 }
                 Answer::Hold(Blocked::Accept { fd })
             }
@@ -293,22 +294,19 @@ impl Supervisor {
                 _ => Answer::Continue,
             });
         };
-        let flags = match c.nr {
-            libc::SYS_recvfrom => c.args[3] as i32,
-            libc::SYS_recvmsg => c.args[2] as i32,
-            _ => 0,
-        };
+        let flags = Self::read_flags(c);
         Ok(match v {
             VFd::Random => self.read_random(n, c),
             VFd::Socket { .. } => Answer::Err(libc::ENOTCONN),
             VFd::Conn { label, side } => {
-                if flags & (libc::MSG_DONTWAIT | libc::MSG_PEEK) != 0 {
+                if flags & !(libc::MSG_DONTWAIT | libc::MSG_PEEK | libc::MSG_NOSIGNAL | libc::MSG_CMSG_CLOEXEC) != 0 {
                     return Err(ProcessError::Unmodelled {
                         node: n,
                         call: syscalls::describe(c.nr),
-                        detail: "MSG_DONTWAIT and MSG_PEEK are not modelled".to_string(),
+                        detail: format!("receive flags {flags:#x} (MSG_DONTWAIT and MSG_PEEK are modelled)"),
                     });
                 }
+                let peek = flags & libc::MSG_PEEK != 0;
                 // Only the checker writes to a timer connection, and it did so
                 // before the node could read: no race, so answer at once.
                 let ready = label.kind == ConnKind::Timer
@@ -319,6 +317,12 @@ impl Supervisor {
                         Ok(k) => Answer::Val(k as i64),
                         Err(e) => Answer::Err(e),
                     }
+                } else if let Some(answer) = self.read_arrived(&label, side, c, peek) {
+                    answer
+                } else if self.world.conns.get(&label).is_some_and(|c| c.end(side) == End::Eof) {
+                    Answer::Val(0)
+                } else if flags & libc::MSG_DONTWAIT != 0 || self.world.nodes[n as usize].nonblock.contains(&fd) {
+                    Answer::Err(libc::EAGAIN)
                 } else {
                     Answer::Hold(Blocked::Read { fd })
                 }
@@ -429,8 +433,16 @@ impl Supervisor {
     /// Answers node `n`'s held accept with connection `label`.
     pub(in crate::process) fn answer_accept(&mut self, n: u8, label: Label) -> Result<(), ProcessError> {
         let notif = self.held(n)?;
-        self.check_conn_limit(n, "accept")?;
         self.world.nodes[n as usize].blocked = Blocked::Nothing;
+        let answer = self.complete_accept(n, &notif, label)?;
+        self.answer(n, &notif, answer)
+    }
+
+    /// Node `n`'s `accept` (call `notif`) takes connection `label`: its
+    /// address written, the connection opened, a descriptor added (which
+    /// answers the call).
+    fn complete_accept(&mut self, n: u8, notif: &Notif, label: Label) -> Result<Answer, ProcessError> {
+        self.check_conn_limit(n, "accept")?;
         if notif.args[1] != 0 {
             let port = match label.kind {
                 ConnKind::Node => EPHEMERAL_BASE + 256 * label.node as u16 + label.k as u16,
@@ -441,20 +453,56 @@ impl Supervisor {
             sa[2..4].copy_from_slice(&port.to_be_bytes());
             sa[4..8].copy_from_slice(&[127, 0, 0, 1]);
             if let Answer::Err(e) = write_sockaddr(notif.pid, notif.args[1], notif.args[2], &sa) {
-                return self.answer(n, &notif, Answer::Err(e));
+                return Ok(Answer::Err(e));
             }
         }
-        let cloexec = notif.nr == libc::SYS_accept4 && notif.args[3] as i32 & libc::SOCK_CLOEXEC != 0;
+        let flags = if notif.nr == libc::SYS_accept4 { notif.args[3] as i32 } else { 0 };
         if let Some(c) = self.world.conns.get_mut(&label) {
             c.target_end = End::Open;
         }
-        if let Some(fd) = self.add_fd(n, &notif, cloexec)? {
-            self.world.nodes[n as usize].fds.insert(fd, VFd::Conn { label, side: Side::Target });
+        if let Some(fd) = self.add_fd(n, notif, flags & libc::SOCK_CLOEXEC != 0)? {
+            let node = &mut self.world.nodes[n as usize];
+            node.fds.insert(fd, VFd::Conn { label, side: Side::Target });
+            if flags & libc::SOCK_NONBLOCK != 0 {
+                node.nonblock.insert(fd);
+            }
         }
-        self.answer(n, &notif, Answer::Done)
+        Ok(Answer::Done)
     }
 
-    pub(super) fn held(&self, n: u8) -> Result<Notif, ProcessError> {
+    /// A read (call `c`) of what has arrived at `side` of `label` and is
+    /// not read yet, if anything has: the oldest message, or as much of it
+    /// as the buffer takes (the rest stays first); with `peek` nothing is
+    /// taken.
+    fn read_arrived(&mut self, label: &Label, side: Side, c: &Notif, peek: bool) -> Option<Answer> {
+        let arrived = self.world.conns.get_mut(label)?.arrived(side);
+        let msg = arrived.front()?;
+        Some(match scatter(c, msg) {
+            Ok(k) => {
+                if !peek {
+                    if k < msg.len() {
+                        let rest = msg[k..].to_vec();
+                        arrived[0] = rest;
+                    } else {
+                        arrived.pop_front();
+                    }
+                }
+                Answer::Val(k as i64)
+            }
+            Err(e) => Answer::Err(e),
+        })
+    }
+
+    /// The receive flags of a read call (0 for `read` and `readv`).
+    pub(in crate::process) fn read_flags(c: &Notif) -> i32 {
+        match c.nr {
+            libc::SYS_recvfrom => c.args[3] as i32,
+            libc::SYS_recvmsg => c.args[2] as i32,
+            _ => 0,
+        }
+    }
+
+    pub(in crate::process) fn held(&self, n: u8) -> Result<Notif, ProcessError> {
         match self.procs[n as usize].as_ref().map(|p| &p.run) {
             Some(Run::Held(notif)) => Ok(*notif),
             _ => Err(ProcessError::NotEnabled { action: format!("an answer to node {n}, which is not blocked") }),

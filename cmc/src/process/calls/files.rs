@@ -24,7 +24,7 @@ use nix::libc::{F_NOTIFY, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_SETLK, F_SETL
 
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
-use super::super::world::VFd;
+use super::super::world::{ProcessWorld, VFd};
 use super::super::{ProcessError, syscalls};
 use super::{Answer, HELLO_REQUEST, paths, refuse};
 
@@ -223,14 +223,42 @@ pub const CHANGE_FILES: &[i64] = &[
 /// `ioctl`: a hello after the first is answered 0; no descriptor the
 /// checker owns is a terminal; any other request on a connection is
 /// refused.
-pub(super) fn on_ioctl(n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
+/// `O_NONBLOCK` on (`on`) or off for descriptor `fd`.
+fn set_nonblock(nonblock: &mut std::collections::BTreeSet<i32>, fd: i32, on: bool) {
+    if on {
+        nonblock.insert(fd);
+    } else {
+        nonblock.remove(&fd);
+    }
+}
+
+/// `ioctl`: on a descriptor the checker owns, `FIONBIO` (non-blocking on
+/// or off) and `FIONREAD` (the bytes received and not read) are answered
+/// from the world, and a terminal's `TCGETS` fails as on a socket.
+pub(super) fn on_ioctl(world: &mut ProcessWorld, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
     let fd = c.args[0] as i32;
     let reserved = fd == 3 || fd == 193;
     Ok(match vfd {
         _ if fd == 3 && c.args[1] == HELLO_REQUEST => Answer::Val(0),
         _ if reserved => Answer::Err(libc::ENOTTY),
         Some(_) if c.args[1] == libc::TCGETS => Answer::Err(libc::ENOTTY),
-        Some(_) => return refuse(n, c, "ioctl on a connection (non-blocking I/O and FIONREAD are not modelled)"),
+        Some(_) if c.args[1] == libc::FIONBIO => {
+            let Some(b) = notif::read_mem(c.pid, c.args[2], 4) else { return Ok(Answer::Err(libc::EFAULT)) };
+            let on = i32::from_ne_bytes([b[0], b[1], b[2], b[3]]) != 0;
+            set_nonblock(&mut world.nodes[n as usize].nonblock, fd, on);
+            Answer::Val(0)
+        }
+        Some(v) if c.args[1] == libc::FIONREAD => {
+            let bytes: usize = match v {
+                VFd::Conn { label, side } => {
+                    world.conns.get(&label).map_or(0, |conn| conn.at(side).iter().map(Vec::len).sum())
+                }
+                _ => 0,
+            };
+            let ok = notif::write_mem(c.pid, c.args[2], &(bytes as i32).to_ne_bytes());
+            if ok { Answer::Val(0) } else { Answer::Err(libc::EFAULT) }
+        }
+        Some(_) => return refuse(n, c, "ioctl on a connection other than FIONBIO, FIONREAD and TCGETS"),
         None if FILE_SETTERS.contains(&c.args[1]) => {
             return Err(read_only(n, format!("ioctl {:#x}", c.args[1]), paths::of_fd(c.pid, fd)));
         }
@@ -256,18 +284,26 @@ const FILE_SETTERS: &[u64] = &[
     0xc018_9436, // FIDEDUPERANGE
 ];
 
-pub(super) fn on_fcntl(n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
+pub(super) fn on_fcntl(
+    nonblock: &mut std::collections::BTreeSet<i32>,
+    n: u8,
+    c: &Notif,
+    vfd: Option<VFd>,
+) -> Result<Answer, ProcessError> {
     let fd = c.args[0] as i32;
     let reserved = fd == 3 || fd == 193;
     Ok(match (vfd, c.args[1] as i32) {
         (_, libc::F_DUPFD | libc::F_DUPFD_CLOEXEC) if vfd.is_some() || reserved => {
             return refuse(n, c, "duplicating a connection or fd 3 or 193");
         }
-        (Some(_), libc::F_GETFL) => Answer::Val(libc::O_RDWR as i64),
-        (Some(_), libc::F_SETFL) if c.args[2] as i32 & libc::O_NONBLOCK != 0 => {
-            return refuse(n, c, "non-blocking I/O on a connection is not modelled");
+        (Some(_), libc::F_GETFL) => {
+            let flags = libc::O_RDWR | if nonblock.contains(&fd) { libc::O_NONBLOCK } else { 0 };
+            Answer::Val(flags as i64)
         }
-        (Some(_), libc::F_SETFL) => Answer::Val(0),
+        (Some(_), libc::F_SETFL) => {
+            set_nonblock(nonblock, fd, c.args[2] as i32 & libc::O_NONBLOCK != 0);
+            Answer::Val(0)
+        }
         (Some(_), libc::F_GETFD | libc::F_SETFD) => Answer::Continue,
         (Some(_), _) => {
             return refuse(n, c, "fcntl on a connection other than F_GETFL, F_SETFL, F_GETFD, F_SETFD");
@@ -400,6 +436,7 @@ impl Supervisor {
             _ if fd == 3 || fd == 193 => Answer::Val(0),
             Some(v) => {
                 self.world.nodes[n as usize].fds.remove(&fd);
+                self.world.nodes[n as usize].nonblock.remove(&fd);
                 if let VFd::Conn { label, side } = v {
                     self.world.close_end(&label, side);
                 }
@@ -450,36 +487,6 @@ impl Supervisor {
                 n,
                 c,
                 "a transfer to or from a connection, a socket, /dev/urandom or fd 3 or 193 is not modelled: use read and write",
-            );
-        }
-        Ok(Answer::Continue)
-    }
-
-    /// `poll` and `ppoll` that do not wait (a zero timeout) on files only
-    /// run: they change nothing and answer from the files, which are the
-    /// same in every life (Rust's standard library polls fds 0 to 2 so at
-    /// start-up). Waiting, or a descriptor the checker owns, is refused:
-    /// readiness of a connection is the world's, and a node blocks in read
-    /// or accept until an action answers.
-    pub(super) fn on_poll(&self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
-        const POLLFDS_MAX: usize = 1024;
-        let waits = match c.nr {
-            libc::SYS_ppoll => match c.args[2] {
-                0 => true,
-                at => notif::read_mem(c.pid, at, 16).is_none_or(|t| t.iter().any(|&b| b != 0)),
-            },
-            _ => c.args[2] as i32 != 0,
-        };
-        let count = c.args[1] as usize;
-        let fds = if count <= POLLFDS_MAX { notif::read_mem(c.pid, c.args[0], 8 * count) } else { None };
-        let on_files = fds.is_some_and(|fds| {
-            fds.chunks_exact(8).all(|p| !self.owns(n, i32::from_ne_bytes(p[0..4].try_into().unwrap_or_default())))
-        });
-        if waits || !on_files {
-            return refuse(
-                n,
-                c,
-                "polling and timers are not modelled: block in read, accept or a sleep, and TIMEOUT fires",
             );
         }
         Ok(Answer::Continue)

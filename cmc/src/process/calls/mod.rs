@@ -9,11 +9,12 @@
 //! [`Supervisor::before_hello`], lets only ld.so's own file I/O pass.
 //!
 //! The handlers live in a file of their family: `connections` (sockets,
-//! connections and the records on fds 3 and 193), `files` (descriptors:
+//! connections, non-blocking I/O and the records on fds 3 and 193), `poll`
+//! (`poll` and `ppoll`), `files` (descriptors:
 //! open, close, dup, fcntl, ioctl, lseek, transfers; the calls that would
 //! change the file system, which are refused), `paths` (a node's paths,
 //! resolved as the kernel resolves them for it), `time` (the logical
-//! clock, and the machine's other time figures), `random` (the nodes'
+//! clock, sleeps, and the machine's other time figures), `random` (the nodes'
 //! random streams), `processes` (virtual pids, signals to oneself, shared
 //! mappings, the preload's traps); `buffers` reads and writes a call's
 //! buffers in the target's memory. This module owns the dispatch and what
@@ -24,6 +25,7 @@ mod buffers;
 mod connections;
 mod files;
 mod paths;
+mod poll;
 mod processes;
 mod random;
 mod time;
@@ -164,8 +166,8 @@ impl Supervisor {
             libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat => self.on_open(n, c),
             nr if CHANGE_FILES.contains(&nr) => self.on_file_system(n, c),
             libc::SYS_close => Ok(self.on_close(n, fd, vfd)),
-            libc::SYS_ioctl => on_ioctl(n, c, vfd),
-            libc::SYS_fcntl => on_fcntl(n, c, vfd),
+            libc::SYS_ioctl => on_ioctl(&mut self.world, n, c, vfd),
+            libc::SYS_fcntl => on_fcntl(&mut self.world.nodes[n as usize].nonblock, n, c, vfd),
             libc::SYS_lseek => Ok(on_lseek(vfd)),
             libc::SYS_clock_gettime => Ok(self.on_clock_gettime(c)),
             libc::SYS_gettimeofday => Ok(self.on_gettimeofday(c)),

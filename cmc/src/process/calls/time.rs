@@ -50,7 +50,7 @@ fn put(out: &mut [u8], at: usize, v: i64) {
 
 /// A `struct timespec` the node passed: seconds and nanoseconds, checked
 /// as the kernel checks them (EFAULT, EINVAL).
-fn read_timespec(c: &Notif, at: u64) -> Result<(i64, i64), i32> {
+pub(super) fn read_timespec(c: &Notif, at: u64) -> Result<(i64, i64), i32> {
     let b = notif::read_mem(c.pid, at, 16).ok_or(libc::EFAULT)?;
     let sec = i64::from_ne_bytes(b[0..8].try_into().map_err(|_| libc::EFAULT)?);
     let nsec = i64::from_ne_bytes(b[8..16].try_into().map_err(|_| libc::EFAULT)?);
@@ -156,7 +156,7 @@ impl Supervisor {
 
     /// The logical second by which `sec` seconds and `nsec` nanoseconds
     /// (not both zero) have passed from now: one at least.
-    fn after(&self, sec: i64, nsec: i64) -> u32 {
+    pub(super) fn after(&self, sec: i64, nsec: i64) -> u32 {
         let whole = sec.saturating_add((nsec > 0) as i64).max(1);
         u32::try_from((self.world.clock as i64).saturating_add(whole)).unwrap_or(u32::MAX)
     }

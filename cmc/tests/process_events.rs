@@ -1,0 +1,73 @@
+//! Programs as people write them (issue 11): event loops over `poll`,
+//! non-blocking sockets, `MSG_PEEK` and `MSG_DONTWAIT`, `FIONREAD`, and
+//! poll timeouts, each answered from the world as the kernel would.
+
+#![cfg(target_os = "linux")]
+
+mod process_support;
+
+use cmc::process::{Blocked, Label, Life, ProcessExplorer, ProgramModel};
+use cmc::{NoControl, Options, Verdict, explore};
+use process_support::{config, enabled, replay};
+
+fn evloop() -> cmc::process::Config {
+    let mut c = config("probe", 2);
+    c.args = vec!["evloop".to_string()];
+    c.budgets.timeouts = 1;
+    c
+}
+
+/// Node 0 polls its non-blocking listening socket; node 1's non-blocking
+/// connect is in progress and writable at once, it sends "hi", finds a
+/// non-blocking read empty, and polls. ACCEPT puts the connection in node
+/// 0's accept queue and ends its poll; DELIVER puts "hi" in the receive
+/// buffer (peeked, counted by FIONREAD, then read) and the answer in node
+/// 1's; node 1 exits, and EOF tells node 0's poll, which reads 0 and
+/// closes. A TIMEOUT ends the poll's 2-second wait with nothing ready.
+#[test]
+fn a_poll_loop_over_non_blocking_sockets_runs_as_on_the_kernel() {
+    let _serial = process_support::serial();
+    let c = evloop();
+    let w = replay(&c, &[]);
+    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: Some(2) });
+    assert_eq!(w.nodes[1].blocked, Blocked::Poll { until: None });
+    let conn: Label = "1.0".parse().unwrap();
+    assert_eq!(w.conns[&conn].to_target, [b"hi".to_vec()], "sent without blocking");
+    assert_eq!(enabled(&w), ["ACCEPT(0, 1)", "TIMEOUT(0)"]);
+
+    let w = replay(&c, &["ACCEPT(0, 1)"]);
+    assert_eq!(w.nodes[0].state, [1, 0, 0, 0, 0], "accepted until EAGAIN");
+    assert!(w.nodes[0].accept_queue.is_empty());
+    assert_eq!(enabled(&w), ["DELIVER(0, 1.0)", "TIMEOUT(0)"]);
+
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
+    assert_eq!(w.nodes[0].state, [1, 1, 0, 0, 2], "peeked 2 bytes, read them, answered");
+    assert_eq!(w.conns[&conn].to_dialer, [b"ok".to_vec()]);
+    assert!(w.conns[&conn].at_target.is_empty(), "read");
+
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)"]);
+    assert_eq!(w.nodes[1].life, Life::Exited(0), "exit 0: every check of the client held");
+    assert_eq!(w.nodes[1].state, [1, 2, 1], "read 2 bytes; F_GETFL said O_NONBLOCK");
+    assert_eq!(enabled(&w), ["EOF(0, 1.0)", "TIMEOUT(0)"]);
+
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)", "EOF(0, 1.0)"]);
+    assert_eq!(w.nodes[0].state, [1, 1, 1, 0, 2], "read 0 and closed");
+    assert!(w.conns.is_empty(), "both ends done");
+    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: Some(2) });
+
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)", "EOF(0, 1.0)", "TIMEOUT(0)"]);
+    assert_eq!(w.nodes[0].state, [1, 1, 1, 1, 2], "the poll timed out");
+    assert_eq!(w.clock, 2, "at the end of the poll's timeout");
+    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: Some(4) });
+    assert!(enabled(&w).is_empty(), "no timeout left");
+}
+
+/// The whole space of the event loop is searched, and passes.
+#[test]
+fn a_search_of_the_event_loop_passes() {
+    let _serial = process_support::serial();
+    let model = ProgramModel::new("evloop", evloop());
+    let r = explore(ProcessExplorer::new(&model).unwrap(), &Options::default(), &mut NoControl);
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
+    assert!(r.distinct_states >= 6, "{}", r.summary());
+}
