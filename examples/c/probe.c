@@ -20,7 +20,8 @@
  * "udp" and "inet6" make a SOCK_DGRAM and an AF_INET6 socket and exit 5
  * if refused; "exit" as node 0 exit at once with the status given as its
  * third argument, as any other node behave as with no mode;
- * "evloop" a poll loop over non-blocking sockets (see evloop_server);
+ * "evloop HOW" an event loop over non-blocking sockets, waiting with
+ * poll, select or epoll (see evloop_server);
  * "chatty" as "abort", printing on stdout as it starts and once a client
  * connects, and on stderr before it aborts;
  * "peek" read another process's memory (process_vm_readv of pid 1); "uring" and "aio" set up asynchronous I/O
@@ -330,8 +331,12 @@ static int polling(int node, const char *call)
         struct pollfd pfd = {c, POLLIN, 0};
         poll(&pfd, 1, -1);
     } else if (strcmp(call, "epoll_ctl") == 0) {
-        if (epoll_ctl(e, EPOLL_CTL_ADD, p[0], &ev) < 0)
+        /* A pipe: the machine, not the world, would say when it is ready. */
+        epoll_ctl(e, EPOLL_CTL_ADD, p[0], &ev);
+    } else if (strcmp(call, "epoll_et") == 0) {
+        if (epoll_ctl(e, EPOLL_CTL_MOD, c, &ev) == 0 || errno != ENOENT)
             return 6;
+        ev.events |= EPOLLET;
         epoll_ctl(e, EPOLL_CTL_ADD, c, &ev);
     }
     return 7;
@@ -352,13 +357,46 @@ static int sockopt(int node)
     return 7;
 }
 
-/* Mode "evloop": node 0 serves from a poll loop over non-blocking
- * sockets with a 2-second timeout, and reports {accepted, messages,
- * eofs, timeouts, peeked} after each turn; node 1 dials without blocking,
- * polls for writable, sends "hi", checks a non-blocking read finds
- * nothing yet, polls for the answer, and exits 0 reporting {1, what it
- * read, flags it saw}. */
-static int evloop_server(int node)
+/* Mode "evloop HOW": node 0 serves from an event loop over non-blocking
+ * sockets with a 2-second timeout, waiting with HOW ("poll", "select" or
+ * "epoll"), and reports {accepted, messages, eofs, timeouts, peeked}
+ * after each turn; node 1 dials without blocking, polls for writable,
+ * sends "hi", checks a non-blocking read finds nothing yet, polls for the
+ * answer, and exits 0 reporting {1, what it read, flags it saw}. */
+
+/* Waits for fds[0..n] with HOW; sets each revents to POLLIN if readable.
+ * Returns how many are, 0 on timeout, -1 on error. */
+static int evloop_wait(const char *how, int e, struct pollfd *fds, int n)
+{
+    if (strcmp(how, "select") == 0) {
+        fd_set r;
+        FD_ZERO(&r);
+        int top = 0;
+        for (int i = 0; i < n; i++) {
+            FD_SET(fds[i].fd, &r);
+            top = fds[i].fd > top ? fds[i].fd : top;
+        }
+        struct timeval tv = {2, 0};
+        int k = select(top + 1, &r, NULL, NULL, &tv);
+        for (int i = 0; i < n; i++)
+            fds[i].revents = k > 0 && FD_ISSET(fds[i].fd, &r) ? POLLIN : 0;
+        return k;
+    }
+    if (strcmp(how, "epoll") == 0) {
+        struct epoll_event evs[8];
+        int k = epoll_wait(e, evs, 8, 2000);
+        for (int i = 0; i < n; i++) {
+            fds[i].revents = 0;
+            for (int j = 0; j < k; j++)
+                if (evs[j].data.fd == fds[i].fd && (evs[j].events & EPOLLIN))
+                    fds[i].revents = POLLIN;
+        }
+        return k;
+    }
+    return poll(fds, n, 2000);
+}
+
+static int evloop_server(int node, const char *how)
 {
     struct sockaddr_in a = cmc_address(node);
     int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -366,10 +404,18 @@ static int evloop_server(int node)
         return 2;
     uint8_t st[5] = {0, 0, 0, 0, 0};
     struct pollfd fds[5] = {{l, POLLIN, 0}};
-    int n = 1;
+    int n = 1, e = -1;
+    if (strcmp(how, "epoll") == 0) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = l};
+        e = epoll_create1(EPOLL_CLOEXEC);
+        if (e < 0 || epoll_ctl(e, EPOLL_CTL_ADD, l, &ev) < 0)
+            return 2;
+        if (epoll_ctl(e, EPOLL_CTL_ADD, l, &ev) == 0 || errno != EEXIST)
+            return 2;
+    }
     for (;;) {
         cmc_record_write(CMC_STATE_FD, st, sizeof st);
-        int ready = poll(fds, n, 2000);
+        int ready = evloop_wait(how, e, fds, n);
         if (ready < 0)
             return 3;
         if (ready == 0) {
@@ -381,6 +427,9 @@ static int evloop_server(int node)
             while ((c = accept4(l, NULL, NULL, SOCK_NONBLOCK)) >= 0 && n < 5) {
                 fds[n++] = (struct pollfd){c, POLLIN | POLLRDHUP, 0};
                 st[0]++;
+                struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.fd = c};
+                if (e >= 0 && epoll_ctl(e, EPOLL_CTL_ADD, c, &ev) < 0)
+                    return 4;
             }
             if (c >= 0 || errno != EAGAIN)
                 return 4;
@@ -710,7 +759,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(mode, "evloop") == 0)
-        return node == 0 ? evloop_server(node) : evloop_client();
+        return node == 0 ? evloop_server(node, call) : evloop_client();
     if (strcmp(mode, "nowhere") == 0) {
         /* Dial a port that is no node's; give up if refused. */
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(8080)};

@@ -121,6 +121,8 @@ pub const NOTIFIED: &[i64] = &[
     libc::SYS_epoll_pwait,
     libc::SYS_epoll_pwait2,
     libc::SYS_epoll_ctl,
+    libc::SYS_epoll_create,
+    libc::SYS_epoll_create1,
     libc::SYS_pause,
     libc::SYS_alarm,
     libc::SYS_setitimer,

@@ -187,6 +187,8 @@ pub enum VFd {
     Conn { label: Label, side: Side },
     /// `/dev/urandom` and its kin: reads draw from the node's random stream.
     Random,
+    /// An epoll instance; what it watches is the node's `epolls` entry.
+    Epoll,
 }
 
 /// What became of a node's process.
@@ -257,6 +259,9 @@ pub struct NodeWorld {
     /// While the node is blocked in a poll: each descriptor it watches
     /// and the events it asks for (`POLLIN`, `POLLOUT`, ...).
     pub watch: BTreeMap<i32, i16>,
+    /// Each epoll instance's interest list: per descriptor, the events
+    /// (`EPOLLIN`, ...) and the data `epoll_wait` returns with them.
+    pub epolls: BTreeMap<i32, BTreeMap<i32, (u32, u64)>>,
 }
 
 /// One global state of the process front end.
@@ -292,6 +297,7 @@ impl ProcessWorld {
             nonblock: BTreeSet::new(),
             accept_queue: Vec::new(),
             watch: BTreeMap::new(),
+            epolls: BTreeMap::new(),
         };
         ProcessWorld {
             crashes: budgets.crashes,
@@ -402,6 +408,7 @@ impl ProcessWorld {
         node.nonblock.clear();
         node.accept_queue.clear();
         node.watch.clear();
+        node.epolls.clear();
         node.blocked = Blocked::Nothing;
         // A record half written is not written; a new life reads fd 193
         // afresh.
@@ -475,7 +482,10 @@ impl ProcessWorld {
         // Bit 7: the node has the fields of polling and non-blocking I/O,
         // written after its descriptors (a world without them is written
         // as before they existed).
-        let extended = !node.nonblock.is_empty() || !node.accept_queue.is_empty() || !node.watch.is_empty();
+        let extended = !node.nonblock.is_empty()
+            || !node.accept_queue.is_empty()
+            || !node.watch.is_empty()
+            || !node.epolls.is_empty();
         out.push(tag | (extended as u8) << 7);
         out.extend_from_slice(&status.to_le_bytes());
         let (tag, fd) = match node.blocked {
@@ -525,6 +535,7 @@ impl ProcessWorld {
                     out.push(side as u8);
                 }
                 VFd::Random => out.push(2),
+                VFd::Epoll => out.push(3),
             }
         }
         if extended {
@@ -540,6 +551,16 @@ impl ProcessWorld {
             for (&fd, &events) in &node.watch {
                 push_fd(out, fd);
                 out.extend_from_slice(&events.to_le_bytes());
+            }
+            push_count(out, node.epolls.len());
+            for (&epfd, interest) in &node.epolls {
+                push_fd(out, epfd);
+                push_count(out, interest.len());
+                for (&fd, &(events, data)) in interest {
+                    push_fd(out, fd);
+                    out.extend_from_slice(&events.to_le_bytes());
+                    out.extend_from_slice(&data.to_le_bytes());
+                }
             }
         }
     }
@@ -716,6 +737,15 @@ mod tests {
             with_node(&|n| n.accept_queue.push(label)),
             with_node(&|n| {
                 n.watch.insert(4, 1);
+            }),
+            with_node(&|n| {
+                n.epolls.insert(4, BTreeMap::new());
+            }),
+            with_node(&|n| {
+                n.epolls.insert(4, BTreeMap::from([(5, (1, 0))]));
+            }),
+            with_node(&|n| {
+                n.epolls.insert(4, BTreeMap::from([(5, (1, 7))]));
             }),
             with_node(&|n| n.blocked = Blocked::Poll { until: None }),
             with_node(&|n| n.blocked = Blocked::Poll { until: Some(0) }),

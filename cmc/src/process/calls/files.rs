@@ -435,8 +435,16 @@ impl Supervisor {
         match vfd {
             _ if fd == 3 || fd == 193 => Answer::Val(0),
             Some(v) => {
-                self.world.nodes[n as usize].fds.remove(&fd);
-                self.world.nodes[n as usize].nonblock.remove(&fd);
+                let node = &mut self.world.nodes[n as usize];
+                node.fds.remove(&fd);
+                node.nonblock.remove(&fd);
+                // An epoll instance goes with its descriptor; a closed
+                // descriptor leaves every interest list (it has no
+                // duplicate to keep it open).
+                node.epolls.remove(&fd);
+                for interest in node.epolls.values_mut() {
+                    interest.remove(&fd);
+                }
                 if let VFd::Conn { label, side } = v {
                     self.world.close_end(&label, side);
                 }
@@ -487,17 +495,6 @@ impl Supervisor {
                 n,
                 c,
                 "a transfer to or from a connection, a socket, /dev/urandom or fd 3 or 193 is not modelled: use read and write",
-            );
-        }
-        Ok(Answer::Continue)
-    }
-
-    pub(super) fn on_epoll_ctl(&self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
-        if self.owns(n, c.args[2] as i32) {
-            return refuse(
-                n,
-                c,
-                "polling a connection or socket is not modelled: block in read or accept, and TIMEOUT fires",
             );
         }
         Ok(Answer::Continue)

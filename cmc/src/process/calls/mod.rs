@@ -187,24 +187,19 @@ impl Supervisor {
             libc::SYS_sendfile | libc::SYS_splice | libc::SYS_tee | libc::SYS_vmsplice | libc::SYS_copy_file_range => {
                 self.on_transfer(n, c)
             }
-            libc::SYS_epoll_ctl => self.on_epoll_ctl(n, c),
             libc::SYS_sendmmsg | libc::SYS_recvmmsg => on_mmsg(n, c, vfd),
             libc::SYS_mmap => on_mmap(n, c),
             // Refused: an error naming the node and the call.
+            libc::SYS_epoll_ctl => self.on_epoll_ctl(n, c),
             libc::SYS_socketpair => refuse(n, c, "only AF_INET stream sockets through socket() are modelled"),
             libc::SYS_poll | libc::SYS_ppoll => self.on_poll(n, c),
             libc::SYS_nanosleep => self.on_nanosleep(c),
             libc::SYS_clock_nanosleep => self.on_clock_nanosleep(c),
             libc::SYS_pause => Ok(Answer::Hold(Blocked::Pause)),
-            libc::SYS_select
-            | libc::SYS_pselect6
-            | libc::SYS_epoll_wait
-            | libc::SYS_epoll_pwait
-            | libc::SYS_epoll_pwait2
-            | libc::SYS_alarm
-            | libc::SYS_setitimer
-            | libc::SYS_timer_create
-            | libc::SYS_timerfd_create => {
+            libc::SYS_select | libc::SYS_pselect6 => self.on_select(n, c),
+            libc::SYS_epoll_wait | libc::SYS_epoll_pwait | libc::SYS_epoll_pwait2 => self.on_epoll_wait(n, c),
+            libc::SYS_epoll_create | libc::SYS_epoll_create1 => self.on_epoll_create(n, c),
+            libc::SYS_alarm | libc::SYS_setitimer | libc::SYS_timer_create | libc::SYS_timerfd_create => {
                 refuse(n, c, "polling and timers are not modelled: block in read, accept or a sleep, and TIMEOUT fires")
             }
             libc::SYS_io_uring_setup | libc::SYS_io_setup => {

@@ -1,4 +1,8 @@
-//! Polling: `poll` and `ppoll` over the descriptors the checker owns
+//! Waiting on many descriptors: `poll`, `ppoll`, `select`, `pselect6`,
+//! and epoll (`epoll_create`, `epoll_create1`, `epoll_ctl`, `epoll_wait`,
+//! `epoll_pwait`, `epoll_pwait2`; an epoll instance is the world's, with
+//! its interest list, so a snapshot's forks do not share a kernel object)
+//! over the descriptors the checker owns
 //! (connections, sockets, random devices), level-triggered, as the kernel
 //! answers them. What is ready when the call is made is answered at once:
 //! a connection end with a message received and not read (`Conn::at_*`)
@@ -14,11 +18,16 @@
 //! with nothing ready. The answer is computed again from the world then,
 //! and the call's `revents` written.
 //!
-//! A poll of files only, which does not wait, runs (std's start-up poll of
-//! fds 0 to 2); one that waits on files only, or mixes files with
-//! descriptors the checker owns, is refused: the machine, not the world,
-//! would answer it. It owns the answers to polls; the actions that end one
-//! are the supervisor's.
+//! `select` is a poll of its sets' descriptors (reading, writing, and
+//! exceptions, never ready), its sets rewritten to the ready ones; epoll
+//! is level-triggered (`EPOLLET`, `EPOLLONESHOT`, `EPOLLEXCLUSIVE` are
+//! refused), reports the ready descriptors in descriptor order, and
+//! watches only descriptors the checker owns. A poll or select of files
+//! only, which does not wait, runs (std's start-up poll of fds 0 to 2);
+//! one that waits on files only, or mixes files with descriptors the
+//! checker owns, is refused: the machine, not the world, would answer it.
+//! It owns the answers to these calls; the actions that end a wait are
+//! the supervisor's.
 
 use nix::libc;
 
@@ -46,38 +55,163 @@ enum Wait {
     Forever,
 }
 
+/// A waiting call, parsed from the node's memory: what it watches, and
+/// where its answer goes.
+enum Call {
+    /// `poll`, `ppoll`: the `struct pollfd` array.
+    Poll { raw: Vec<u8> },
+    /// `select`, `pselect6`: the read, write and except sets (each absent
+    /// or `bytes` long).
+    Select { nfds: usize, sets: [Option<Vec<u8>>; 3] },
+    /// `epoll_wait`, `epoll_pwait`, `epoll_pwait2`: the epoll instance.
+    Epoll { epfd: i32 },
+}
+
+/// Descriptors in one `select`: an `fd_set`'s bits.
+const SELECT_FDS_MAX: usize = 1024;
+
+/// `struct epoll_event` on x86-64: packed, 4 bytes of events then 8 of
+/// data.
+const EPOLL_EVENT_BYTES: usize = 12;
+
+/// Epoll flags that change when events are reported; not modelled.
+const EPOLL_UNMODELLED: u32 = libc::EPOLLET as u32 | libc::EPOLLONESHOT as u32 | libc::EPOLLEXCLUSIVE as u32;
+
 impl Supervisor {
     /// `poll(fds, nfds, timeout_ms)` and `ppoll(fds, nfds, timeout, mask)`.
     pub(super) fn on_poll(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
-        let count = c.args[1] as usize;
-        if count > POLLFDS_MAX {
+        if c.args[1] as usize > POLLFDS_MAX {
             return Ok(Answer::Err(libc::EINVAL));
         }
-        let wait = match self.poll_wait(c) {
+        self.on_wait(n, c)
+    }
+
+    /// `select(nfds, r, w, e, timeval)` and `pselect6(nfds, r, w, e,
+    /// timespec, mask)`: as a poll of each set's descriptors for reading,
+    /// writing and exceptions (never ready), its sets rewritten to the
+    /// ready ones.
+    pub(super) fn on_select(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        if c.args[0] as usize > SELECT_FDS_MAX {
+            return Ok(Answer::Err(libc::EINVAL));
+        }
+        self.on_wait(n, c)
+    }
+
+    /// `epoll_wait`, `epoll_pwait`, `epoll_pwait2`: as a poll of the
+    /// instance's interest list, level-triggered, the ready ones written
+    /// in descriptor order, at most `maxevents`.
+    pub(super) fn on_epoll_wait(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        if (c.args[2] as i32) <= 0 {
+            return Ok(Answer::Err(libc::EINVAL));
+        }
+        self.on_wait(n, c)
+    }
+
+    /// `epoll_create`, `epoll_create1`: an epoll instance in the world.
+    pub(super) fn on_epoll_create(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        let cloexec = c.nr == libc::SYS_epoll_create1 && c.args[0] as i32 & libc::EPOLL_CLOEXEC != 0;
+        if c.nr == libc::SYS_epoll_create1 && c.args[0] as i32 & !libc::EPOLL_CLOEXEC != 0 {
+            return Ok(Answer::Err(libc::EINVAL));
+        }
+        if let Some(fd) = self.add_fd(n, c, cloexec)? {
+            let node = &mut self.world.nodes[n as usize];
+            node.fds.insert(fd, VFd::Epoll);
+            node.epolls.insert(fd, std::collections::BTreeMap::new());
+        }
+        Ok(Answer::Done)
+    }
+
+    /// `epoll_ctl(epfd, op, fd, event)` on an instance in the world: of
+    /// descriptors the checker owns only, level-triggered.
+    pub(super) fn on_epoll_ctl(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        let (epfd, op, fd) = (c.args[0] as i32, c.args[1] as i32, c.args[2] as i32);
+        let node = &self.world.nodes[n as usize];
+        match node.fds.get(&epfd) {
+            Some(VFd::Epoll) => {}
+            Some(_) => return Ok(Answer::Err(libc::EINVAL)),
+            None => return Ok(Answer::Err(libc::EBADF)),
+        }
+        if fd == epfd {
+            return Ok(Answer::Err(libc::EINVAL));
+        }
+        match node.fds.get(&fd) {
+            None if fd == 3 || fd == 193 => return refuse(n, c, "watching fd 3 or 193, which hold records"),
+            None => {
+                return refuse(n, c, "watching a file, pipe or other descriptor the checker does not own with epoll");
+            }
+            Some(VFd::Epoll) => return refuse(n, c, "an epoll instance watching another"),
+            Some(_) => {}
+        }
+        let event = if op == libc::EPOLL_CTL_DEL {
+            None
+        } else {
+            let Some(b) = notif::read_mem(c.pid, c.args[3], EPOLL_EVENT_BYTES) else {
+                return Ok(Answer::Err(libc::EFAULT));
+            };
+            let events = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+            let data = u64::from_ne_bytes([b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11]]);
+            if events & EPOLL_UNMODELLED != 0 {
+                return refuse(
+                    n,
+                    c,
+                    "edge-triggered, one-shot and exclusive epoll (EPOLLET, EPOLLONESHOT, EPOLLEXCLUSIVE)",
+                );
+            }
+            Some((events & !(libc::EPOLLWAKEUP as u32), data))
+        };
+        let interest = self.world.nodes[n as usize].epolls.entry(epfd).or_default();
+        Ok(match (op, event) {
+            (libc::EPOLL_CTL_ADD, Some(_)) if interest.contains_key(&fd) => Answer::Err(libc::EEXIST),
+            (libc::EPOLL_CTL_MOD, Some(_)) | (libc::EPOLL_CTL_DEL, None) if !interest.contains_key(&fd) => {
+                Answer::Err(libc::ENOENT)
+            }
+            (libc::EPOLL_CTL_ADD | libc::EPOLL_CTL_MOD, Some(e)) => {
+                interest.insert(fd, e);
+                Answer::Val(0)
+            }
+            (libc::EPOLL_CTL_DEL, None) => {
+                interest.remove(&fd);
+                Answer::Val(0)
+            }
+            _ => Answer::Err(libc::EINVAL),
+        })
+    }
+
+    /// A waiting call of any kind: answered at once if anything it watches
+    /// is ready or it does not wait, else held with its wait in the world.
+    fn on_wait(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        let wait = match self.wait_of(c) {
             Ok(w) => w,
             Err(e) => return Ok(Answer::Err(e)),
         };
-        let Some(raw) = notif::read_mem(c.pid, c.args[0], 8 * count) else { return Ok(Answer::Err(libc::EFAULT)) };
-        let entries = parse(&raw);
+        let call = match self.parse_call(n, c) {
+            Ok(call) => call,
+            Err(e) => return Ok(Answer::Err(e)),
+        };
+        let entries = self.entries(n, &call);
         let watched = entries.iter().filter(|(fd, _)| *fd >= 0);
         let (owned, files): (Vec<_>, Vec<_>) = watched.partition(|(fd, _)| self.owns(n, *fd));
-        if owned.is_empty() {
+        if owned.is_empty() && matches!(call, Call::Poll { .. } | Call::Select { .. }) {
             if matches!(wait, Wait::No) {
                 return Ok(Answer::Continue);
             }
-            return refuse(n, c, "a poll that waits on files only: the machine, not the world, would end it");
+            return refuse(n, c, "a wait on files only: the machine, not the world, would end it");
         }
         if !files.is_empty() {
-            return refuse(n, c, "a poll of connections together with files: the machine would answer for the files");
+            return refuse(n, c, "a wait on connections together with files: the machine would answer for the files");
         }
         if owned.iter().any(|(fd, _)| *fd == 3 || *fd == 193) {
-            return refuse(n, c, "polling fd 3 or 193, which hold records");
+            return refuse(n, c, "waiting on fd 3 or 193, which hold records");
         }
-        if let Some(answer) = self.poll_ready(n, c, &raw) {
-            return Ok(answer);
+        let node = &self.world.nodes[n as usize];
+        if owned.iter().any(|(fd, _)| node.fds.get(fd) == Some(&VFd::Epoll)) {
+            return refuse(n, c, "waiting on an epoll instance in a poll or select");
+        }
+        if owned.iter().any(|entry| self.readiness(n, entry.0, entry.1) != 0) {
+            return Ok(self.write_answer(n, c, &call));
         }
         let until = match wait {
-            Wait::No => return Ok(self.write_revents(n, c, &raw)),
+            Wait::No => return Ok(self.write_answer(n, c, &call)),
             Wait::Until(u) => Some(u),
             Wait::Forever => None,
         };
@@ -86,28 +220,27 @@ impl Supervisor {
             *watch.entry(fd).or_insert(0) |= events;
         }
         if self.watches_both_ends(n, &watch) {
-            return refuse(n, c, "polling both ends of a connection to itself");
+            return refuse(n, c, "waiting on both ends of a connection to itself");
         }
         self.world.nodes[n as usize].watch = watch;
         Ok(Answer::Hold(Blocked::Poll { until }))
     }
 
-    /// Answers node `n`'s held poll from the world as it is now (after the
-    /// action that ended it): the events ready, or none after a TIMEOUT.
+    /// Answers node `n`'s held wait from the world as it is now (after the
+    /// action that ended it): what is ready, or nothing after a TIMEOUT.
     pub(in crate::process) fn answer_poll(&mut self, n: u8) -> Result<(), ProcessError> {
         let notif = self.held(n)?;
         let node = &mut self.world.nodes[n as usize];
         node.blocked = Blocked::Nothing;
         node.watch.clear();
-        let count = notif.args[1] as usize;
-        let answer = match notif::read_mem(notif.pid, notif.args[0], 8 * count) {
-            Some(raw) => self.write_revents(n, &notif, &raw),
-            None => Answer::Err(libc::EFAULT),
+        let answer = match self.parse_call(n, &notif) {
+            Ok(call) => self.write_answer(n, &notif, &call),
+            Err(e) => Answer::Err(e),
         };
         self.answer(n, &notif, answer)
     }
 
-    /// The end of connection `label` that node `n` watches in its poll,
+    /// The end of connection `label` that node `n` watches in its wait,
     /// if it watches one for reading.
     pub(in crate::process) fn watched_end(&self, n: u8, label: &Label) -> Option<super::super::world::Side> {
         let node = &self.world.nodes[n as usize];
@@ -117,41 +250,150 @@ impl Supervisor {
         })
     }
 
-    fn poll_wait(&self, c: &Notif) -> Result<Wait, i32> {
-        if c.nr == libc::SYS_ppoll {
-            if c.args[2] == 0 {
+    fn wait_of(&self, c: &Notif) -> Result<Wait, i32> {
+        let timespec = |at: u64| -> Result<Wait, i32> {
+            if at == 0 {
                 return Ok(Wait::Forever);
             }
-            return Ok(match read_timespec(c, c.args[2])? {
+            Ok(match read_timespec(c, at)? {
                 (0, 0) => Wait::No,
                 (sec, nsec) => Wait::Until(self.after(sec, nsec)),
-            });
-        }
-        Ok(match c.args[2] as i32 {
+            })
+        };
+        let ms = |ms: i32| match ms {
             ms if ms < 0 => Wait::Forever,
             0 => Wait::No,
             ms => Wait::Until(self.after(ms as i64 / 1000, (ms as i64 % 1000) * 1_000_000)),
-        })
-    }
-
-    /// The answer of a poll whose pollfd array is `raw` if something is
-    /// ready, its `revents` written.
-    fn poll_ready(&self, n: u8, c: &Notif, raw: &[u8]) -> Option<Answer> {
-        let ready = parse(raw).iter().any(|&(fd, events)| fd >= 0 && self.readiness(n, fd, events) != 0);
-        ready.then(|| self.write_revents(n, c, raw))
-    }
-
-    /// Writes every entry's `revents` and answers with how many are
-    /// nonzero.
-    fn write_revents(&self, n: u8, c: &Notif, raw: &[u8]) -> Answer {
-        let mut out = raw.to_vec();
-        let mut ready = 0;
-        for (i, (fd, events)) in parse(raw).into_iter().enumerate() {
-            let revents = if fd < 0 { 0 } else { self.readiness(n, fd, events) };
-            ready += (revents != 0) as i64;
-            out[8 * i + 6..8 * i + 8].copy_from_slice(&revents.to_ne_bytes());
+        };
+        match c.nr {
+            libc::SYS_ppoll => timespec(c.args[2]),
+            libc::SYS_pselect6 => timespec(c.args[4]),
+            libc::SYS_epoll_pwait2 => timespec(c.args[3]),
+            libc::SYS_select => {
+                if c.args[4] == 0 {
+                    return Ok(Wait::Forever);
+                }
+                let b = notif::read_mem(c.pid, c.args[4], 16).ok_or(libc::EFAULT)?;
+                let sec = i64::from_ne_bytes(b[0..8].try_into().map_err(|_| libc::EFAULT)?);
+                let usec = i64::from_ne_bytes(b[8..16].try_into().map_err(|_| libc::EFAULT)?);
+                if sec < 0 || !(0..1_000_000).contains(&usec) {
+                    return Err(libc::EINVAL);
+                }
+                Ok(if (sec, usec) == (0, 0) { Wait::No } else { Wait::Until(self.after(sec, usec * 1000)) })
+            }
+            libc::SYS_epoll_wait | libc::SYS_epoll_pwait => Ok(ms(c.args[3] as i32)),
+            _ => Ok(ms(c.args[2] as i32)),
         }
-        if notif::write_mem(c.pid, c.args[0], &out) { Answer::Val(ready) } else { Answer::Err(libc::EFAULT) }
+    }
+
+    fn parse_call(&self, n: u8, c: &Notif) -> Result<Call, i32> {
+        match c.nr {
+            libc::SYS_select | libc::SYS_pselect6 => {
+                let nfds = c.args[0] as usize;
+                let bytes = nfds.div_ceil(64) * 8;
+                let mut sets = [None, None, None];
+                for (i, set) in sets.iter_mut().enumerate() {
+                    let at = c.args[1 + i];
+                    if at != 0 {
+                        *set = Some(notif::read_mem(c.pid, at, bytes).ok_or(libc::EFAULT)?);
+                    }
+                }
+                Ok(Call::Select { nfds, sets })
+            }
+            libc::SYS_epoll_wait | libc::SYS_epoll_pwait | libc::SYS_epoll_pwait2 => {
+                let epfd = c.args[0] as i32;
+                match self.world.nodes[n as usize].fds.get(&epfd) {
+                    Some(VFd::Epoll) => Ok(Call::Epoll { epfd }),
+                    Some(_) => Err(libc::EINVAL),
+                    None => Err(libc::EBADF),
+                }
+            }
+            _ => {
+                let count = c.args[1] as usize;
+                Ok(Call::Poll { raw: notif::read_mem(c.pid, c.args[0], 8 * count).ok_or(libc::EFAULT)? })
+            }
+        }
+    }
+
+    /// What `call` watches: each descriptor and its poll events.
+    fn entries(&self, n: u8, call: &Call) -> Vec<(i32, i16)> {
+        match call {
+            Call::Poll { raw } => parse(raw),
+            Call::Select { nfds, sets } => (0..*nfds)
+                .filter_map(|fd| {
+                    let set = |i: usize| sets[i].as_ref().is_some_and(|s| s[fd / 8] & (1 << (fd % 8)) != 0);
+                    let events = (if set(0) { libc::POLLIN } else { 0 })
+                        | (if set(1) { libc::POLLOUT } else { 0 })
+                        | (if set(2) { libc::POLLPRI } else { 0 });
+                    (events != 0).then_some((fd as i32, events))
+                })
+                .collect(),
+            Call::Epoll { epfd } => self.world.nodes[n as usize]
+                .epolls
+                .get(epfd)
+                .map(|interest| interest.iter().map(|(&fd, &(events, _))| (fd, events as u16 as i16)).collect())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Writes what is ready into the call's memory and answers with its
+    /// count.
+    fn write_answer(&self, n: u8, c: &Notif, call: &Call) -> Answer {
+        let ok = |done: bool, count: usize| if done { Answer::Val(count as i64) } else { Answer::Err(libc::EFAULT) };
+        match call {
+            Call::Poll { raw } => {
+                let mut out = raw.clone();
+                let mut ready = 0;
+                for (i, (fd, events)) in parse(raw).into_iter().enumerate() {
+                    let revents = if fd < 0 { 0 } else { self.readiness(n, fd, events) };
+                    ready += (revents != 0) as usize;
+                    out[8 * i + 6..8 * i + 8].copy_from_slice(&revents.to_ne_bytes());
+                }
+                ok(notif::write_mem(c.pid, c.args[0], &out), ready)
+            }
+            Call::Select { sets, .. } => {
+                let mut out = sets.clone();
+                let mut ready = 0;
+                for set in out.iter_mut().flatten() {
+                    set.iter_mut().for_each(|b| *b = 0);
+                }
+                for (fd, events) in self.entries(n, call) {
+                    let r = self.readiness(n, fd, events);
+                    let hits = [r & (IN | libc::POLLHUP) != 0, r & OUT != 0, false];
+                    for (i, hit) in hits.into_iter().enumerate() {
+                        if let (true, Some(set)) =
+                            (hit && events & [libc::POLLIN, libc::POLLOUT, libc::POLLPRI][i] != 0, out[i].as_mut())
+                        {
+                            set[fd as usize / 8] |= 1 << (fd % 8);
+                            ready += 1;
+                        }
+                    }
+                }
+                let mut done = true;
+                for (i, set) in out.iter().enumerate() {
+                    if let Some(set) = set {
+                        done &= notif::write_mem(c.pid, c.args[1 + i], set);
+                    }
+                }
+                ok(done, ready)
+            }
+            Call::Epoll { epfd } => {
+                let max = c.args[2] as i32 as usize;
+                let interest = self.world.nodes[n as usize].epolls.get(epfd);
+                let mut out = Vec::new();
+                for (&fd, &(events, data)) in interest.into_iter().flatten() {
+                    if out.len() / EPOLL_EVENT_BYTES == max {
+                        break;
+                    }
+                    let r = self.readiness(n, fd, events as u16 as i16);
+                    if r != 0 {
+                        out.extend_from_slice(&(r as u16 as u32).to_ne_bytes());
+                        out.extend_from_slice(&data.to_ne_bytes());
+                    }
+                }
+                ok(out.is_empty() || notif::write_mem(c.pid, c.args[1], &out), out.len() / EPOLL_EVENT_BYTES)
+            }
+        }
     }
 
     /// The events of `events` that descriptor `fd` of node `n` has ready,
@@ -177,6 +419,8 @@ impl Supervisor {
             // An unconnected stream socket: writable, and hung up.
             Some(VFd::Socket { listening: false, .. }) => return (OUT & events) | libc::POLLHUP,
             Some(VFd::Random) => IN | OUT,
+            // Refused where it would be watched (see `on_wait`, `on_epoll_ctl`).
+            Some(VFd::Epoll) => 0,
             None => return libc::POLLNVAL,
         };
         ready & events
