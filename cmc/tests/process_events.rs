@@ -87,3 +87,46 @@ fn a_search_of_the_event_loop_passes() {
     assert!(counts.iter().all(|c| *c == counts[0]), "{counts:?}");
     assert!(counts[0].0 >= 6, "{counts:?}");
 }
+
+/// Issue 11, item 2: a timerfd is the world's. A blocking read of an armed
+/// timer waits for TIMEOUT, which moves the clock to its expiry; a poll
+/// without a timeout of an armed timer is ended by TIMEOUT the same way; a
+/// non-blocking read of a timer not expired is EAGAIN, and one set in the
+/// past has expired; a periodic timer read late counts every interval
+/// passed; a disarmed timer's read waits for ever (no TIMEOUT ends it).
+#[test]
+fn timerfds_expire_when_timeout_moves_the_clock_to_them() {
+    let _serial = process_support::serial();
+    let mut c = config("probe", 1);
+    c.args = vec!["ticker".to_string()];
+    c.budgets.timeouts = 6;
+    let mut path = Vec::new();
+    let mut seen = Vec::new();
+    loop {
+        let w = replay(&c, &path);
+        seen.push((w.nodes[0].state.clone(), w.nodes[0].blocked, w.clock));
+        if enabled(&w).is_empty() {
+            assert_eq!(w.timeouts, 1, "one TIMEOUT left, and nothing it could end");
+            break;
+        }
+        assert_eq!(enabled(&w), ["TIMEOUT(0)"], "{seen:?}");
+        path.push("TIMEOUT(0)");
+    }
+    let timer = |w: &(Vec<u8>, Blocked, u32)| w.1;
+    assert!(matches!(timer(&seen[0]), Blocked::Timer { .. }), "{seen:?}");
+    assert!(matches!(timer(&seen[1]), Blocked::Poll { until: None }), "{seen:?}");
+    let states: Vec<(Vec<u8>, u32)> = seen.iter().map(|(s, _, clock)| (s.clone(), *clock)).collect();
+    assert_eq!(
+        states,
+        [
+            (vec![0, 0, 0], 0),
+            (vec![1, 3, 1], 3),
+            (vec![2, 5, 1], 5),
+            (vec![3, 1, 1], 6),
+            (vec![4, 16, 5], 16),
+            (vec![5, 1, 0], 17),
+        ],
+        "after the 10-second sleep the periodic timer counted 5 expirations (7, 9, 11, 13, 15)"
+    );
+    assert_eq!(seen[5].1, Blocked::Pause);
+}

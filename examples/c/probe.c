@@ -20,6 +20,7 @@
  * "udp" and "inet6" make a SOCK_DGRAM and an AF_INET6 socket and exit 5
  * if refused; "exit" as node 0 exit at once with the status given as its
  * third argument, as any other node behave as with no mode;
+ * "ticker" timerfds (see ticker);
  * "evloop HOW" an event loop over non-blocking sockets, waiting with
  * poll, select or epoll (see evloop_server);
  * "chatty" as "abort", printing on stdout as it starts and once a client
@@ -128,6 +129,7 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <sys/ioctl.h>
+#include <sys/timerfd.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/sendfile.h>
@@ -457,6 +459,57 @@ static int evloop_server(int node, const char *how)
     }
 }
 
+/* Mode "ticker": timerfds. Reports {step, logical seconds or a flag,
+ * expirations read} after each step: 1, a blocking read of a 3-second
+ * timer with a 2-second interval; 2, a poll of it then a read (then a
+ * 1-second sleep, as after 4, so that each step is seen); 3, a
+ * non-blocking timer read disarmed (EAGAIN), then set in the past
+ * (absolute) and read; 4, a 10-second sleep then a read of the periodic
+ * timer (several expirations); 5, gettime of it disarmed; then a
+ * blocking read of the disarmed timer, which never returns. */
+static int ticker(void)
+{
+    uint8_t st[3] = {0, 0, 0};
+    uint64_t count = 0;
+    cmc_record_write(CMC_STATE_FD, st, sizeof st);
+    int t = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    struct itimerspec set = {{2, 0}, {3, 0}}, got;
+    if (t < 0 || timerfd_settime(t, 0, &set, NULL) < 0 || timerfd_gettime(t, &got) < 0)
+        return 2;
+    if (got.it_value.tv_sec != 3 || got.it_interval.tv_sec != 2)
+        return 3;
+    if (read(t, &count, sizeof count) != 8)
+        return 4;
+    st[0] = 1, st[1] = (uint8_t)(time(NULL) - 1767225600), st[2] = (uint8_t)count;
+    cmc_record_write(CMC_STATE_FD, st, sizeof st);
+    struct pollfd p = {t, POLLIN, 0};
+    if (poll(&p, 1, -1) != 1 || read(t, &count, sizeof count) != 8)
+        return 5;
+    st[0] = 2, st[1] = (uint8_t)(time(NULL) - 1767225600), st[2] = (uint8_t)count;
+    cmc_record_write(CMC_STATE_FD, st, sizeof st);
+    sleep(1);
+    int u = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+    struct itimerspec past = {{0, 0}, {4, 0}};
+    st[0] = 3, st[1] = read(u, &count, sizeof count) == -1 && errno == EAGAIN;
+    if (timerfd_settime(u, TFD_TIMER_ABSTIME, &past, NULL) < 0 || read(u, &count, sizeof count) != 8)
+        return 6;
+    st[2] = (uint8_t)count;
+    cmc_record_write(CMC_STATE_FD, st, sizeof st);
+    sleep(10);
+    if (read(t, &count, sizeof count) != 8)
+        return 7;
+    st[0] = 4, st[1] = (uint8_t)(time(NULL) - 1767225600), st[2] = (uint8_t)count;
+    cmc_record_write(CMC_STATE_FD, st, sizeof st);
+    sleep(1);
+    struct itimerspec off = {{0, 0}, {0, 0}};
+    timerfd_settime(t, 0, &off, NULL);
+    timerfd_gettime(t, &got);
+    st[0] = 5, st[1] = got.it_value.tv_sec == 0 && got.it_interval.tv_sec == 0, st[2] = 0;
+    cmc_record_write(CMC_STATE_FD, st, sizeof st);
+    read(t, &count, sizeof count);
+    return 8;
+}
+
 static int evloop_client(void)
 {
     struct sockaddr_in a = cmc_address(0);
@@ -758,6 +811,8 @@ int main(int argc, char **argv)
         pause();
         return 0;
     }
+    if (strcmp(mode, "ticker") == 0)
+        return ticker();
     if (strcmp(mode, "evloop") == 0)
         return node == 0 ? evloop_server(node, call) : evloop_client();
     if (strcmp(mode, "nowhere") == 0) {

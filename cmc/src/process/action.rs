@@ -23,7 +23,8 @@
 //!    connection a node dialled to itself both ends are that node's, so the
 //!    action names the end too: DROP(conn, n, target), DROP(conn, n, dialer);
 //! 5. TIMEOUT(n) by node, while timeout budget is left: n is blocked in a
-//!    read, an accept, a sleep, or a poll with a timeout;
+//!    read, an accept, a sleep, a read of an armed timerfd, or a poll with
+//!    a timeout or watching an armed timerfd;
 //! 6. CLIENT(n) by node: n is live and has client budget left;
 //! 7. CRASH(n) by node, while crash budget is left: n is live.
 //!
@@ -211,10 +212,17 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     }
     if world.timeouts > 0 {
         for n in 0..nodes {
-            if !matches!(
-                world.nodes[n as usize].blocked,
-                Blocked::Nothing | Blocked::Pause | Blocked::Poll { until: None }
-            ) {
+            let node = &world.nodes[n as usize];
+            let ends = match node.blocked {
+                Blocked::Nothing | Blocked::Pause => false,
+                // A poll without a timeout ends only if a timer it watches
+                // is armed.
+                Blocked::Poll { until: None } => {
+                    node.watch.keys().any(|fd| node.timers.get(fd).is_some_and(|t| t.deadline.is_some()))
+                }
+                _ => true,
+            };
+            if ends {
                 out.push(ProcessAction::Timeout { node: n });
             }
         }

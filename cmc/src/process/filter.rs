@@ -128,6 +128,8 @@ pub const NOTIFIED: &[i64] = &[
     libc::SYS_setitimer,
     libc::SYS_timer_create,
     libc::SYS_timerfd_create,
+    libc::SYS_timerfd_settime,
+    libc::SYS_timerfd_gettime,
     // Files: opens (the checker resolves the path and decides), and,
     // through `calls::CHANGE_FILES`, every call that would change the file
     // system, which is read-only to a node.

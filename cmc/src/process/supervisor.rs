@@ -467,11 +467,17 @@ impl Supervisor {
                         self.world.clock = self.world.clock.max(until);
                         self.wake(node)?;
                     }
-                    Blocked::Poll { until: Some(until) } => {
-                        self.world.clock = self.world.clock.max(until);
+                    Blocked::Poll { until } => {
+                        // The earliest of the poll's end and the watched
+                        // timers' expiries.
+                        let w = &self.world.nodes[node as usize];
+                        let timers = w.watch.keys().filter_map(|fd| w.timers.get(fd).and_then(|t| t.deadline));
+                        let Some(end) = until.into_iter().chain(timers).min() else { return Err(not_enabled()) };
+                        self.world.clock = self.world.clock.max(end);
                         self.answer_poll(node)?;
                     }
-                    Blocked::Nothing | Blocked::Pause | Blocked::Poll { until: None } => return Err(not_enabled()),
+                    Blocked::Timer { fd } => self.expire_timer(node, fd)?,
+                    Blocked::Nothing | Blocked::Pause => return Err(not_enabled()),
                 }
             }
             ProcessAction::Client { node } => {

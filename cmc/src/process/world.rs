@@ -189,6 +189,28 @@ pub enum VFd {
     Random,
     /// An epoll instance; what it watches is the node's `epolls` entry.
     Epoll,
+    /// A timerfd; its setting is the node's `timers` entry.
+    Timer,
+}
+
+/// A timerfd's setting, in logical seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimerFd {
+    /// When it next expires (`None`: disarmed). It has expired once the
+    /// clock reaches it, whoever moved the clock.
+    pub deadline: Option<u32>,
+    /// Seconds between expirations after the first (0: once).
+    pub interval: u32,
+    /// What `CLOCK_REALTIME` and its kin add to the logical clock, for an
+    /// absolute setting: 0 for the monotonic clocks.
+    pub realtime: bool,
+}
+
+impl TimerFd {
+    /// Whether it has expired at logical second `clock`.
+    pub fn expired(&self, clock: u32) -> bool {
+        self.deadline.is_some_and(|d| d <= clock)
+    }
 }
 
 /// What became of a node's process.
@@ -221,9 +243,13 @@ pub enum Blocked {
     Pause,
     /// `poll` or `ppoll` with nothing ready, waiting for what the node's
     /// `watch` names, and with a timeout until logical second `until`
-    /// (`None`: none, so TIMEOUT does not end it).
+    /// (`None`: none, so TIMEOUT ends it only to expire a watched timer).
     Poll {
         until: Option<u32>,
+    },
+    /// A read of timerfd `fd`, armed and not expired: TIMEOUT expires it.
+    Timer {
+        fd: i32,
     },
 }
 
@@ -262,6 +288,8 @@ pub struct NodeWorld {
     /// Each epoll instance's interest list: per descriptor, the events
     /// (`EPOLLIN`, ...) and the data `epoll_wait` returns with them.
     pub epolls: BTreeMap<i32, BTreeMap<i32, (u32, u64)>>,
+    /// Each timerfd's setting.
+    pub timers: BTreeMap<i32, TimerFd>,
 }
 
 /// One global state of the process front end.
@@ -298,6 +326,7 @@ impl ProcessWorld {
             accept_queue: Vec::new(),
             watch: BTreeMap::new(),
             epolls: BTreeMap::new(),
+            timers: BTreeMap::new(),
         };
         ProcessWorld {
             crashes: budgets.crashes,
@@ -409,6 +438,7 @@ impl ProcessWorld {
         node.accept_queue.clear();
         node.watch.clear();
         node.epolls.clear();
+        node.timers.clear();
         node.blocked = Blocked::Nothing;
         // A record half written is not written; a new life reads fd 193
         // afresh.
@@ -485,7 +515,8 @@ impl ProcessWorld {
         let extended = !node.nonblock.is_empty()
             || !node.accept_queue.is_empty()
             || !node.watch.is_empty()
-            || !node.epolls.is_empty();
+            || !node.epolls.is_empty()
+            || !node.timers.is_empty();
         out.push(tag | (extended as u8) << 7);
         out.extend_from_slice(&status.to_le_bytes());
         let (tag, fd) = match node.blocked {
@@ -495,6 +526,7 @@ impl ProcessWorld {
             Blocked::Sleep { .. } => (3, 0),
             Blocked::Pause => (4, 0),
             Blocked::Poll { .. } => (5, 0),
+            Blocked::Timer { fd } => (6, fd),
         };
         out.push(tag);
         push_fd(out, fd);
@@ -536,6 +568,7 @@ impl ProcessWorld {
                 }
                 VFd::Random => out.push(2),
                 VFd::Epoll => out.push(3),
+                VFd::Timer => out.push(4),
             }
         }
         if extended {
@@ -561,6 +594,18 @@ impl ProcessWorld {
                     out.extend_from_slice(&events.to_le_bytes());
                     out.extend_from_slice(&data.to_le_bytes());
                 }
+            }
+            push_count(out, node.timers.len());
+            for (&fd, t) in &node.timers {
+                push_fd(out, fd);
+                match t.deadline {
+                    None => out.push(t.realtime as u8),
+                    Some(d) => {
+                        out.push(2 | t.realtime as u8);
+                        out.extend_from_slice(&d.to_le_bytes());
+                    }
+                }
+                out.extend_from_slice(&t.interval.to_le_bytes());
             }
         }
     }
@@ -751,6 +796,19 @@ mod tests {
             with_node(&|n| n.blocked = Blocked::Poll { until: Some(0) }),
             with_node(&|n| n.blocked = Blocked::Sleep { until: 0 }),
             with_node(&|n| n.blocked = Blocked::Pause),
+            with_node(&|n| n.blocked = Blocked::Timer { fd: 4 }),
+            with_node(&|n| {
+                n.timers.insert(4, TimerFd { deadline: None, interval: 0, realtime: false });
+            }),
+            with_node(&|n| {
+                n.timers.insert(4, TimerFd { deadline: Some(0), interval: 0, realtime: false });
+            }),
+            with_node(&|n| {
+                n.timers.insert(4, TimerFd { deadline: Some(0), interval: 1, realtime: false });
+            }),
+            with_node(&|n| {
+                n.timers.insert(4, TimerFd { deadline: None, interval: 0, realtime: true });
+            }),
         ];
         let mut buf = Vec::new();
         let mut seen: Vec<_> = worlds.iter().map(|w| w.fingerprint(&mut buf)).collect();

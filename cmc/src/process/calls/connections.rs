@@ -299,6 +299,7 @@ impl Supervisor {
             VFd::Random => self.read_random(n, c),
             VFd::Socket { .. } => Answer::Err(libc::ENOTCONN),
             VFd::Epoll => Answer::Err(libc::EINVAL),
+            VFd::Timer => self.read_timer(n, c, fd),
             VFd::Conn { label, side } => {
                 if flags & !(libc::MSG_DONTWAIT | libc::MSG_PEEK | libc::MSG_NOSIGNAL | libc::MSG_CMSG_CLOEXEC) != 0 {
                     return Err(ProcessError::Unmodelled {
@@ -373,7 +374,7 @@ impl Supervisor {
         let (label, side) = match v {
             VFd::Random => return Ok(Answer::Val(len)),
             VFd::Socket { .. } => return Ok(Answer::Err(libc::ENOTCONN)),
-            VFd::Epoll => return Ok(Answer::Err(libc::EINVAL)),
+            VFd::Epoll | VFd::Timer => return Ok(Answer::Err(libc::EINVAL)),
             VFd::Conn { label, side } => (label, side),
         };
         if data.len() > limits::WRITE_BYTES_MAX {

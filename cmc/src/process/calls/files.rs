@@ -442,6 +442,7 @@ impl Supervisor {
                 // descriptor leaves every interest list (it has no
                 // duplicate to keep it open).
                 node.epolls.remove(&fd);
+                node.timers.remove(&fd);
                 for interest in node.epolls.values_mut() {
                     interest.remove(&fd);
                 }

@@ -29,6 +29,7 @@ mod poll;
 mod processes;
 mod random;
 mod time;
+mod timers;
 
 pub use connections::EPHEMERAL_BASE;
 pub use processes::VIRTUAL_PID_BASE;
@@ -199,9 +200,13 @@ impl Supervisor {
             libc::SYS_select | libc::SYS_pselect6 => self.on_select(n, c),
             libc::SYS_epoll_wait | libc::SYS_epoll_pwait | libc::SYS_epoll_pwait2 => self.on_epoll_wait(n, c),
             libc::SYS_epoll_create | libc::SYS_epoll_create1 => self.on_epoll_create(n, c),
-            libc::SYS_alarm | libc::SYS_setitimer | libc::SYS_timer_create | libc::SYS_timerfd_create => {
-                refuse(n, c, "polling and timers are not modelled: block in read, accept or a sleep, and TIMEOUT fires")
-            }
+            libc::SYS_timerfd_create => self.on_timerfd_create(n, c),
+            libc::SYS_timerfd_settime | libc::SYS_timerfd_gettime => self.on_timerfd_time(n, c),
+            libc::SYS_alarm | libc::SYS_setitimer | libc::SYS_timer_create => refuse(
+                n,
+                c,
+                "signal timers are not modelled: use a timerfd, a sleep or a poll's timeout, and TIMEOUT fires",
+            ),
             libc::SYS_io_uring_setup | libc::SYS_io_setup => {
                 refuse(n, c, "asynchronous I/O is not modelled: its reads and writes would bypass the checker")
             }

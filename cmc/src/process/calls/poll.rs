@@ -421,6 +421,13 @@ impl Supervisor {
             Some(VFd::Random) => IN | OUT,
             // Refused where it would be watched (see `on_wait`, `on_epoll_ctl`).
             Some(VFd::Epoll) => 0,
+            Some(VFd::Timer) => {
+                if node.timers.get(&fd).is_some_and(|t| t.expired(self.world.clock)) {
+                    IN
+                } else {
+                    0
+                }
+            }
             None => return libc::POLLNVAL,
         };
         ready & events
