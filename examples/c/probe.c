@@ -20,7 +20,9 @@
  * "udp" and "inet6" make a SOCK_DGRAM and an AF_INET6 socket and exit 5
  * if refused; "exit" as node 0 exit at once with the status given as its
  * third argument, as any other node behave as with no mode;
- * "ticker" timerfds (see ticker);
+ * "ticker" timerfds (see ticker); "addresses" report where the text,
+ * the stack, the break, an anonymous mapping and printf are, then wait
+ * in accept();
  * "evloop HOW" an event loop over non-blocking sockets, waiting with
  * poll, select or epoll (see evloop_server);
  * "chatty" as "abort", printing on stdout as it starts and once a client
@@ -810,6 +812,20 @@ int main(int argc, char **argv)
         cmc_record_write(CMC_STATE_FD, st, 2);
         pause();
         return 0;
+    }
+    if (strcmp(mode, "addresses") == 0) {
+        /* Where the text, the stack, the break, an anonymous mapping and
+         * libc are: the same on every run, PIE or not. */
+        uint64_t at[5];
+        int local = 0;
+        void *map = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        at[0] = (uint64_t)(uintptr_t)&main;
+        at[1] = (uint64_t)(uintptr_t)&local;
+        at[2] = (uint64_t)(uintptr_t)sbrk(0);
+        at[3] = (uint64_t)(uintptr_t)map;
+        at[4] = (uint64_t)(uintptr_t)&printf;
+        cmc_record_write(CMC_STATE_FD, at, sizeof at);
+        return wait_in_accept(node);
     }
     if (strcmp(mode, "ticker") == 0)
         return ticker();

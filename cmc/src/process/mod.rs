@@ -218,8 +218,11 @@ pub fn find_preload() -> Option<PathBuf> {
     [dir.join("libcmc_preload.so"), dir.parent()?.join("libcmc_preload.so")].into_iter().find(|p| p.is_file())
 }
 
-/// A target must be an x86-64 ELF executable built `-no-pie` (fixed
-/// addresses) and dynamically linked (else the preload never loads).
+/// A target must be an x86-64 ELF executable, dynamically linked (else
+/// the preload never loads): built `-no-pie`, or position-independent
+/// (PIE, the default of Debian's gcc and of rustc), which loads at one
+/// fixed address too, since every node runs with ASLR off (measured:
+/// `a_position_independent_program_has_the_same_addresses_on_every_run`).
 fn check_program(path: &Path) -> Result<(), ProcessError> {
     let bad = |reason: &str| Err(ProcessError::Program { path: path.to_path_buf(), reason: reason.to_string() });
     let bytes = match std::fs::read(path) {
@@ -234,8 +237,10 @@ fn check_program(path: &Path) -> Result<(), ProcessError> {
     if u16_at(18) != 62 {
         return bad("not an x86-64 program");
     }
-    if u16_at(16) != 2 {
-        return bad("not built -no-pie (ELF type is not EXEC): a target must have fixed addresses");
+    // ET_EXEC (-no-pie) or ET_DYN (a PIE executable, or a shared library,
+    // which has no interpreter and is refused below).
+    if !matches!(u16_at(16), 2 | 3) {
+        return bad("not an executable (ELF type is neither EXEC nor DYN)");
     }
     let (phoff, phentsize, phnum) = (u64_at(32) as usize, u16_at(54) as usize, u16_at(56) as usize);
     let has_interp = (0..phnum).any(|i| {
@@ -243,7 +248,9 @@ fn check_program(path: &Path) -> Result<(), ProcessError> {
         at + 4 <= bytes.len() && u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default()) == 3
     });
     if !has_interp {
-        return bad("statically linked: cmc-preload could not load into it");
+        return bad(
+            "no program interpreter: statically linked, static-pie or a shared library, and cmc-preload could not load into it",
+        );
     }
     Ok(())
 }
