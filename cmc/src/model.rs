@@ -226,6 +226,7 @@ impl<C: Core> Model<C> {
             network: self.network,
             budgets: self.budgets,
             model_file: None,
+            args: Vec::new(),
         }
     }
 }
@@ -245,6 +246,9 @@ pub struct Identity {
     /// can rebuild it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_file: Option<String>,
+    /// For a program: its arguments after the node number.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
 }
 
 /// (key, value) pairs as a JSON object that keeps their order.

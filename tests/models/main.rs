@@ -2,9 +2,12 @@
 //! counts, each planted bug an expected violation named after the bug, with
 //! its counterexample snapshot under `snapshots/`. Run with `cargo test`;
 //! review a changed snapshot with `cargo insta review`. The example C
-//! programs are declared the same way in `programs` (Linux only).
+//! programs are declared the same way in `programs`, and the example Rust
+//! program in `lease` (Linux only).
 
 mod disk_paxos;
+#[cfg(target_os = "linux")]
+mod lease;
 mod lock_service;
 mod primary_backup;
 #[cfg(target_os = "linux")]

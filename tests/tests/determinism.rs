@@ -16,6 +16,9 @@ mod gates;
 
 #[path = "../models/disk_paxos.rs"]
 mod disk_paxos;
+#[cfg(target_os = "linux")]
+#[path = "../models/lease.rs"]
+mod lease;
 #[path = "../models/lock_service.rs"]
 mod lock_service;
 #[path = "../models/primary_backup.rs"]

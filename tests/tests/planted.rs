@@ -4,8 +4,10 @@
 //!
 //! The sites are found in the sources, not listed here: `ctx.settings.bug_NAME
 //! != 0` in an example core (`examples/src/FILE.rs` or
-//! `examples/src/DIR/...`), and `#if BUG_NAME` in an example program
-//! (`examples/c/PROGRAM.c`). A site's expectation is the model the models
+//! `examples/src/DIR/...`), `#if BUG_NAME` in an example C program
+//! (`examples/c/PROGRAM.c`), and `bug_NAME` (the switch `--bug-NAME`) in
+//! an example Rust program (`examples/rust/PROGRAM.rs`, its model
+//! `PROGRAM::bug_NAME` with that switch in its `args`). A site's expectation is the model the models
 //! suite declares for it, `MODULE::bug_NAME` (for a program
 //! `programs::PROGRAM::bug_name`) with `expect = violation("PROPERTY")`
 //! (this test includes the suite's modules, so it sees the very
@@ -24,6 +26,9 @@ mod gates;
 
 #[path = "../models/disk_paxos.rs"]
 mod disk_paxos;
+#[cfg(target_os = "linux")]
+#[path = "../models/lease.rs"]
+mod lease;
 #[path = "../models/lock_service.rs"]
 mod lock_service;
 #[path = "../models/primary_backup.rs"]
@@ -69,11 +74,36 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every bug site: the cores' and, on Linux, the C programs'.
+/// Every bug site: the cores' and, on Linux, the C and Rust programs'.
 fn all_sites() -> BTreeMap<String, Vec<String>> {
     let mut sites = core_sites();
     if cfg!(target_os = "linux") {
         sites.extend(c_sites());
+        sites.extend(rust_program_sites(&root().join("examples/rust")));
+    }
+    sites
+}
+
+/// A Rust program's bug sites: every identifier `bug_NAME` in
+/// `examples/rust/PROGRAM.rs` outside comments (the switch
+/// `--bug-NAME`, read into it): `PROGRAM::bug_NAME`.
+fn rust_program_sites(dir: &Path) -> BTreeMap<String, Vec<String>> {
+    let mut files = Vec::new();
+    rust_files(dir, &mut files);
+    let mut sites: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for file in files {
+        let program = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for bug in words(code, "bug_") {
+                let place = format!("examples/rust/{program}.rs:{}", i + 1);
+                let places = sites.entry(format!("{program}::{bug}")).or_default();
+                if !places.contains(&place) {
+                    places.push(place);
+                }
+            }
+        }
     }
     sites
 }
@@ -190,6 +220,10 @@ fn every_bug_site_has_a_model_and_every_bug_model_a_site() {
     let sites = all_sites();
     assert!(core_sites().len() >= 10, "the example cores' bug sites were not found: {sites:?}");
     assert!(!cfg!(target_os = "linux") || c_sites().len() >= 5, "the C programs' bug sites were not found: {sites:?}");
+    assert!(
+        !cfg!(target_os = "linux") || sites.contains_key("lease::bug_double_grant"),
+        "the Rust program's bug site was not found: {sites:?}"
+    );
     let (missing, stale) = unmatched(&sites, &bug_models());
     assert!(missing.is_empty(), "bug sites without a model `MODULE::bug_NAME` in tests/models: {missing:#?}");
     assert!(stale.is_empty(), "bug models whose site is gone: {stale:?}");
@@ -236,6 +270,26 @@ fn a_new_c_site_fails_the_gate() {
     assert!(missing[0].starts_with("programs::register::bug_brand_new (site at examples/c/register.c:"), "{missing:?}");
 }
 
+/// Teeth for the Rust programs: a new switch in a copy of one, and a
+/// word in a comment, which is no site.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_new_rust_program_site_fails_the_gate() {
+    let copy = std::env::temp_dir().join(format!("cmc-planted-rust-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&copy);
+    std::fs::create_dir_all(&copy).unwrap();
+    let mut text = std::fs::read_to_string(root().join("examples/rust/lease.rs")).unwrap();
+    text.push_str("\n// bug_only_in_a_comment\nfn planted(bug_brand_new: bool) -> bool { bug_brand_new }\n");
+    std::fs::write(copy.join("lease.rs"), text).unwrap();
+    let sites = rust_program_sites(&copy);
+    let _ = std::fs::remove_dir_all(&copy);
+    assert!(sites.contains_key("lease::bug_double_grant"), "{sites:?}");
+    assert!(!sites.contains_key("lease::bug_only_in_a_comment"), "{sites:?}");
+    let (missing, _) = unmatched(&sites, &bug_models());
+    assert_eq!(missing.len(), 1, "{missing:?}");
+    assert!(missing[0].starts_with("lease::bug_brand_new (site at examples/rust/lease.rs:"), "{missing:?}");
+}
+
 #[test]
 fn every_bug_is_caught_by_bfs_simulation_and_replay() {
     let sites = all_sites();
@@ -255,8 +309,9 @@ fn every_bug_is_caught_by_bfs_simulation_and_replay() {
         // (a core), or the build with it (a program).
         let identity = model.identity();
         let bug = declared.function;
+        let switch = format!("--{}", bug.replace('_', "-"));
         let planted = match declared.attributes.program {
-            Some(_) => identity.core.ends_with(&format!("-{}", bug.to_uppercase())),
+            Some(_) => identity.core.ends_with(&format!("-{}", bug.to_uppercase())) || identity.args.contains(&switch),
             None => identity.settings.iter().any(|(key, value)| key == bug && *value != 0),
         };
         if !planted {

@@ -146,6 +146,7 @@ impl ProgramModel {
                 timeouts: Some(b.timeouts),
             },
             model_file: self.model_file.clone(),
+            args: self.config.args.clone(),
         }
     }
 }
