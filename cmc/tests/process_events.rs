@@ -130,3 +130,122 @@ fn timerfds_expire_when_timeout_moves_the_clock_to_them() {
     );
     assert_eq!(seen[5].1, Blocked::Pause);
 }
+
+/// Issue 11, item 4: under `stream = true` a read may get the first bytes
+/// of a write, or two writes merged, and a framing bug shows: node 0
+/// takes each read as one 4-byte request. One write per read (the
+/// default) never shows it.
+#[test]
+fn a_byte_stream_splits_and_merges_writes_and_finds_a_framing_bug() {
+    let _serial = process_support::serial();
+    let model = |stream: bool| {
+        let mut c = config("probe", 2);
+        c.args = vec!["framing".to_string()];
+        c.stream = stream;
+        ProgramModel::new("framing", c).always("whole_requests", |w| w.nodes[0].state.get(1).is_none_or(|&k| k == 0))
+    };
+    let run = |stream: bool| {
+        let m = model(stream);
+        explore(ProcessExplorer::new(&m).unwrap(), &Options::default(), &mut NoControl)
+    };
+    let messages = run(false);
+    assert_eq!(messages.verdict, Verdict::Pass, "{}", messages.to_text());
+    let stream = run(true);
+    assert_eq!(stream.verdict, Verdict::Violation, "{}", stream.to_text());
+    let last = stream.trace.last().unwrap();
+    assert_eq!(last.action, "DELIVER(0, 1.0, 1)", "the shortest: a request's first byte alone\n{}", stream.to_text());
+    // Every way a read may cut the stream, and none twice for one write.
+    let c = model(true).config;
+    let w = replay(&c, &["ACCEPT(0, 1)"]);
+    assert_eq!(
+        enabled(&w),
+        ["DELIVER(0, 1.0)", "DELIVER(0, 1.0, 1)", "DELIVER(0, 1.0, 2)", "DELIVER(0, 1.0, 3)", "DELIVER(0, 1.0, +)"]
+    );
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0, 3)"]);
+    assert_eq!(w.nodes[0].state, [1, 3]);
+    assert_eq!(enabled(&w), ["DELIVER(0, 1.0)", "DELIVER(0, 1.0, +)"], "the rest of a split is not split again");
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0, +)"]);
+    assert_eq!(w.nodes[0].state, [1, 8], "two writes, one read");
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0, 3)", "DELIVER(0, 1.0, +)"]);
+    assert_eq!(w.nodes[0].state, [2, 5], "the rest of one and the whole next");
+}
+
+/// Issue 11, item 4: `recv` with `MSG_WAITALL` waits for its whole length,
+/// over several writes and however a byte stream cuts them, keeping what
+/// it has so far in the world.
+#[test]
+fn msg_waitall_waits_for_its_whole_length() {
+    let _serial = process_support::serial();
+    for stream in [false, true] {
+        let mut c = config("probe", 2);
+        c.args = vec!["framing".to_string(), "waitall".to_string()];
+        c.stream = stream;
+        let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
+        assert_eq!(w.nodes[0].waitall, 4, "stream {stream}: one write of two received");
+        assert!(matches!(w.nodes[0].blocked, Blocked::Read { .. }));
+        let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(0, 1.0)"]);
+        assert_eq!((w.nodes[0].state.clone(), w.nodes[0].waitall), (vec![2, 0], 0), "stream {stream}: all 8 bytes");
+        let model = ProgramModel::new("waitall", c)
+            .always("whole_requests", |w| w.nodes[0].state.get(1).is_none_or(|&k| k == 0));
+        let r = explore(ProcessExplorer::new(&model).unwrap(), &Options::default(), &mut NoControl);
+        assert_eq!(r.verdict, Verdict::Pass, "stream {stream}: {}", r.to_text());
+    }
+}
+
+/// A wait with a deadline the clock has passed already (another node's
+/// TIMEOUT moved it) ends with no budget and no time: only its waking is
+/// left. And `poll` or `select` of no descriptor is a sleep.
+#[test]
+fn an_overdue_wait_wakes_without_budget_and_an_empty_poll_is_a_sleep() {
+    let _serial = process_support::serial();
+    let mut c = config("probe", 3);
+    c.args = vec!["naps".to_string()];
+    c.budgets.timeouts = 1;
+    let w = replay(&c, &[]);
+    let waits: Vec<Blocked> = w.nodes.iter().map(|n| n.blocked).collect();
+    assert_eq!(
+        waits,
+        [Blocked::Sleep { until: 5 }, Blocked::Poll { until: Some(10) }, Blocked::Poll { until: Some(15) }]
+    );
+    assert_eq!(enabled(&w), ["TIMEOUT(0)", "TIMEOUT(1)", "TIMEOUT(2)"]);
+    let w = replay(&c, &["TIMEOUT(2)"]);
+    assert_eq!((w.clock, w.timeouts, w.nodes[2].state.clone()), (15, 0, vec![1, 15]));
+    assert_eq!(enabled(&w), ["TIMEOUT(0)", "TIMEOUT(1)"], "both overdue, no budget left");
+    let w = replay(&c, &["TIMEOUT(2)", "TIMEOUT(0)", "TIMEOUT(1)"]);
+    assert_eq!(w.clock, 15, "waking an overdue wait takes no time");
+    assert!(w.nodes.iter().all(|n| n.state == [1, 15] && n.blocked == Blocked::Pause), "{w:?}");
+    assert!(enabled(&w).is_empty());
+}
+
+/// A read shorter than the message leaves the rest received, read at once
+/// by the next read; it is no longer in flight, where a DROP could lose it.
+#[test]
+fn the_rest_of_a_short_read_is_received_not_in_flight() {
+    let _serial = process_support::serial();
+    let mut c = config("probe", 2);
+    c.args = vec!["framing".to_string(), "small".to_string()];
+    c.budgets.drops = 1;
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
+    assert_eq!(w.nodes[0].state, [2, 2], "two reads of two bytes, no action between");
+    let conn: Label = "1.0".parse().unwrap();
+    assert_eq!(w.conns[&conn].to_target, [b"pong".to_vec()]);
+    assert!(w.conns[&conn].at_target.is_empty());
+}
+
+/// A poll for the peer's hang-up only: a message arriving leaves it
+/// waiting (it did not ask to read), EOF ends it with POLLRDHUP, and what
+/// arrived is still read before the end.
+#[test]
+fn a_poll_for_the_hang_up_only_waits_through_a_message() {
+    let _serial = process_support::serial();
+    let mut c = config("probe", 2);
+    c.args = vec!["rdhup".to_string()];
+    let w = replay(&c, &["ACCEPT(0, 1)"]);
+    assert_eq!(enabled(&w), ["DELIVER(0, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
+    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: None }, "still waiting");
+    assert_eq!(enabled(&w), ["EOF(0, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(0, 1.0)"]);
+    let rdhup = (nix::libc::POLLRDHUP >> 8) as u8;
+    assert_eq!(w.nodes[0].state, [rdhup, 1, 0], "POLLRDHUP; the message, then the end");
+}

@@ -20,7 +20,11 @@
  * "udp" and "inet6" make a SOCK_DGRAM and an AF_INET6 socket and exit 5
  * if refused; "exit" as node 0 exit at once with the status given as its
  * third argument, as any other node behave as with no mode;
- * "ticker" timerfds (see ticker); "addresses" report where the text,
+ * "framing" node 0 reads 4-byte requests one read each, node 1 writes
+ * two (a framing bug byte streams show); "framing waitall" node 0 reads
+ * both with one recv(MSG_WAITALL); "ticker" timerfds (see ticker);
+ * "naps" sleeps by sleep, poll and select of nothing; "rdhup" a poll for
+ * the peer's hang-up only; "addresses" report where the text,
  * the stack, the break, an anonymous mapping and printf are, then wait
  * in accept();
  * "evloop HOW" an event loop over non-blocking sockets, waiting with
@@ -416,6 +420,10 @@ static int evloop_server(int node, const char *how)
             return 2;
         if (epoll_ctl(e, EPOLL_CTL_ADD, l, &ev) == 0 || errno != EEXIST)
             return 2;
+        if (epoll_ctl(e, EPOLL_CTL_DEL, 99, NULL) == 0 || errno != EBADF)
+            return 2;
+        if (epoll_ctl(e, EPOLL_CTL_MOD, 1, &ev) == 0 || errno != ENOENT)
+            return 2;
     }
     for (;;) {
         cmc_record_write(CMC_STATE_FD, st, sizeof st);
@@ -490,6 +498,9 @@ static int ticker(void)
     st[0] = 2, st[1] = (uint8_t)(time(NULL) - 1767225600), st[2] = (uint8_t)count;
     cmc_record_write(CMC_STATE_FD, st, sizeof st);
     sleep(1);
+    uint32_t small;
+    if (read(t, &small, sizeof small) != -1 || errno != EINVAL)
+        return 10;
     int u = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
     struct itimerspec past = {{0, 0}, {4, 0}};
     st[0] = 3, st[1] = read(u, &count, sizeof count) == -1 && errno == EAGAIN;
@@ -498,6 +509,9 @@ static int ticker(void)
     st[2] = (uint8_t)count;
     cmc_record_write(CMC_STATE_FD, st, sizeof st);
     sleep(10);
+    /* Expired unread: the next expiry, not "disarmed". */
+    if (timerfd_gettime(t, &got) < 0 || got.it_value.tv_sec != 1 || got.it_interval.tv_sec != 2)
+        return 9;
     if (read(t, &count, sizeof count) != 8)
         return 7;
     st[0] = 4, st[1] = (uint8_t)(time(NULL) - 1767225600), st[2] = (uint8_t)count;
@@ -825,6 +839,87 @@ int main(int argc, char **argv)
         at[3] = (uint64_t)(uintptr_t)map;
         at[4] = (uint64_t)(uintptr_t)&printf;
         cmc_record_write(CMC_STATE_FD, at, sizeof at);
+        return wait_in_accept(node);
+    }
+    if (strcmp(mode, "framing") == 0) {
+        /* A framing bug: node 0 takes each read as one 4-byte request;
+         * node 1 writes two. It reports {requests, size of a read that
+         * was not 4 bytes}. */
+        uint8_t st[2] = {0, 0};
+        if (node == 1) {
+            int c = cmc_dial(0);
+            write(c, "ping", 4);
+            write(c, "pong", 4);
+            cmc_record_write(CMC_STATE_FD, st, sizeof st);
+            return wait_in_accept(node);
+        }
+        int l = cmc_listen(0), c = l < 0 ? -1 : accept(l, NULL, NULL);
+        char buf[8];
+        ssize_t k;
+        cmc_record_write(CMC_STATE_FD, st, sizeof st);
+        if (strcmp(call, "small") == 0) {
+            /* Reads of two bytes: the rest of a message is received, and
+             * the next read has it at once. */
+            for (;;) {
+                k = read(c, buf, 2);
+                st[0]++;
+                st[1] = (uint8_t)k;
+                cmc_record_write(CMC_STATE_FD, st, sizeof st);
+            }
+        }
+        if (strcmp(call, "waitall") == 0) {
+            /* The fix: wait for all 8 bytes of both requests. */
+            k = recv(c, buf, sizeof buf, MSG_WAITALL);
+            st[0] = 2;
+            st[1] = k == 8 && memcmp(buf, "pingpong", 8) == 0 ? 0 : (uint8_t)k;
+            cmc_record_write(CMC_STATE_FD, st, sizeof st);
+            return wait_in_accept(node);
+        }
+        while (c >= 0 && (k = read(c, buf, sizeof buf)) > 0) {
+            st[0]++;
+            if (k != 4)
+                st[1] = (uint8_t)k;
+            cmc_record_write(CMC_STATE_FD, st, sizeof st);
+        }
+        return wait_in_accept(node);
+    }
+    if (strcmp(mode, "naps") == 0) {
+        /* Node 0 sleeps 5 s, node 1 polls nothing for 10 s, node 2
+         * selects nothing for 15 s; each reports {1, logical seconds}. */
+        uint8_t st[2] = {0, 0};
+        cmc_record_write(CMC_STATE_FD, st, sizeof st);
+        if (node == 0) {
+            sleep(5);
+        } else if (node == 1) {
+            poll(NULL, 0, 10000);
+        } else {
+            struct timeval tv = {15, 0};
+            select(0, NULL, NULL, NULL, &tv);
+        }
+        st[0] = 1, st[1] = (uint8_t)(time(NULL) - 1767225600);
+        cmc_record_write(CMC_STATE_FD, st, sizeof st);
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "rdhup") == 0) {
+        /* Node 1 sends "x" and exits; node 0 polls its connection for the
+         * hang-up only, then reads twice: {revents, first read, second}. */
+        if (node == 1) {
+            int c = cmc_dial(0);
+            write(c, "x", 1);
+            return 0;
+        }
+        int l = cmc_listen(0), c = accept(l, NULL, NULL);
+        struct pollfd p = {c, POLLRDHUP, 0};
+        uint8_t st[3] = {0, 0, 0};
+        char buf[4];
+        cmc_record_write(CMC_STATE_FD, st, sizeof st);
+        if (poll(&p, 1, -1) != 1)
+            return 3;
+        st[0] = (uint8_t)(p.revents >> 8);
+        st[1] = (uint8_t)read(c, buf, sizeof buf);
+        st[2] = (uint8_t)read(c, buf, sizeof buf);
+        cmc_record_write(CMC_STATE_FD, st, sizeof st);
         return wait_in_accept(node);
     }
     if (strcmp(mode, "ticker") == 0)

@@ -8,7 +8,10 @@
 //! 1. DELIVER(n, conn) by node, then connection: n is blocked reading
 //!    `conn`, or polls it for reading, and a message is travelling toward
 //!    it (the oldest is delivered: to the read, or into the end's receive
-//!    buffer for the poll);
+//!    buffer for the poll); under `stream = true` each is followed by
+//!    DELIVER(n, conn, k) for k in 1, len / 2 and len - 1 (distinct, below
+//!    len), the first k bytes of a message not split before, and
+//!    DELIVER(n, conn, +), the oldest two messages as one;
 //! 2. EOF(n, conn) by node, then connection: n is blocked reading `conn`,
 //!    or polls it for reading with nothing received left and has not been
 //!    told EOF, nothing is travelling toward it and its peer is gone;
@@ -24,12 +27,13 @@
 //!    action names the end too: DROP(conn, n, target), DROP(conn, n, dialer);
 //! 5. TIMEOUT(n) by node, while timeout budget is left: n is blocked in a
 //!    read, an accept, a sleep, a read of an armed timerfd, or a poll with
-//!    a timeout or watching an armed timerfd;
+//!    a timeout or watching an armed timerfd; and with no budget, when n's
+//!    wait has a deadline the clock has passed already (`overdue`);
 //! 6. CLIENT(n) by node: n is live and has client budget left;
 //! 7. CRASH(n) by node, while crash budget is left: n is live.
 //!
 //! Tokens (`Display`, `FromStr`), as counterexample files store them:
-//! `DELIVER(1, 0.2)`, `EOF(1, 0.2)`, `ACCEPT(0, 1)`, `ACCEPT(0, client)`,
+//! `DELIVER(1, 0.2)`, `DELIVER(1, 0.2, 3)`, `DELIVER(1, 0.2, +)`, `EOF(1, 0.2)`, `ACCEPT(0, 1)`, `ACCEPT(0, client)`,
 //! `DROP(0.2, 1)`, `DROP(0.2, 0, target)`, `DROP(0.2, 0, dialer)`,
 //! `TIMEOUT(1)`, `CLIENT(0)`, `CRASH(2)`; connection labels are described
 //! in [`super::world::Label`]. A DROP's third argument appears exactly on a
@@ -46,12 +50,26 @@ use super::world::{Blocked, ConnKind, End, Label, Life, ProcessWorld, Side, VFd}
 /// Poll events that mean "can read".
 const IN: i16 = libc::POLLIN | libc::POLLRDNORM;
 
+/// How much a DELIVER hands over: the oldest message as it was written
+/// (always), or, under `stream = true`, only its first bytes or it and the
+/// next one merged, as TCP may.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Part {
+    Whole,
+    /// The first `k` bytes, `0 < k < len`; the rest stays first, and is
+    /// not split again.
+    First(u8),
+    /// The oldest message and the next one, as one read.
+    Merged,
+}
+
 /// One possible step of the process environment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ProcessAction {
     Deliver {
         node: u8,
         conn: Label,
+        part: Part,
     },
     Eof {
         node: u8,
@@ -126,8 +144,10 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         Blocked::Read { fd } => world.conn_of(n, fd),
         _ => None,
     };
-    // The connection ends a polling node watches for reading, by label.
-    let watched = |n: u8| -> Vec<(Label, Side)> {
+    // The connection ends a polling node watches for any of `mask`, by
+    // label: for input or its peer's hang-up (a message arriving where
+    // only the hang-up is watched leaves the poll waiting).
+    let watched = |n: u8, mask: i16| -> Vec<(Label, Side)> {
         let node = &world.nodes[n as usize];
         if !matches!(node.blocked, Blocked::Poll { .. }) {
             return Vec::new();
@@ -135,7 +155,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         let mut ends: Vec<(Label, Side)> = node
             .watch
             .iter()
-            .filter(|(_, events)| **events & (IN | libc::POLLRDHUP) != 0)
+            .filter(|(_, events)| **events & mask != 0)
             .filter_map(|(fd, _)| world.conn_of(n, *fd))
             .collect();
         ends.sort_by_key(|(label, _)| *label);
@@ -150,9 +170,26 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         .then_some(n)
     };
     for n in 0..nodes {
-        for (conn, side) in reading(n).into_iter().chain(watched(n)) {
-            if world.conns.contains_key(&conn) && waiting(n, &conn, side).is_some() {
-                out.push(ProcessAction::Deliver { node: n, conn });
+        for (conn, side) in reading(n).into_iter().chain(watched(n, IN | libc::POLLRDHUP)) {
+            let Some(c) = world.conns.get(&conn) else { continue };
+            let queue = c.queue(side);
+            let Some(head) = queue.front() else { continue };
+            out.push(ProcessAction::Deliver { node: n, conn, part: Part::Whole });
+            if !world.stream {
+                continue;
+            }
+            // A byte stream: a message may come in two parts, split once,
+            // at its first byte, its middle or its last byte; and the
+            // oldest two may come as one.
+            if !c.split(side) && head.len() >= 2 {
+                let mut at = vec![1, head.len() / 2, head.len() - 1];
+                at.dedup();
+                for k in at {
+                    out.push(ProcessAction::Deliver { node: n, conn, part: Part::First(k as u8) });
+                }
+            }
+            if queue.len() >= 2 {
+                out.push(ProcessAction::Deliver { node: n, conn, part: Part::Merged });
             }
         }
     }
@@ -163,11 +200,11 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
                 out.push(ProcessAction::Eof { node: n, conn });
             }
         }
-        // A polling node is told EOF once, and only with nothing received
-        // left to read (else the poll would not wait).
-        for (conn, side) in watched(n) {
+        // A polling node is told EOF once, when nothing is in flight toward
+        // it any more (what was received and not read stays readable).
+        for (conn, side) in watched(n, IN | libc::POLLRDHUP) {
             let Some(c) = world.conns.get(&conn) else { continue };
-            let drained = waiting(n, &conn, side).is_none() && c.at(side).is_empty();
+            let drained = waiting(n, &conn, side).is_none();
             if drained && c.end(side) == End::Open && world.peer_gone(&conn, side) {
                 out.push(ProcessAction::Eof { node: n, conn });
             }
@@ -210,21 +247,20 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
             }
         }
     }
-    if world.timeouts > 0 {
-        for n in 0..nodes {
-            let node = &world.nodes[n as usize];
-            let ends = match node.blocked {
+    for n in 0..nodes {
+        let node = &world.nodes[n as usize];
+        let budgeted = world.timeouts > 0
+            && match node.blocked {
                 Blocked::Nothing | Blocked::Pause => false,
-                // A poll without a timeout ends only if a timer it watches
-                // is armed.
-                Blocked::Poll { until: None } => {
-                    node.watch.keys().any(|fd| node.timers.get(fd).is_some_and(|t| t.deadline.is_some()))
-                }
-                _ => true,
+                Blocked::Read { .. } | Blocked::Accept { .. } => true,
+                // A wait with a deadline; a poll without one only if it
+                // watches an armed timer.
+                _ => world.deadline(n).is_some(),
             };
-            if ends {
-                out.push(ProcessAction::Timeout { node: n });
-            }
+        // A wait whose deadline another node's TIMEOUT passed ends with no
+        // budget: time has passed already, only the waking is left.
+        if budgeted || world.overdue(n) {
+            out.push(ProcessAction::Timeout { node: n });
         }
     }
     for n in 0..nodes {
@@ -245,7 +281,9 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
 impl fmt::Display for ProcessAction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            ProcessAction::Deliver { node, conn } => write!(f, "DELIVER({node}, {conn})"),
+            ProcessAction::Deliver { node, conn, part: Part::Whole } => write!(f, "DELIVER({node}, {conn})"),
+            ProcessAction::Deliver { node, conn, part: Part::First(k) } => write!(f, "DELIVER({node}, {conn}, {k})"),
+            ProcessAction::Deliver { node, conn, part: Part::Merged } => write!(f, "DELIVER({node}, {conn}, +)"),
             ProcessAction::Eof { node, conn } => write!(f, "EOF({node}, {conn})"),
             ProcessAction::Accept { node, from: Some(d) } => write!(f, "ACCEPT({node}, {d})"),
             ProcessAction::Accept { node, from: None } => write!(f, "ACCEPT({node}, client)"),
@@ -279,8 +317,18 @@ impl FromStr for ProcessAction {
         let arity = |n: usize| if args.len() == n { Ok(()) } else { Err(bad()) };
         Ok(match &s[..open] {
             "DELIVER" => {
-                arity(2)?;
-                ProcessAction::Deliver { node: node(0)?, conn: label(1)? }
+                let part = match args.get(2) {
+                    None => Part::Whole,
+                    Some(&"+") => Part::Merged,
+                    Some(k) => match k.parse::<u8>() {
+                        Ok(k) if k > 0 => Part::First(k),
+                        _ => return Err(bad()),
+                    },
+                };
+                if args.len() > 3 {
+                    return Err(bad());
+                }
+                ProcessAction::Deliver { node: node(0)?, conn: label(1)?, part }
             }
             "EOF" => {
                 arity(2)?;
@@ -332,7 +380,9 @@ mod tests {
         let c = Label { kind: ConnKind::Client, node: 1, k: 0 };
         let t = Label { kind: ConnKind::Timer, node: 3, k: 9 };
         let all = [
-            ProcessAction::Deliver { node: 1, conn: l },
+            ProcessAction::Deliver { node: 1, conn: l, part: Part::Whole },
+            ProcessAction::Deliver { node: 1, conn: l, part: Part::First(3) },
+            ProcessAction::Deliver { node: 1, conn: l, part: Part::Merged },
             ProcessAction::Eof { node: 1, conn: t },
             ProcessAction::Accept { node: 0, from: Some(1) },
             ProcessAction::Accept { node: 0, from: None },
@@ -349,12 +399,17 @@ mod tests {
             assert_eq!(token.parse::<ProcessAction>(), Ok(a), "{token}");
         }
         assert_eq!(all[0].to_string(), "DELIVER(1, 0.2)");
-        assert_eq!(all[3].to_string(), "ACCEPT(0, client)");
+        assert_eq!(all[1].to_string(), "DELIVER(1, 0.2, 3)");
+        assert_eq!(all[2].to_string(), "DELIVER(1, 0.2, +)");
+        assert_eq!(all[5].to_string(), "ACCEPT(0, client)");
         // A connection of node 0 to itself: both drops name node 0, and the
         // end; every other drop keeps its two-argument token.
-        assert_eq!(all[5].to_string(), "DROP(0.2, 1)");
-        assert_eq!(all[6].to_string(), "DROP(0.2, 0, target)");
-        assert_eq!(all[7].to_string(), "DROP(0.2, 0, dialer)");
+        assert_eq!(all[7].to_string(), "DROP(0.2, 1)");
+        assert_eq!(all[8].to_string(), "DROP(0.2, 0, target)");
+        assert_eq!(all[9].to_string(), "DROP(0.2, 0, dialer)");
+        for bad in ["DELIVER(1, 0.2, 0)", "DELIVER(1, 0.2, -)", "DELIVER(1, 0.2, 3, 4)"] {
+            assert!(bad.parse::<ProcessAction>().is_err(), "{bad}");
+        }
         for bad in
             ["DROP(0.2, 1, target)", "DROP(c1.0, 1, dialer)", "DROP(0.2, 0, accepted)", "DROP(0.2, 0, target, 1)"]
         {

@@ -310,7 +310,15 @@ impl ProcessEngine {
         self.running = None;
         let sup = self.supervisor_mut()?;
         let snapshot = touched.and_then(|n| from.nodes[n as usize].as_deref().map(|s| (n, s)));
-        sup.resume(from.world.clone(), snapshot)?;
+        if let Err(e) = sup.resume(from.world.clone(), snapshot) {
+            // A fork cut short by a stop may leave its snapshot between two
+            // calls: none is used again (a trace rendered after the stop
+            // starts from the templates).
+            if matches!(e, ProcessError::Stopped { .. }) {
+                self.store.clear();
+            }
+            return Err(e);
+        }
         self.step(action)?;
         let sup = self.supervisor_mut()?;
         let world = sup.world().clone();

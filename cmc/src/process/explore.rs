@@ -107,6 +107,13 @@ impl ProgramModel {
         self
     }
 
+    /// Connections as byte streams: a read may get the first bytes of a
+    /// write, or two writes merged (`stream = true` in a model file).
+    pub fn stream(mut self, stream: bool) -> Self {
+        self.config.stream = stream;
+        self
+    }
+
     /// Decodes node states in traces: `show(state, durable)` replaces the
     /// hex of both, so that a counterexample reads in the program's terms.
     pub fn show(mut self, show: impl Fn(&[u8], Option<&[u8]>) -> String + Send + Sync + 'static) -> Self {
@@ -283,7 +290,9 @@ impl Explore for ProcessExplorer<'_> {
     type Action = ProcessStep;
 
     fn empty_world(&self) -> PathWorld {
-        PathWorld { path: Vec::new(), world: ProcessWorld::new(self.model.config.nodes, &self.model.config.budgets) }
+        let mut world = ProcessWorld::new(self.model.config.nodes, &self.model.config.budgets);
+        world.stream = self.model.config.stream;
+        PathWorld { path: Vec::new(), world }
     }
 
     fn initial_variants(&self) -> u32 {

@@ -167,8 +167,20 @@ impl Supervisor {
             return Err(ProcessError::NotEnabled { action: format!("a life of node {n}, which has no template") });
         };
         let stop = || self.cfg.stop_requested();
-        let child = forkserver::fork(t.listener.as_fd(), &mut t.parked, self.cfg.stall_timeout, &stop)
-            .map_err(|e| fork_error(n, e))?;
+        let child = match forkserver::fork(t.listener.as_fd(), &mut t.parked, self.cfg.stall_timeout, &stop) {
+            Ok(child) => child,
+            Err(e) => {
+                // A fork cut short by a stop leaves the template between
+                // two calls, where no later fork could use it: it goes, and
+                // the next start execs it again.
+                if matches!(e, ForkError::Stopped(_))
+                    && let Some(t) = self.templates[n as usize].take()
+                {
+                    kill_and_reap(t.parked.pid, &t.parked.pidfd);
+                }
+                return Err(fork_error(n, e));
+            }
+        };
         self.counters.forks += 1;
         self.counters.spawns += 1;
         let serial = self.watch_exit(n, &child)?;

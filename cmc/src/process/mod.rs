@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use nix::errno::Errno;
 
-pub use action::{BadProcessAction, ProcessAction};
+pub use action::{BadProcessAction, Part, ProcessAction};
 pub use engine::{ProcessEngine, Stats};
 pub use explore::{NO_NODE_KILLED, PathWorld, ProcessExplorer, ProcessStep, ProgramModel, ProgramProperty};
 pub use view::CmcView;
@@ -125,6 +125,10 @@ pub struct Config {
     /// from sampled snapshots' proportional set size and page tables
     /// (`snapshot::Store`); past it the least recently used are evicted.
     pub snapshots_mib_max: u64,
+    /// Connections are byte streams: a read may get the first bytes of a
+    /// message, or two messages merged (bounded: see `action`). Off, every
+    /// read gets one whole write.
+    pub stream: bool,
     /// Changes of actions kept by the transition cache (`transitions`), so
     /// that an action seen before in the same local state forks no
     /// process; 0 keeps none.
@@ -173,6 +177,7 @@ impl Config {
             snapshots_max: snapshot::SNAPSHOTS_MAX_DEFAULT,
             snapshots_mib_max: snapshot::SNAPSHOTS_MIB_MAX_DEFAULT,
             transitions_max: transitions::TRANSITIONS_MAX_DEFAULT,
+            stream: false,
             stop: StopSlot::default(),
         }
     }

@@ -17,6 +17,7 @@
 //! snapshots_max = 2048            # processes kept parked; 0: rebuild every world
 //! snapshots_mib_max = 4096        # memory they may take (MiB, estimated)
 //! transitions_max = 65536         # actions' changes kept; 0: fork for every action
+//! stream = false                  # true: a read may get part of a write, or two
 //! log_dir = "logs"                # each node's stdout and stderr, node<i>.log
 //! properties = "build/register_props.so"
 //! invariants = ["acked_writes_survive"]
@@ -72,6 +73,9 @@ struct Raw {
     snapshots_mib_max: Option<u64>,
     /// Changes of actions the transition cache keeps; 0 keeps none.
     transitions_max: Option<u64>,
+    /// Connections are byte streams (reads may split or merge writes).
+    #[serde(default)]
+    stream: bool,
     /// Where each node's stdout and stderr go (`node<i>.log`); unset
     /// discards them.
     log_dir: Option<String>,
@@ -134,6 +138,7 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
     if let Some(m) = raw.snapshots_mib_max {
         config.snapshots_mib_max = m;
     }
+    config.stream = raw.stream;
     if let Some(m) = raw.transitions_max {
         config.transitions_max = usize::try_from(m).map_err(|_| key("transitions_max", format!("{m} is too large")))?;
     }

@@ -32,8 +32,8 @@ use std::time::Instant;
 use nix::errno::Errno;
 use nix::libc;
 
-use super::action::ProcessAction;
-use super::calls::Answer;
+use super::action::{Part, ProcessAction};
+use super::calls::{Answer, IN};
 use super::lives::{Proc, Run, Template, kill_and_reap, life_of, reap, signal, stall_error, try_reap};
 use super::notif::{self, Notif};
 use super::world::{Blocked, Conn, ConnKind, End, Label, ProcessWorld, Side};
@@ -225,6 +225,7 @@ impl Supervisor {
         self.kill_all();
         self.clear_output();
         self.world = ProcessWorld::new(self.cfg.nodes, &self.cfg.budgets);
+        self.world.stream = self.cfg.stream;
         if let Some(dir) = &self.cfg.log_dir {
             for n in 0..self.cfg.nodes {
                 // Truncate: each replay's log starts empty (the template
@@ -366,16 +367,16 @@ impl Supervisor {
         self.in_flight_peak = None;
         self.clear_output();
         match *action {
-            ProcessAction::Deliver { node, conn } if self.polling(node) => {
+            ProcessAction::Deliver { node, conn, part } if self.polling(node) => {
                 // Into the watched end's receive buffer; the poll sees it.
-                let side = self.watched_end(node, &conn).ok_or_else(not_enabled)?;
-                let msg = self.world.queue_toward(&conn, side).and_then(|q| q.pop_front()).ok_or_else(not_enabled)?;
+                let side = self.watched_end(node, &conn, IN | libc::POLLRDHUP).ok_or_else(not_enabled)?;
+                let msg = self.take_delivery(&conn, side, part).ok_or_else(not_enabled)?;
                 self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?.arrived(side).push_back(msg);
-                self.answer_poll(node)?;
+                self.answer_poll(node, false)?;
             }
-            ProcessAction::Deliver { node, conn } => {
+            ProcessAction::Deliver { node, conn, part } => {
                 let (_, side) = self.reading(node).ok_or_else(not_enabled)?;
-                let msg = self.world.queue_toward(&conn, side).and_then(|q| q.pop_front()).ok_or_else(not_enabled)?;
+                let msg = self.take_delivery(&conn, side, part).ok_or_else(not_enabled)?;
                 if Self::read_flags(&self.held(node)?) & libc::MSG_PEEK != 0 {
                     // A peek leaves the message received, not read.
                     self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?.arrived(side).push_back(msg.clone());
@@ -384,20 +385,21 @@ impl Supervisor {
                 }
                 let taken = self.answer_read(node, &msg)?;
                 if taken < msg.len() {
-                    // A short buffer: the rest stays at the head of the queue.
-                    if let Some(q) = self.world.queue_toward(&conn, side) {
-                        q.push_front(msg[taken..].to_vec());
+                    // A short buffer: the rest has arrived, and is the
+                    // next read's, received and not read yet.
+                    if let Some(c) = self.world.conns.get_mut(&conn) {
+                        c.arrived(side).push_front(msg[taken..].to_vec());
                     }
                 }
             }
             ProcessAction::Eof { node, conn } if self.polling(node) => {
-                let side = self.watched_end(node, &conn).ok_or_else(not_enabled)?;
+                let side = self.watched_end(node, &conn, IN | libc::POLLRDHUP).ok_or_else(not_enabled)?;
                 let c = self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?;
                 match side {
                     Side::Target => c.target_end = End::Eof,
                     Side::Dialer => c.dialer_end = End::Eof,
                 }
-                self.answer_poll(node)?;
+                self.answer_poll(node, false)?;
             }
             ProcessAction::Eof { node, .. } => {
                 self.answer_read(node, &[])?;
@@ -422,7 +424,7 @@ impl Supervisor {
                 if self.polling(node) {
                     // Ready at the listening socket; `accept` takes it.
                     self.world.nodes[node as usize].accept_queue.push(label);
-                    self.answer_poll(node)?;
+                    self.answer_poll(node, false)?;
                 } else {
                     self.answer_accept(node, label)?;
                 }
@@ -431,10 +433,22 @@ impl Supervisor {
                 self.world.drops -= 1;
                 let (conn, side) = action.dropped().ok_or_else(not_enabled)?;
                 self.world.queue_toward(&conn, side).and_then(|q| q.pop_front()).ok_or_else(not_enabled)?;
+                if let Some(c) = self.world.conns.get_mut(&conn) {
+                    c.set_split(side, false);
+                }
             }
             ProcessAction::Timeout { node } => {
-                self.world.timeouts -= 1;
-                self.world.clock += 1;
+                // Overdue: the clock passed the wait's deadline already;
+                // no budget, no time.
+                if !self.world.overdue(node) {
+                    self.world.timeouts -= 1;
+                    self.world.clock = self.world.clock.checked_add(1).ok_or(ProcessError::Limit {
+                        node,
+                        limit: "clock_max",
+                        max: u32::MAX as usize,
+                        detail: "the logical clock would pass its last second".to_string(),
+                    })?;
+                }
                 match self.world.nodes[node as usize].blocked {
                     Blocked::Read { .. } => {
                         self.answer_read(node, b"T")?;
@@ -467,14 +481,12 @@ impl Supervisor {
                         self.world.clock = self.world.clock.max(until);
                         self.wake(node)?;
                     }
-                    Blocked::Poll { until } => {
+                    Blocked::Poll { .. } => {
                         // The earliest of the poll's end and the watched
                         // timers' expiries.
-                        let w = &self.world.nodes[node as usize];
-                        let timers = w.watch.keys().filter_map(|fd| w.timers.get(fd).and_then(|t| t.deadline));
-                        let Some(end) = until.into_iter().chain(timers).min() else { return Err(not_enabled()) };
+                        let end = self.world.deadline(node).ok_or_else(not_enabled)?;
                         self.world.clock = self.world.clock.max(end);
-                        self.answer_poll(node)?;
+                        self.answer_poll(node, true)?;
                     }
                     Blocked::Timer { fd } => self.expire_timer(node, fd)?,
                     Blocked::Nothing | Blocked::Pause => return Err(not_enabled()),
@@ -555,6 +567,33 @@ impl Supervisor {
             all.push(text);
         }
         all
+    }
+
+    /// Takes what a DELIVER of `part` hands over from the messages in
+    /// flight toward `side` of `conn`; `None` if they do not allow it.
+    fn take_delivery(&mut self, conn: &Label, side: Side, part: Part) -> Option<Vec<u8>> {
+        let c = self.world.conns.get_mut(conn)?;
+        let was_split = c.split(side);
+        c.set_split(side, false);
+        let queue = match side {
+            Side::Target => &mut c.to_target,
+            Side::Dialer => &mut c.to_dialer,
+        };
+        let head = queue.pop_front()?;
+        match part {
+            Part::Whole => Some(head),
+            Part::First(k) if !was_split && (k as usize) < head.len() => {
+                queue.push_front(head[k as usize..].to_vec());
+                c.set_split(side, true);
+                Some(head[..k as usize].to_vec())
+            }
+            Part::Merged => {
+                let mut both = head;
+                both.extend(queue.pop_front()?);
+                Some(both)
+            }
+            Part::First(_) => None,
+        }
     }
 
     fn polling(&self, n: u8) -> bool {

@@ -130,6 +130,10 @@ pub struct Conn {
     /// the socket's receive buffer. A read takes from here first.
     pub at_target: VecDeque<Vec<u8>>,
     pub at_dialer: VecDeque<Vec<u8>>,
+    /// Under `stream = true`: the oldest message toward the end is the
+    /// rest of one split already, and is not split again.
+    pub split_target: bool,
+    pub split_dialer: bool,
 }
 
 impl Conn {
@@ -143,6 +147,32 @@ impl Conn {
             to_dialer: VecDeque::new(),
             at_target: VecDeque::new(),
             at_dialer: VecDeque::new(),
+            split_target: false,
+            split_dialer: false,
+        }
+    }
+
+    /// The messages in flight toward `side`, oldest first.
+    pub fn queue(&self, side: Side) -> &VecDeque<Vec<u8>> {
+        match side {
+            Side::Target => &self.to_target,
+            Side::Dialer => &self.to_dialer,
+        }
+    }
+
+    /// Whether the oldest message toward `side` was split already.
+    pub fn split(&self, side: Side) -> bool {
+        match side {
+            Side::Target => self.split_target,
+            Side::Dialer => self.split_dialer,
+        }
+    }
+
+    /// Marks the oldest message toward `side` as split already (or not).
+    pub fn set_split(&mut self, side: Side, split: bool) {
+        match side {
+            Side::Target => self.split_target = split,
+            Side::Dialer => self.split_dialer = split,
         }
     }
 
@@ -290,6 +320,9 @@ pub struct NodeWorld {
     pub epolls: BTreeMap<i32, BTreeMap<i32, (u32, u64)>>,
     /// Each timerfd's setting.
     pub timers: BTreeMap<i32, TimerFd>,
+    /// While the node waits in a `recv` with `MSG_WAITALL`: the bytes of
+    /// it received so far (written into its buffer already).
+    pub waitall: u32,
 }
 
 /// One global state of the process front end.
@@ -300,6 +333,10 @@ pub struct ProcessWorld {
     pub timeouts: u8,
     /// Logical seconds: one per TIMEOUT.
     pub clock: u32,
+    /// The run's `stream` setting (a read may get part of a message, or
+    /// two merged): a constant of the run, like the node count, so not in
+    /// the encoding.
+    pub stream: bool,
     pub nodes: Vec<NodeWorld>,
     pub conns: BTreeMap<Label, Conn>,
     /// The ghost log: (node, bytes written on a client connection).
@@ -327,16 +364,40 @@ impl ProcessWorld {
             watch: BTreeMap::new(),
             epolls: BTreeMap::new(),
             timers: BTreeMap::new(),
+            waitall: 0,
         };
         ProcessWorld {
             crashes: budgets.crashes,
             drops: budgets.drops,
             timeouts: budgets.timeouts,
             clock: 0,
+            stream: false,
             nodes: vec![node; nodes as usize],
             conns: BTreeMap::new(),
             replies: Vec::new(),
         }
+    }
+
+    /// When node `n`'s wait ends by itself, in logical seconds: the end of
+    /// its sleep, of its poll's timeout or of the earliest armed timer its
+    /// poll watches, or its timer's expiry; `None` for a wait only an
+    /// action ends (a read, an accept, a poll without either).
+    pub fn deadline(&self, n: u8) -> Option<u32> {
+        let node = &self.nodes[n as usize];
+        let armed = |fd: &i32| node.timers.get(fd).and_then(|t| t.deadline);
+        match node.blocked {
+            Blocked::Sleep { until } => Some(until),
+            Blocked::Poll { until } => until.into_iter().chain(node.watch.keys().filter_map(armed)).min(),
+            Blocked::Timer { fd } => armed(&fd),
+            _ => None,
+        }
+    }
+
+    /// Whether node `n`'s wait has ended already: the clock passed its
+    /// deadline (another node's TIMEOUT moved it), and only its waking is
+    /// left.
+    pub fn overdue(&self, n: u8) -> bool {
+        self.deadline(n).is_some_and(|d| d <= self.clock)
     }
 
     /// Messages in flight on every connection.
@@ -395,11 +456,13 @@ impl ProcessWorld {
                     c.dialer_end = End::Closed;
                     c.to_dialer.clear();
                     c.at_dialer.clear();
+                    c.split_dialer = false;
                 }
                 Side::Target => {
                     c.target_end = End::Closed;
                     c.to_target.clear();
                     c.at_target.clear();
+                    c.split_target = false;
                 }
             }
         }
@@ -418,16 +481,20 @@ impl ProcessWorld {
                 c.dialer_end = End::Gone;
                 c.to_dialer.clear();
                 c.at_dialer.clear();
+                c.split_dialer = false;
                 if crashed {
                     c.to_target.clear();
+                    c.split_target = false;
                 }
             }
             if c.target == n {
                 c.target_end = End::Gone;
                 c.to_target.clear();
                 c.at_target.clear();
+                c.split_target = false;
                 if crashed {
                     c.to_dialer.clear();
+                    c.split_dialer = false;
                 }
             }
         }
@@ -439,6 +506,7 @@ impl ProcessWorld {
         node.watch.clear();
         node.epolls.clear();
         node.timers.clear();
+        node.waitall = 0;
         node.blocked = Blocked::Nothing;
         // A record half written is not written; a new life reads fd 193
         // afresh.
@@ -516,7 +584,8 @@ impl ProcessWorld {
             || !node.accept_queue.is_empty()
             || !node.watch.is_empty()
             || !node.epolls.is_empty()
-            || !node.timers.is_empty();
+            || !node.timers.is_empty()
+            || node.waitall != 0;
         out.push(tag | (extended as u8) << 7);
         out.extend_from_slice(&status.to_le_bytes());
         let (tag, fd) = match node.blocked {
@@ -607,6 +676,7 @@ impl ProcessWorld {
                 }
                 out.extend_from_slice(&t.interval.to_le_bytes());
             }
+            out.extend_from_slice(&node.waitall.to_le_bytes());
         }
     }
 
@@ -664,14 +734,15 @@ fn push_fd(out: &mut Vec<u8>, fd: i32) {
 /// A connection: its label, target, the two ends' states, then the queue
 /// toward the target and the queue toward the dialer.
 /// Bit 7 of an end's state says it has received messages not read yet,
-/// written after both queues (the target's first).
+/// written after both queues (the target's first); bit 6 that the oldest
+/// message toward it is the rest of a split.
 fn push_conn(out: &mut Vec<u8>, label: &Label, c: &Conn) {
     push_label(out, label);
     let flag = |q: &VecDeque<Vec<u8>>| (!q.is_empty() as u8) << 7;
     out.extend_from_slice(&[
         c.target,
-        c.dialer_end as u8 | flag(&c.at_dialer),
-        c.target_end as u8 | flag(&c.at_target),
+        c.dialer_end as u8 | flag(&c.at_dialer) | (c.split_dialer as u8) << 6,
+        c.target_end as u8 | flag(&c.at_target) | (c.split_target as u8) << 6,
     ]);
     for q in [&c.to_target, &c.to_dialer] {
         push_queue(out, q);
@@ -809,6 +880,8 @@ mod tests {
             with_node(&|n| {
                 n.timers.insert(4, TimerFd { deadline: None, interval: 0, realtime: true });
             }),
+            with_node(&|n| n.waitall = 3),
+            with_conn(&|c| c.split_target = true),
         ];
         let mut buf = Vec::new();
         let mut seen: Vec<_> = worlds.iter().map(|w| w.fingerprint(&mut buf)).collect();

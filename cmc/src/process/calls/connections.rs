@@ -301,12 +301,27 @@ impl Supervisor {
             VFd::Epoll => Answer::Err(libc::EINVAL),
             VFd::Timer => self.read_timer(n, c, fd),
             VFd::Conn { label, side } => {
-                if flags & !(libc::MSG_DONTWAIT | libc::MSG_PEEK | libc::MSG_NOSIGNAL | libc::MSG_CMSG_CLOEXEC) != 0 {
+                let known = libc::MSG_DONTWAIT | libc::MSG_PEEK | libc::MSG_WAITALL | libc::MSG_CMSG_CLOEXEC;
+                if flags & !known != 0 {
                     return Err(ProcessError::Unmodelled {
                         node: n,
                         call: syscalls::describe(c.nr),
-                        detail: format!("receive flags {flags:#x} (MSG_DONTWAIT and MSG_PEEK are modelled)"),
+                        detail: format!(
+                            "receive flags {flags:#x} (MSG_DONTWAIT, MSG_PEEK and MSG_WAITALL are modelled)"
+                        ),
                     });
+                }
+                if flags & libc::MSG_WAITALL != 0 {
+                    if c.nr != libc::SYS_recvfrom || flags & libc::MSG_PEEK != 0 {
+                        return Err(ProcessError::Unmodelled {
+                            node: n,
+                            call: syscalls::describe(c.nr),
+                            detail: "MSG_WAITALL is modelled in recv and recvfrom, without MSG_PEEK".to_string(),
+                        });
+                    }
+                    let nonblocking =
+                        flags & libc::MSG_DONTWAIT != 0 || self.world.nodes[n as usize].nonblock.contains(&fd);
+                    return Ok(self.recv_waitall(n, c, fd, label, side, nonblocking));
                 }
                 let peek = flags & libc::MSG_PEEK != 0;
                 // Only the checker writes to a timer connection, and it did so
@@ -424,6 +439,9 @@ impl Supervisor {
     /// returns how many bytes were taken.
     pub(in crate::process) fn answer_read(&mut self, n: u8, data: &[u8]) -> Result<usize, ProcessError> {
         let notif = self.held(n)?;
+        if Self::read_flags(&notif) & libc::MSG_WAITALL != 0 {
+            return self.answer_waitall(n, &notif, data);
+        }
         self.world.nodes[n as usize].blocked = Blocked::Nothing;
         let (answer, taken) = match scatter(&notif, data) {
             Ok(k) => (Answer::Val(k as i64), k),
@@ -431,6 +449,32 @@ impl Supervisor {
         };
         self.answer(n, &notif, answer)?;
         Ok(taken)
+    }
+
+    /// Node `n`'s held `recv(fd, buf, len, MSG_WAITALL)` gets `data` (empty:
+    /// EOF) after the bytes it has already: it returns once it has `len`,
+    /// or at EOF, and otherwise waits on with what it has in the world.
+    /// Returns how many bytes of `data` it took.
+    fn answer_waitall(&mut self, n: u8, notif: &Notif, data: &[u8]) -> Result<usize, ProcessError> {
+        let want = notif.args[2] as usize;
+        let got = self.world.nodes[n as usize].waitall as usize;
+        let take = data.len().min(want.saturating_sub(got));
+        if take > 0 && !notif::write_mem(notif.pid, notif.args[1] + got as u64, &data[..take]) {
+            self.world.nodes[n as usize].waitall = 0;
+            self.world.nodes[n as usize].blocked = Blocked::Nothing;
+            self.answer(n, notif, Answer::Err(libc::EFAULT))?;
+            return Ok(0);
+        }
+        let got = got + take;
+        let node = &mut self.world.nodes[n as usize];
+        if got < want && !data.is_empty() {
+            node.waitall = got as u32;
+            return Ok(take);
+        }
+        node.waitall = 0;
+        node.blocked = Blocked::Nothing;
+        self.answer(n, notif, Answer::Val(got as i64))?;
+        Ok(take)
     }
 
     /// Answers node `n`'s held accept with connection `label`.
@@ -494,6 +538,41 @@ impl Supervisor {
             }
             Err(e) => Answer::Err(e),
         })
+    }
+
+    /// `recv(fd, buf, len, MSG_WAITALL)` on connection `label`: what has
+    /// arrived, as many messages as it takes; all of `len`, or EOF, ends it;
+    /// otherwise it waits with what it has (or, non-blocking, returns it,
+    /// or EAGAIN if nothing).
+    fn recv_waitall(&mut self, n: u8, c: &Notif, fd: i32, label: Label, side: Side, nonblocking: bool) -> Answer {
+        let want = c.args[2] as usize;
+        let mut got = 0;
+        let eof = {
+            let Some(conn) = self.world.conns.get_mut(&label) else { return Answer::Err(libc::ENOTCONN) };
+            let arrived = conn.arrived(side);
+            while got < want {
+                let Some(msg) = arrived.front_mut() else { break };
+                let take = msg.len().min(want - got);
+                if !notif::write_mem(c.pid, c.args[1] + got as u64, &msg[..take]) {
+                    return Answer::Err(libc::EFAULT);
+                }
+                got += take;
+                if take < msg.len() {
+                    msg.drain(..take);
+                } else {
+                    arrived.pop_front();
+                }
+            }
+            conn.end(side) == End::Eof
+        };
+        if got == want || eof || (nonblocking && got > 0) {
+            return Answer::Val(got as i64);
+        }
+        if nonblocking {
+            return Answer::Err(libc::EAGAIN);
+        }
+        self.world.nodes[n as usize].waitall = got as u32;
+        Answer::Hold(Blocked::Read { fd })
     }
 
     /// The receive flags of a read call (0 for `read` and `readv`).

@@ -37,6 +37,7 @@ pub use random::random_stream;
 pub use time::EPOCH_BASE;
 
 pub(super) use files::CHANGE_FILES;
+pub(super) use poll::IN;
 
 use std::os::fd::AsFd;
 

@@ -42,7 +42,7 @@ use super::{Answer, refuse};
 const POLLFDS_MAX: usize = 1024;
 
 /// Events that mean "can read" and "can write".
-const IN: i16 = libc::POLLIN | libc::POLLRDNORM;
+pub(in crate::process) const IN: i16 = libc::POLLIN | libc::POLLRDNORM;
 const OUT: i16 = libc::POLLOUT | libc::POLLWRNORM;
 
 /// How long a poll may wait.
@@ -136,6 +136,10 @@ impl Supervisor {
         }
         match node.fds.get(&fd) {
             None if fd == 3 || fd == 193 => return refuse(n, c, "watching fd 3 or 193, which hold records"),
+            // A descriptor that is not open, or one no instance can watch
+            // here, was never added: what the kernel answers for it.
+            None if !open_in(c.pid, fd) => return Ok(Answer::Err(libc::EBADF)),
+            None if op != libc::EPOLL_CTL_ADD => return Ok(Answer::Err(libc::ENOENT)),
             None => {
                 return refuse(n, c, "watching a file, pipe or other descriptor the checker does not own with epoll");
             }
@@ -189,6 +193,15 @@ impl Supervisor {
             Err(e) => return Ok(Answer::Err(e)),
         };
         let entries = self.entries(n, &call);
+        // No descriptor at all: a sleep (`poll(NULL, 0, ms)`, `select(0,
+        // ..., &tv)`), for ever if it has no timeout.
+        if entries.iter().all(|(fd, _)| *fd < 0) && !matches!(call, Call::Epoll { .. }) {
+            return Ok(match wait {
+                Wait::No => self.write_answer(n, c, &call),
+                Wait::Until(until) => Answer::Hold(Blocked::Poll { until: Some(until) }),
+                Wait::Forever => Answer::Hold(Blocked::Poll { until: None }),
+            });
+        }
         let watched = entries.iter().filter(|(fd, _)| *fd >= 0);
         let (owned, files): (Vec<_>, Vec<_>) = watched.partition(|(fd, _)| self.owns(n, *fd));
         if owned.is_empty() && matches!(call, Call::Poll { .. } | Call::Select { .. }) {
@@ -226,26 +239,41 @@ impl Supervisor {
         Ok(Answer::Hold(Blocked::Poll { until }))
     }
 
-    /// Answers node `n`'s held wait from the world as it is now (after the
-    /// action that ended it): what is ready, or nothing after a TIMEOUT.
-    pub(in crate::process) fn answer_poll(&mut self, n: u8) -> Result<(), ProcessError> {
+    /// Answers node `n`'s held wait from the world as it is now, after an
+    /// action: what is ready, or, after a TIMEOUT (`timed_out`), possibly
+    /// nothing. If the action made nothing the wait asks for ready (a
+    /// message arrived at an end watched only for its peer's hang-up), the
+    /// wait goes on, as on the kernel.
+    pub(in crate::process) fn answer_poll(&mut self, n: u8, timed_out: bool) -> Result<(), ProcessError> {
         let notif = self.held(n)?;
+        let call = self.parse_call(n, &notif);
+        if let Ok(call) = &call
+            && !timed_out
+            && !self.entries(n, call).iter().any(|&(fd, events)| fd >= 0 && self.readiness(n, fd, events) != 0)
+        {
+            return Ok(());
+        }
         let node = &mut self.world.nodes[n as usize];
         node.blocked = Blocked::Nothing;
         node.watch.clear();
-        let answer = match self.parse_call(n, &notif) {
+        let answer = match call {
             Ok(call) => self.write_answer(n, &notif, &call),
             Err(e) => Answer::Err(e),
         };
         self.answer(n, &notif, answer)
     }
 
-    /// The end of connection `label` that node `n` watches in its wait,
-    /// if it watches one for reading.
-    pub(in crate::process) fn watched_end(&self, n: u8, label: &Label) -> Option<super::super::world::Side> {
+    /// The end of connection `label` that node `n` watches in its wait
+    /// for any of `events`.
+    pub(in crate::process) fn watched_end(
+        &self,
+        n: u8,
+        label: &Label,
+        events: i16,
+    ) -> Option<super::super::world::Side> {
         let node = &self.world.nodes[n as usize];
-        node.watch.iter().find_map(|(fd, &events)| match node.fds.get(fd) {
-            Some(VFd::Conn { label: l, side }) if l == label && events & (IN | libc::POLLRDHUP) != 0 => Some(*side),
+        node.watch.iter().find_map(|(fd, &watched)| match node.fds.get(fd) {
+            Some(VFd::Conn { label: l, side }) if l == label && watched & events != 0 => Some(*side),
             _ => None,
         })
     }
@@ -449,6 +477,11 @@ impl Supervisor {
         labels.dedup();
         labels.len() != all
     }
+}
+
+/// Whether descriptor `fd` is open in process `pid`.
+fn open_in(pid: u32, fd: i32) -> bool {
+    fd >= 0 && std::fs::symlink_metadata(format!("/proc/{pid}/fd/{fd}")).is_ok()
 }
 
 /// Each `struct pollfd` of `raw`: its descriptor and events.

@@ -86,8 +86,17 @@ impl Supervisor {
             (c.args[3], Some(TimerFd { deadline, interval, realtime: timer.realtime }))
         };
         if old_at != 0 {
-            // What is left until the next expiry, and the interval.
-            let left = timer.deadline.map_or(0, |d| d.saturating_sub(clock) as i64);
+            // What is left until the next expiry (of a periodic timer that
+            // expired unread, the next one after now), and the interval.
+            let left = match timer.deadline {
+                None => 0,
+                Some(d) if d > clock => (d - clock) as i64,
+                Some(_) if timer.interval == 0 => 0,
+                Some(d) => {
+                    let i = timer.interval;
+                    (i - (clock - d) % i) as i64
+                }
+            };
             let mut old = [0u8; ITIMERSPEC_BYTES];
             old[0..8].copy_from_slice(&(timer.interval as i64).to_ne_bytes());
             old[16..24].copy_from_slice(&left.to_ne_bytes());
@@ -104,6 +113,10 @@ impl Supervisor {
     /// A read (call `c`) of timerfd `fd`: the expirations if it has
     /// expired, else EAGAIN or a wait.
     pub(super) fn read_timer(&mut self, n: u8, c: &Notif, fd: i32) -> Answer {
+        // Only an 8-byte `read`, at once, as the kernel.
+        if c.nr != libc::SYS_read || (c.args[2] as usize) < 8 {
+            return Answer::Err(libc::EINVAL);
+        }
         let clock = self.world.clock;
         let node = &self.world.nodes[n as usize];
         let Some(&timer) = node.timers.get(&fd) else { return Answer::Err(libc::EINVAL) };
