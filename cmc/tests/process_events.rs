@@ -249,3 +249,32 @@ fn a_poll_for_the_hang_up_only_waits_through_a_message() {
     let rdhup = (nix::libc::POLLRDHUP >> 8) as u8;
     assert_eq!(w.nodes[0].state, [rdhup, 1, 0], "POLLRDHUP; the message, then the end");
 }
+
+/// Issue 11, item 5: the data directory's files are the world's. What
+/// `fsync` of a file or of the directory made durable survives a crash,
+/// and of the rest a crash keeps each prefix in turn (CRASH(0, j)); a
+/// write to a file opened `O_SYNC` is durable at once, its name only when
+/// the directory is synced; a rename is one change.
+#[test]
+fn a_crash_keeps_what_was_synced_and_each_prefix_of_the_rest() {
+    let _serial = process_support::serial();
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("data-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = std::fs::canonicalize(dir).unwrap();
+    let mut c = config("probe", 1);
+    c.args = vec!["store".to_string(), dir.to_string_lossy().into_owned()];
+    c.data_dir = Some(dir.clone());
+    c.budgets.crashes = 1;
+    let w = replay(&c, &[]);
+    assert_eq!(w.nodes[0].life, Life::Live, "every check of the program held: {w:?}");
+    // It sees every change: the log "abcd", cur and not tmp; ., .., log, cur.
+    assert_eq!(w.nodes[0].state, [4, b'a', b'b', b'c', b'd', 0, 1, 4]);
+    assert_eq!(w.nodes[0].disk.pending.len(), 3, "the unsynced write, tmp's name, the rename: {:?}", w.nodes[0].disk);
+    assert_eq!(enabled(&w), ["CRASH(0, 0)", "CRASH(0, 1)", "CRASH(0, 2)", "CRASH(0, 3)"]);
+    let after = |j: u8| replay(&c, &[&format!("CRASH(0, {j})")]).nodes[0].state.clone();
+    assert_eq!(after(0), [2, b'a', b'b', 0, 0, 0, 0, 3], "only what was synced");
+    assert_eq!(after(1), [4, b'a', b'b', b'c', b'd', 0, 0, 3], "and the second write");
+    assert_eq!(after(2), [4, b'a', b'b', b'c', b'd', 1, 0, 4], "and tmp's name (its O_SYNC write was durable)");
+    assert_eq!(after(3), [4, b'a', b'b', b'c', b'd', 0, 1, 4], "and the rename, whole");
+    assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "the real directory is never written");
+}

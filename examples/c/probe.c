@@ -23,7 +23,8 @@
  * "framing" node 0 reads 4-byte requests one read each, node 1 writes
  * two (a framing bug byte streams show); "framing waitall" node 0 reads
  * both with one recv(MSG_WAITALL); "ticker" timerfds (see ticker);
- * "naps" sleeps by sleep, poll and select of nothing; "rdhup" a poll for
+ * "store DIR" durable files in the data directory (see store); "naps"
+ * sleeps by sleep, poll and select of nothing; "rdhup" a poll for
  * the peer's hang-up only; "addresses" report where the text,
  * the stack, the break, an anonymous mapping and printf are, then wait
  * in accept();
@@ -134,6 +135,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <dirent.h>
 #include <sys/ioctl.h>
 #include <sys/timerfd.h>
 #include <sys/mman.h>
@@ -524,6 +526,54 @@ static int ticker(void)
     cmc_record_write(CMC_STATE_FD, st, sizeof st);
     read(t, &count, sizeof count);
     return 8;
+}
+
+/* Mode "store DIR": durable files in the data directory DIR. Reports
+ * {bytes of DIR/log, its first 4 bytes, DIR/tmp exists, DIR/cur exists,
+ * names listed}. On a first start (no DIR/log) it writes "ab" to a new
+ * log and fsyncs it, writes "cd" unsynced, fsyncs the directory; writes
+ * "new" to DIR/tmp opened O_SYNC and renames it DIR/cur (names not
+ * synced); then waits in accept. */
+static int store(int node, const char *dir)
+{
+    char log[256], tmp[256], cur[256];
+    uint8_t st[8] = {0};
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+    snprintf(cur, sizeof cur, "%s/cur", dir);
+    int fd = open(log, O_RDONLY);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            return 2;
+        fd = open(log, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+        if (fd < 0 || write(fd, "ab", 2) != 2 || fsync(fd) != 0 || write(fd, "cd", 2) != 2 || close(fd) != 0)
+            return 3;
+        int d = open(dir, O_RDONLY | O_DIRECTORY);
+        if (d < 0 || fsync(d) != 0 || close(d) != 0)
+            return 4;
+        int t = open(tmp, O_CREAT | O_WRONLY | O_SYNC, 0644);
+        if (t < 0 || write(t, "new", 3) != 3 || close(t) != 0 || rename(tmp, cur) != 0)
+            return 5;
+        if (open(log, O_CREAT | O_EXCL | O_WRONLY, 0644) != -1 || errno != EEXIST)
+            return 6;
+        fd = open(log, O_RDONLY);
+    }
+    struct stat s;
+    if (fd < 0 || fstat(fd, &s) != 0 || !S_ISREG(s.st_mode))
+        return 7;
+    st[0] = (uint8_t)s.st_size;
+    if (pread(fd, st + 1, 4, 0) != (ssize_t)s.st_size && s.st_size <= 4)
+        return 8;
+    close(fd);
+    st[5] = access(tmp, F_OK) == 0;
+    st[6] = access(cur, F_OK) == 0;
+    DIR *d = opendir(dir);
+    while (d && readdir(d))
+        st[7]++;
+    if (d)
+        closedir(d);
+    cmc_record_write(CMC_STATE_FD, st, sizeof st);
+    return wait_in_accept(node);
 }
 
 static int evloop_client(void)
@@ -922,6 +972,8 @@ int main(int argc, char **argv)
         cmc_record_write(CMC_STATE_FD, st, sizeof st);
         return wait_in_accept(node);
     }
+    if (strcmp(mode, "store") == 0)
+        return store(node, call);
     if (strcmp(mode, "ticker") == 0)
         return ticker();
     if (strcmp(mode, "evloop") == 0)

@@ -30,12 +30,14 @@
 //!    a timeout or watching an armed timerfd; and with no budget, when n's
 //!    wait has a deadline the clock has passed already (`overdue`);
 //! 6. CLIENT(n) by node: n is live and has client budget left;
-//! 7. CRASH(n) by node, while crash budget is left: n is live.
+//! 7. CRASH(n) by node, while crash budget is left: n is live; when n has
+//!    changes of its data directory not made durable, CRASH(n, j) for j
+//!    from 0 to their count instead: the first j reached the disk.
 //!
 //! Tokens (`Display`, `FromStr`), as counterexample files store them:
 //! `DELIVER(1, 0.2)`, `DELIVER(1, 0.2, 3)`, `DELIVER(1, 0.2, +)`, `EOF(1, 0.2)`, `ACCEPT(0, 1)`, `ACCEPT(0, client)`,
 //! `DROP(0.2, 1)`, `DROP(0.2, 0, target)`, `DROP(0.2, 0, dialer)`,
-//! `TIMEOUT(1)`, `CLIENT(0)`, `CRASH(2)`; connection labels are described
+//! `TIMEOUT(1)`, `CLIENT(0)`, `CRASH(2)`, `CRASH(2, 1)`; connection labels are described
 //! in [`super::world::Label`]. A DROP's third argument appears exactly on a
 //! node's connection to itself, so every other token reads as it always
 //! did.
@@ -94,8 +96,11 @@ pub enum ProcessAction {
     Client {
         node: u8,
     },
+    /// `keep`: with changes of its data directory pending, how many of
+    /// them (oldest first) reached the disk; `None` when none is pending.
     Crash {
         node: u8,
+        keep: Option<u8>,
     },
 }
 
@@ -108,7 +113,7 @@ impl ProcessAction {
             | ProcessAction::Eof { node, .. }
             | ProcessAction::Accept { node, .. }
             | ProcessAction::Timeout { node }
-            | ProcessAction::Crash { node } => Some(node),
+            | ProcessAction::Crash { node, .. } => Some(node),
             ProcessAction::Drop { .. } | ProcessAction::Client { .. } => None,
         }
     }
@@ -271,8 +276,15 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     }
     if world.crashes > 0 {
         for n in 0..nodes {
-            if world.nodes[n as usize].life == Life::Live {
-                out.push(ProcessAction::Crash { node: n });
+            let node = &world.nodes[n as usize];
+            if node.life != Life::Live {
+                continue;
+            }
+            // As a core's CRASH(n, j): any prefix of the changes not made
+            // durable reached the disk.
+            match node.disk.pending.len() {
+                0 => out.push(ProcessAction::Crash { node: n, keep: None }),
+                pending => out.extend((0..=pending).map(|j| ProcessAction::Crash { node: n, keep: Some(j as u8) })),
             }
         }
     }
@@ -292,7 +304,8 @@ impl fmt::Display for ProcessAction {
             ProcessAction::Drop { conn, to, end: Some(Side::Dialer) } => write!(f, "DROP({conn}, {to}, dialer)"),
             ProcessAction::Timeout { node } => write!(f, "TIMEOUT({node})"),
             ProcessAction::Client { node } => write!(f, "CLIENT({node})"),
-            ProcessAction::Crash { node } => write!(f, "CRASH({node})"),
+            ProcessAction::Crash { node, keep: None } => write!(f, "CRASH({node})"),
+            ProcessAction::Crash { node, keep: Some(j) } => write!(f, "CRASH({node}, {j})"),
         }
     }
 }
@@ -362,8 +375,14 @@ impl FromStr for ProcessAction {
                 ProcessAction::Client { node: node(0)? }
             }
             "CRASH" => {
-                arity(1)?;
-                ProcessAction::Crash { node: node(0)? }
+                let keep = match args.get(1) {
+                    None => None,
+                    Some(j) => Some(j.parse::<u8>().map_err(|_| bad())?),
+                };
+                if args.len() > 2 {
+                    return Err(bad());
+                }
+                ProcessAction::Crash { node: node(0)?, keep }
             }
             _ => return Err(bad()),
         })
@@ -392,7 +411,8 @@ mod tests {
             ProcessAction::Drop { conn: l, to: 0, end: Some(Side::Dialer) },
             ProcessAction::Timeout { node: 1 },
             ProcessAction::Client { node: 0 },
-            ProcessAction::Crash { node: 2 },
+            ProcessAction::Crash { node: 2, keep: None },
+            ProcessAction::Crash { node: 2, keep: Some(1) },
         ];
         for a in all {
             let token = a.to_string();

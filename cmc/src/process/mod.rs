@@ -58,6 +58,12 @@ pub mod limits {
     pub const CONNECTIONS_PER_NODE_MAX: usize = 16;
     /// Replies in the ghost log.
     pub const REPLIES_MAX: usize = 64;
+    /// Bytes of one file of a node's data directory.
+    pub const DATA_FILE_BYTES_MAX: usize = 4096;
+    /// Files (names) in a node's data directory.
+    pub const DATA_FILES_MAX: usize = 16;
+    /// Changes of a node's data directory not yet durable.
+    pub const DATA_PENDING_MAX: usize = 64;
     /// Bytes of one state or durable record.
     pub const STATE_BYTES_MAX: usize = 64;
     /// Every budget, and every per-node counter (connects, timer
@@ -125,6 +131,10 @@ pub struct Config {
     /// from sampled snapshots' proportional set size and page tables
     /// (`snapshot::Store`); past it the least recently used are evicted.
     pub snapshots_mib_max: u64,
+    /// A directory the nodes see as their data directory (`calls::disk`):
+    /// its files are the world's, one directory per node, empty at the
+    /// start; the real directory must exist and is never changed.
+    pub data_dir: Option<PathBuf>,
     /// Connections are byte streams: a read may get the first bytes of a
     /// message, or two messages merged (bounded: see `action`). Off, every
     /// read gets one whole write.
@@ -178,6 +188,7 @@ impl Config {
             snapshots_mib_max: snapshot::SNAPSHOTS_MIB_MAX_DEFAULT,
             transitions_max: transitions::TRANSITIONS_MAX_DEFAULT,
             stream: false,
+            data_dir: None,
             stop: StopSlot::default(),
         }
     }

@@ -18,6 +18,7 @@
 //! snapshots_mib_max = 4096        # memory they may take (MiB, estimated)
 //! transitions_max = 65536         # actions' changes kept; 0: fork for every action
 //! stream = false                  # true: a read may get part of a write, or two
+//! data_dir = "data"               # the nodes' data directory, its files in the world
 //! log_dir = "logs"                # each node's stdout and stderr, node<i>.log
 //! properties = "build/register_props.so"
 //! invariants = ["acked_writes_survive"]
@@ -76,6 +77,8 @@ struct Raw {
     /// Connections are byte streams (reads may split or merge writes).
     #[serde(default)]
     stream: bool,
+    /// The nodes' data directory: its files are part of the world.
+    data_dir: Option<String>,
     /// Where each node's stdout and stderr go (`node<i>.log`); unset
     /// discards them.
     log_dir: Option<String>,
@@ -139,6 +142,14 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
         config.snapshots_mib_max = m;
     }
     config.stream = raw.stream;
+    if let Some(d) = &raw.data_dir {
+        let dir = std::fs::canonicalize(dir.join(d))
+            .map_err(|e| key("data_dir", format!("{}: {e}", dir.join(d).display())))?;
+        if !dir.is_dir() {
+            return Err(key("data_dir", format!("{} is not a directory", dir.display())));
+        }
+        config.data_dir = Some(dir);
+    }
     if let Some(m) = raw.transitions_max {
         config.transitions_max = usize::try_from(m).map_err(|_| key("transitions_max", format!("{m} is too large")))?;
     }

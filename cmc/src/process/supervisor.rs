@@ -504,7 +504,11 @@ impl Supervisor {
                 }
                 self.world.conns.insert(label, conn);
             }
-            ProcessAction::Crash { node } => {
+            ProcessAction::Crash { node, keep } => {
+                let pending = self.world.nodes[node as usize].disk.pending.len();
+                if keep.map_or(pending != 0, |j| j as usize > pending || pending == 0) {
+                    return Err(not_enabled());
+                }
                 self.world.crashes -= 1;
                 if let Some(p) = self.procs[node as usize].take() {
                     signal(&p.pidfd, libc::SIGKILL);
@@ -512,8 +516,10 @@ impl Supervisor {
                     self.retire(p);
                 }
                 self.world.node_gone(node, true);
+                self.world.nodes[node as usize].disk.crash(keep.unwrap_or(0) as usize);
                 // It restarts at once, as a fresh process that recovers from
-                // fd 193; its reported state is empty until it writes one.
+                // fd 193 and its data directory; its reported state is empty
+                // until it writes one.
                 self.world.nodes[node as usize].state.clear();
                 self.new_life(node)?;
             }

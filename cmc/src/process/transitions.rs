@@ -247,7 +247,7 @@ mod tests {
         assert_eq!(got, Some(after_node_1(&elsewhere)));
         // Another action, another node, another clock or another life
         // elsewhere: another key.
-        assert_eq!(cache.lookup(&before, 1, &ProcessAction::Crash { node: 1 }), None);
+        assert_eq!(cache.lookup(&before, 1, &ProcessAction::Crash { node: 1, keep: None }), None);
         assert_eq!(cache.lookup(&before, 0, &ProcessAction::Timeout { node: 0 }), None);
         let mut later = before.clone();
         later.clock = 7;

@@ -221,6 +221,166 @@ pub enum VFd {
     Epoll,
     /// A timerfd; its setting is the node's `timers` entry.
     Timer,
+    /// A file of the node's data directory, open at `offset`; `mode` bits:
+    /// 1 readable, 2 writable, 4 appending, 8 every write durable
+    /// (`O_SYNC`, `O_DSYNC`).
+    File { inode: u32, offset: u32, mode: u8 },
+    /// The data directory itself (to `fsync` its names, or list them:
+    /// `pos` entries listed so far).
+    Dir { pos: u32 },
+}
+
+/// One change of a node's data directory not yet durable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DiskOp {
+    /// Bytes written to file `inode` at `offset`.
+    Write { inode: u32, offset: u32, bytes: Vec<u8> },
+    /// File `inode` cut, or grown with zeros, to `len` bytes.
+    Truncate { inode: u32, len: u32 },
+    /// Name `name` made to name file `inode` (a create).
+    Link { name: Vec<u8>, inode: u32 },
+    /// Name `name` removed.
+    Unlink { name: Vec<u8> },
+    /// Name `from` renamed `to`, atomically (what `to` named is gone).
+    Rename { from: Vec<u8>, to: Vec<u8> },
+}
+
+/// A node's data directory (model key `data_dir`): flat, files only. What
+/// a crash keeps is `files` and `names`; what the node has changed since
+/// and not made durable is `pending`, oldest first, and the node sees both
+/// (`current`). `fsync` of a file makes its writes durable, `fsync` of the
+/// directory its names; a crash keeps a prefix of the rest.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Disk {
+    pub files: BTreeMap<u32, Vec<u8>>,
+    pub names: BTreeMap<Vec<u8>, u32>,
+    pub pending: Vec<DiskOp>,
+    /// The next new file's inode number.
+    pub next_inode: u32,
+}
+
+impl Disk {
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.names.is_empty() && self.pending.is_empty() && self.next_inode == 0
+    }
+
+    /// Applies `op` to a view of the directory.
+    pub fn apply(files: &mut BTreeMap<u32, Vec<u8>>, names: &mut BTreeMap<Vec<u8>, u32>, op: &DiskOp) {
+        match op {
+            DiskOp::Write { inode, offset, bytes } => {
+                let file = files.entry(*inode).or_default();
+                let end = *offset as usize + bytes.len();
+                if file.len() < end {
+                    file.resize(end, 0);
+                }
+                file[*offset as usize..end].copy_from_slice(bytes);
+            }
+            DiskOp::Truncate { inode, len } => files.entry(*inode).or_default().resize(*len as usize, 0),
+            DiskOp::Link { name, inode } => {
+                names.insert(name.clone(), *inode);
+            }
+            DiskOp::Unlink { name } => {
+                names.remove(name);
+            }
+            DiskOp::Rename { from, to } => {
+                if let Some(inode) = names.remove(from) {
+                    names.insert(to.clone(), inode);
+                }
+            }
+        }
+    }
+
+    /// What the node sees: the durable directory with every change since.
+    pub fn current(&self) -> (BTreeMap<u32, Vec<u8>>, BTreeMap<Vec<u8>, u32>) {
+        let (mut files, mut names) = (self.files.clone(), self.names.clone());
+        for op in &self.pending {
+            Self::apply(&mut files, &mut names, op);
+        }
+        (files, names)
+    }
+
+    /// Makes the pending changes that `durable` selects durable, in order,
+    /// and keeps the others pending.
+    fn sync(&mut self, durable: impl Fn(&DiskOp) -> bool) {
+        let pending = std::mem::take(&mut self.pending);
+        for op in pending {
+            if durable(&op) {
+                Self::apply(&mut self.files, &mut self.names, &op);
+            } else {
+                self.pending.push(op);
+            }
+        }
+    }
+
+    /// `fsync` of file `inode`: its contents are durable.
+    pub fn sync_file(&mut self, inode: u32) {
+        self.sync(|op| matches!(op, DiskOp::Write { inode: i, .. } | DiskOp::Truncate { inode: i, .. } if *i == inode));
+    }
+
+    /// `syncfs`: every change is durable.
+    pub fn sync_all(&mut self) {
+        self.sync(|_| true);
+    }
+
+    /// `fsync` of the directory: its names are durable.
+    pub fn sync_dir(&mut self) {
+        self.sync(|op| matches!(op, DiskOp::Link { .. } | DiskOp::Unlink { .. } | DiskOp::Rename { .. }));
+    }
+
+    /// A crash that let the first `keep` pending changes reach the disk:
+    /// the rest are lost, and a file no name reaches is gone.
+    pub fn crash(&mut self, keep: usize) {
+        let pending = std::mem::take(&mut self.pending);
+        for op in pending.iter().take(keep) {
+            Self::apply(&mut self.files, &mut self.names, op);
+        }
+        let named: BTreeSet<u32> = self.names.values().copied().collect();
+        self.files.retain(|inode, _| named.contains(inode));
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        push_count(out, self.names.len());
+        for (name, inode) in &self.names {
+            push_bytes(out, name);
+            out.extend_from_slice(&inode.to_le_bytes());
+        }
+        push_count(out, self.files.len());
+        for (inode, bytes) in &self.files {
+            out.extend_from_slice(&inode.to_le_bytes());
+            push_bytes(out, bytes);
+        }
+        push_count(out, self.pending.len());
+        for op in &self.pending {
+            match op {
+                DiskOp::Write { inode, offset, bytes } => {
+                    out.push(0);
+                    out.extend_from_slice(&inode.to_le_bytes());
+                    out.extend_from_slice(&offset.to_le_bytes());
+                    push_bytes(out, bytes);
+                }
+                DiskOp::Truncate { inode, len } => {
+                    out.push(1);
+                    out.extend_from_slice(&inode.to_le_bytes());
+                    out.extend_from_slice(&len.to_le_bytes());
+                }
+                DiskOp::Link { name, inode } => {
+                    out.push(2);
+                    push_bytes(out, name);
+                    out.extend_from_slice(&inode.to_le_bytes());
+                }
+                DiskOp::Unlink { name } => {
+                    out.push(3);
+                    push_bytes(out, name);
+                }
+                DiskOp::Rename { from, to } => {
+                    out.push(4);
+                    push_bytes(out, from);
+                    push_bytes(out, to);
+                }
+            }
+        }
+        out.extend_from_slice(&self.next_inode.to_le_bytes());
+    }
 }
 
 /// A timerfd's setting, in logical seconds.
@@ -323,6 +483,8 @@ pub struct NodeWorld {
     /// While the node waits in a `recv` with `MSG_WAITALL`: the bytes of
     /// it received so far (written into its buffer already).
     pub waitall: u32,
+    /// Its data directory, kept across crashes as a disk is.
+    pub disk: Disk,
 }
 
 /// One global state of the process front end.
@@ -365,6 +527,7 @@ impl ProcessWorld {
             epolls: BTreeMap::new(),
             timers: BTreeMap::new(),
             waitall: 0,
+            disk: Disk::default(),
         };
         ProcessWorld {
             crashes: budgets.crashes,
@@ -585,7 +748,8 @@ impl ProcessWorld {
             || !node.watch.is_empty()
             || !node.epolls.is_empty()
             || !node.timers.is_empty()
-            || node.waitall != 0;
+            || node.waitall != 0
+            || !node.disk.is_empty();
         out.push(tag | (extended as u8) << 7);
         out.extend_from_slice(&status.to_le_bytes());
         let (tag, fd) = match node.blocked {
@@ -638,6 +802,16 @@ impl ProcessWorld {
                 VFd::Random => out.push(2),
                 VFd::Epoll => out.push(3),
                 VFd::Timer => out.push(4),
+                VFd::File { inode, offset, mode } => {
+                    out.push(5);
+                    out.extend_from_slice(&inode.to_le_bytes());
+                    out.extend_from_slice(&offset.to_le_bytes());
+                    out.push(mode);
+                }
+                VFd::Dir { pos } => {
+                    out.push(6);
+                    out.extend_from_slice(&pos.to_le_bytes());
+                }
             }
         }
         if extended {
@@ -677,6 +851,7 @@ impl ProcessWorld {
                 out.extend_from_slice(&t.interval.to_le_bytes());
             }
             out.extend_from_slice(&node.waitall.to_le_bytes());
+            node.disk.encode(out);
         }
     }
 

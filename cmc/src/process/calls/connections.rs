@@ -103,6 +103,20 @@ impl Supervisor {
         };
         let writes = matches!(c.nr, libc::SYS_pwrite64 | libc::SYS_pwritev | libc::SYS_pwritev2);
         let flagged = matches!(c.nr, libc::SYS_preadv2 | libc::SYS_pwritev2);
+        if let Some(VFd::File { .. }) = vfd {
+            // A file's positional I/O at its offset (-1 in the `2` forms:
+            // at the current one, moving it).
+            let at = c.args[3] as i64;
+            if flagged && c.args[5] != 0 {
+                return Err(unmodelled("RWF_ flags on a file of the data directory"));
+            }
+            let at = match at {
+                -1 if flagged => None,
+                at if at < 0 => return Ok(Answer::Err(libc::EINVAL)),
+                at => Some(at as u64),
+            };
+            return if writes { self.write_file(n, c, fd, at) } else { Ok(self.read_file(n, c, fd, at)) };
+        }
         if flagged && c.args[5] != 0 {
             return Err(unmodelled(
                 "RWF_ flags (RWF_NOWAIT is non-blocking I/O) on a connection, a socket, /dev/urandom or fd 3 or 193",
@@ -297,6 +311,8 @@ impl Supervisor {
         let flags = Self::read_flags(c);
         Ok(match v {
             VFd::Random => self.read_random(n, c),
+            VFd::File { .. } => self.read_file(n, c, fd, None),
+            VFd::Dir { .. } => Answer::Err(libc::EISDIR),
             VFd::Socket { .. } => Answer::Err(libc::ENOTCONN),
             VFd::Epoll => Answer::Err(libc::EINVAL),
             VFd::Timer => self.read_timer(n, c, fd),
@@ -349,6 +365,11 @@ impl Supervisor {
 
     pub(super) fn on_write(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
         let fd = c.args[0] as i32;
+        match vfd {
+            Some(VFd::File { .. }) => return self.write_file(n, c, fd, None),
+            Some(VFd::Dir { .. }) => return Ok(Answer::Err(libc::EISDIR)),
+            _ => {}
+        }
         if vfd.is_none() && fd != 3 && fd != 193 {
             // The node's own stdout and stderr: run as written, and kept
             // for a trace's steps.
@@ -389,7 +410,7 @@ impl Supervisor {
         let (label, side) = match v {
             VFd::Random => return Ok(Answer::Val(len)),
             VFd::Socket { .. } => return Ok(Answer::Err(libc::ENOTCONN)),
-            VFd::Epoll | VFd::Timer => return Ok(Answer::Err(libc::EINVAL)),
+            VFd::Epoll | VFd::Timer | VFd::File { .. } | VFd::Dir { .. } => return Ok(Answer::Err(libc::EINVAL)),
             VFd::Conn { label, side } => (label, side),
         };
         if data.len() > limits::WRITE_BYTES_MAX {

@@ -26,6 +26,7 @@ use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
 use super::super::world::{ProcessWorld, VFd};
 use super::super::{ProcessError, syscalls};
+use super::disk::DataPath;
 use super::{Answer, HELLO_REQUEST, paths, refuse};
 
 /// An open's directory, path and flags, whichever call made it.
@@ -124,6 +125,7 @@ fn read_only(node: u8, call: String, path: String) -> ProcessError {
 }
 
 /// Which of a call's arguments name the file it would change.
+#[derive(Clone, Copy)]
 enum Names {
     /// A path relative to the working directory.
     Path(usize),
@@ -357,6 +359,9 @@ impl Supervisor {
             }
             return Ok(Answer::Done);
         }
+        if let Some(place) = self.data_path(&file.shown) {
+            return self.open_data(n, c, place, &file.shown, open.flags);
+        }
         if let Some(what) = time_or_entropy(&file.shown) {
             return Err(ProcessError::File {
                 node: n,
@@ -404,6 +409,38 @@ impl Supervisor {
             return Ok(Answer::Err(libc::EEXIST));
         }
         let resolve = |dirfd: i32, path: Vec<u8>| paths::resolve(c.pid, dirfd, &path, false).shown;
+        // The data directory's: answered from the world.
+        let fd_vfd = |f: usize| self.world.nodes[n as usize].fds.get(&(c.args[f] as i32)).copied();
+        if let Names::Fd(f) = names
+            && let Some(v @ (VFd::File { .. } | VFd::Dir { .. })) = fd_vfd(f)
+        {
+            if c.nr == libc::SYS_ftruncate {
+                return self.truncate_file(n, c, v);
+            }
+            return Err(ProcessError::File {
+                node: n,
+                call,
+                path: "(a descriptor of the data directory)".to_string(),
+                detail: "only creating, writing, truncating, unlinking and renaming files of the data directory"
+                    .to_string(),
+            });
+        }
+        let named: Vec<String> = match (c.nr, names) {
+            (libc::SYS_rename, _) => {
+                [0, 1].iter().filter_map(|&i| path_at(i)).map(|p| resolve(libc::AT_FDCWD, p)).collect()
+            }
+            (libc::SYS_renameat | libc::SYS_renameat2, _) => {
+                [(0, 1), (2, 3)].iter().filter_map(|&(d, i)| path_at(i).map(|p| resolve(c.args[d] as i32, p))).collect()
+            }
+            (_, Names::Path(i)) => path_at(i).map(|p| resolve(libc::AT_FDCWD, p)).into_iter().collect(),
+            (_, Names::At(d, i)) => path_at(i).map(|p| resolve(c.args[d] as i32, p)).into_iter().collect(),
+            _ => Vec::new(),
+        };
+        if named.iter().any(|p| self.data_path(p).is_some()) {
+            let places: Vec<(String, Option<DataPath>)> =
+                named.into_iter().map(|p| (p.clone(), self.data_path(&p))).collect();
+            return self.change_names(n, c, &places);
+        }
         let path = match names {
             Names::Path(i) => path_at(i).map_or_else(|| "(no path)".to_string(), |p| resolve(libc::AT_FDCWD, p)),
             Names::At(d, i) => path_at(i).map_or_else(|| "(no path)".to_string(), |p| resolve(c.args[d] as i32, p)),

@@ -14,7 +14,8 @@
 //! open, close, dup, fcntl, ioctl, lseek, transfers; the calls that would
 //! change the file system, which are refused), `paths` (a node's paths,
 //! resolved as the kernel resolves them for it), `time` (the logical
-//! clock, sleeps, and the machine's other time figures), `random` (the nodes'
+//! clock, sleeps, and the machine's other time figures), `timers`
+//! (timerfds), `disk` (the data directory's files), `random` (the nodes'
 //! random streams), `processes` (virtual pids, signals to oneself, shared
 //! mappings, the preload's traps); `buffers` reads and writes a call's
 //! buffers in the target's memory. This module owns the dispatch and what
@@ -23,6 +24,7 @@
 
 mod buffers;
 mod connections;
+mod disk;
 mod files;
 mod paths;
 mod poll;
@@ -51,7 +53,7 @@ use time::{on_getcpu, on_getrusage};
 use super::filter::SNAPSHOT_SIGNAL;
 use super::notif::{self, Notif};
 use super::supervisor::Supervisor;
-use super::world::Blocked;
+use super::world::{Blocked, VFd};
 use super::{ProcessError, syscalls};
 
 /// The preload's handshake (`cmc-preload`'s `HELLO_*`; kept in step by the
@@ -66,6 +68,15 @@ pub(super) const PARK_REQUEST: u64 = 0x434d_4302;
 /// Calls on descriptors that ld.so and libc make on files and the log
 /// before the preload's hello.
 const FILE_CALLS: &[i64] = &[
+    libc::SYS_fstat,
+    libc::SYS_newfstatat,
+    libc::SYS_statx,
+    libc::SYS_access,
+    libc::SYS_faccessat,
+    libc::SYS_faccessat2,
+    libc::SYS_getdents64,
+    libc::SYS_fsync,
+    libc::SYS_fdatasync,
     libc::SYS_read,
     libc::SYS_write,
     libc::SYS_close,
@@ -170,7 +181,12 @@ impl Supervisor {
             libc::SYS_close => Ok(self.on_close(n, fd, vfd)),
             libc::SYS_ioctl => on_ioctl(&mut self.world, n, c, vfd),
             libc::SYS_fcntl => on_fcntl(&mut self.world.nodes[n as usize].nonblock, n, c, vfd),
+            libc::SYS_lseek if matches!(vfd, Some(VFd::File { .. })) => Ok(self.seek_file(n, c, fd)),
             libc::SYS_lseek => Ok(on_lseek(vfd)),
+            libc::SYS_fsync | libc::SYS_fdatasync | libc::SYS_syncfs => Ok(self.on_sync(n, c, vfd)),
+            libc::SYS_fstat | libc::SYS_newfstatat | libc::SYS_statx => Ok(self.on_stat(n, c)),
+            libc::SYS_access | libc::SYS_faccessat | libc::SYS_faccessat2 => Ok(self.on_access(n, c)),
+            libc::SYS_getdents64 => Ok(self.on_getdents(n, c, vfd)),
             libc::SYS_clock_gettime => Ok(self.on_clock_gettime(c)),
             libc::SYS_gettimeofday => Ok(self.on_gettimeofday(c)),
             libc::SYS_time => Ok(self.on_time(c)),

@@ -446,7 +446,7 @@ impl Supervisor {
             }
             // An unconnected stream socket: writable, and hung up.
             Some(VFd::Socket { listening: false, .. }) => return (OUT & events) | libc::POLLHUP,
-            Some(VFd::Random) => IN | OUT,
+            Some(VFd::Random | VFd::File { .. } | VFd::Dir { .. }) => IN | OUT,
             // Refused where it would be watched (see `on_wait`, `on_epoll_ctl`).
             Some(VFd::Epoll) => 0,
             Some(VFd::Timer) => {

@@ -1,0 +1,511 @@
+//! A node's data directory (model key `data_dir`): files whose contents
+//! are part of the world (`NodeWorld::disk`), so that a program that keeps
+//! its durable state in a file with `fsync`, as servers do, is checked as
+//! it runs. The directory is flat (files only) and each node has its own,
+//! empty at the search's start, at the path `data_dir` names (a real,
+//! existing directory, whose contents are never touched).
+//!
+//! Every change is pending until made durable: `fsync` or `fdatasync` of a
+//! file makes its writes and truncations durable, a write to a file opened
+//! `O_SYNC` or `O_DSYNC` is durable at once, and `fsync` of the directory
+//! makes its names (creations, unlinks, renames) durable. The node sees
+//! every change. A CRASH keeps the durable directory and a prefix of the
+//! pending changes, oldest first (CRASH(n, j), for each j), as CRASH(n, j)
+//! does for a core's persists; an exit keeps them all (the machine did not
+//! fail). A rename is one change, atomic.
+//!
+//! Calls: `open`, `openat`, `openat2`, `creat` (`O_CREAT`, `O_EXCL`,
+//! `O_TRUNC`, `O_APPEND`, access modes, `O_SYNC`, `O_DSYNC`), `read`,
+//! `write` and their vectored and positional kin, `lseek`, `fsync`,
+//! `fdatasync`, `ftruncate`, `fstat` and `newfstatat` (a regular file of
+//! its size; `statx` answers ENOSYS, so that programs fall back to
+//! `fstat`), `unlink`, `unlinkat`, `rename`, `renameat`, `renameat2`
+//! (without flags). Anything else in the directory (subdirectories, links,
+//! permissions) is an error naming the node, the call and the path; and so
+//! is crossing a limit: `data_file_bytes_max` per file, `data_files_max`
+//! names, `data_pending_max` pending changes.
+
+use nix::libc;
+
+use super::super::notif::{self, Notif};
+use super::super::supervisor::Supervisor;
+use super::super::world::{DiskOp, VFd};
+use super::super::{ProcessError, limits, syscalls};
+use super::Answer;
+use super::buffers::{gather, scatter};
+
+/// `VFd::File` mode bits.
+pub(in crate::process) const READ: u8 = 1;
+pub(in crate::process) const WRITE: u8 = 2;
+const APPEND: u8 = 4;
+const SYNC: u8 = 8;
+
+/// What a resolved path is, against the data directory.
+pub(super) enum DataPath {
+    /// The directory itself.
+    Dir,
+    /// A file in it, by name.
+    File(Vec<u8>),
+    /// Deeper than a file in it.
+    Deeper,
+}
+
+impl Supervisor {
+    /// Where `shown` (a resolved path) is in the data directory, if it is.
+    pub(super) fn data_path(&self, shown: &str) -> Option<DataPath> {
+        let dir = self.cfg.data_dir.as_ref()?.to_str()?.trim_end_matches('/');
+        let rest = shown.strip_prefix(dir)?;
+        if rest.is_empty() || rest == "/" {
+            return Some(DataPath::Dir);
+        }
+        let name = rest.strip_prefix('/')?.trim_end_matches('/');
+        if name.contains('/') {
+            return Some(DataPath::Deeper);
+        }
+        match name {
+            "." => Some(DataPath::Dir),
+            ".." => None,
+            _ => Some(DataPath::File(name.as_bytes().to_vec())),
+        }
+    }
+
+    fn data_error(&self, n: u8, c: &Notif, path: &str, detail: &str) -> ProcessError {
+        ProcessError::File {
+            node: n,
+            call: syscalls::describe(c.nr),
+            path: path.to_string(),
+            detail: detail.to_string(),
+        }
+    }
+
+    /// Records a pending change of node `n`'s data directory, within the
+    /// limits.
+    fn change(&mut self, n: u8, op: DiskOp) -> Result<(), ProcessError> {
+        let disk = &mut self.world.nodes[n as usize].disk;
+        if disk.pending.len() >= limits::DATA_PENDING_MAX {
+            return Err(ProcessError::Limit {
+                node: n,
+                limit: "data_pending_max",
+                max: limits::DATA_PENDING_MAX,
+                detail: "one more change of the data directory not made durable".to_string(),
+            });
+        }
+        disk.pending.push(op);
+        let (files, names) = disk.current();
+        if names.len() > limits::DATA_FILES_MAX {
+            return Err(ProcessError::Limit {
+                node: n,
+                limit: "data_files_max",
+                max: limits::DATA_FILES_MAX,
+                detail: "one more file in the data directory".to_string(),
+            });
+        }
+        if let Some(big) = files.values().find(|f| f.len() > limits::DATA_FILE_BYTES_MAX) {
+            return Err(ProcessError::Limit {
+                node: n,
+                limit: "data_file_bytes_max",
+                max: limits::DATA_FILE_BYTES_MAX,
+                detail: format!("a file of {} bytes in the data directory", big.len()),
+            });
+        }
+        Ok(())
+    }
+
+    /// An open of `path` (resolved, shown as `shown`) in the data directory
+    /// with `flags`.
+    pub(super) fn open_data(
+        &mut self,
+        n: u8,
+        c: &Notif,
+        path: DataPath,
+        shown: &str,
+        flags: i32,
+    ) -> Result<Answer, ProcessError> {
+        let cloexec = flags & libc::O_CLOEXEC != 0;
+        let access = flags & libc::O_ACCMODE;
+        let name = match path {
+            DataPath::Deeper => {
+                return Err(self.data_error(
+                    n,
+                    c,
+                    shown,
+                    "the data directory is flat: subdirectories are not modelled",
+                ));
+            }
+            DataPath::Dir => {
+                if access != libc::O_RDONLY || flags & (libc::O_CREAT | libc::O_TRUNC) != 0 {
+                    return Ok(Answer::Err(libc::EISDIR));
+                }
+                if let Some(fd) = self.add_fd(n, c, cloexec)? {
+                    self.world.nodes[n as usize].fds.insert(fd, VFd::Dir { pos: 0 });
+                }
+                return Ok(Answer::Done);
+            }
+            DataPath::File(name) => name,
+        };
+        if flags & (libc::O_DIRECTORY | libc::O_PATH | libc::O_TMPFILE) != 0 {
+            return Err(self.data_error(n, c, shown, "O_DIRECTORY, O_PATH and O_TMPFILE in the data directory"));
+        }
+        let (_, names) = self.world.nodes[n as usize].disk.current();
+        let inode = match names.get(&name) {
+            Some(_) if flags & libc::O_CREAT != 0 && flags & libc::O_EXCL != 0 => return Ok(Answer::Err(libc::EEXIST)),
+            Some(&inode) => inode,
+            None if flags & libc::O_CREAT == 0 => return Ok(Answer::Err(libc::ENOENT)),
+            None => {
+                let disk = &mut self.world.nodes[n as usize].disk;
+                let inode = disk.next_inode;
+                disk.next_inode += 1;
+                self.change(n, DiskOp::Link { name, inode })?;
+                inode
+            }
+        };
+        let mode = match access {
+            libc::O_RDONLY => READ,
+            libc::O_WRONLY => WRITE,
+            _ => READ | WRITE,
+        } | if flags & libc::O_APPEND != 0 { APPEND } else { 0 }
+            | if flags & (libc::O_SYNC | libc::O_DSYNC) != 0 { SYNC } else { 0 };
+        if flags & libc::O_TRUNC != 0 && mode & WRITE != 0 {
+            self.change(n, DiskOp::Truncate { inode, len: 0 })?;
+            if mode & SYNC != 0 {
+                self.world.nodes[n as usize].disk.sync_file(inode);
+            }
+        }
+        if let Some(fd) = self.add_fd(n, c, cloexec)? {
+            self.world.nodes[n as usize].fds.insert(fd, VFd::File { inode, offset: 0, mode });
+        }
+        Ok(Answer::Done)
+    }
+
+    /// The current contents of file `inode` of node `n`.
+    fn contents(&self, n: u8, inode: u32) -> Vec<u8> {
+        self.world.nodes[n as usize].disk.current().0.remove(&inode).unwrap_or_default()
+    }
+
+    /// A read of file descriptor `fd` (`VFd::File`) at `at`, or at its
+    /// offset (moving it) if `at` is `None`.
+    pub(super) fn read_file(&mut self, n: u8, c: &Notif, fd: i32, at: Option<u64>) -> Answer {
+        let Some(&VFd::File { inode, offset, mode }) = self.world.nodes[n as usize].fds.get(&fd) else {
+            return Answer::Err(libc::EBADF);
+        };
+        if mode & READ == 0 {
+            return Answer::Err(libc::EBADF);
+        }
+        let data = self.contents(n, inode);
+        let from = (at.unwrap_or(offset as u64) as usize).min(data.len());
+        match scatter(c, &data[from..]) {
+            Ok(k) => {
+                if at.is_none() {
+                    self.set_offset(n, fd, (from + k) as u32);
+                }
+                Answer::Val(k as i64)
+            }
+            Err(e) => Answer::Err(e),
+        }
+    }
+
+    /// A write to file descriptor `fd` (`VFd::File`), as `read_file`.
+    pub(super) fn write_file(&mut self, n: u8, c: &Notif, fd: i32, at: Option<u64>) -> Result<Answer, ProcessError> {
+        let Some(&VFd::File { inode, offset, mode }) = self.world.nodes[n as usize].fds.get(&fd) else {
+            return Ok(Answer::Err(libc::EBADF));
+        };
+        if mode & WRITE == 0 {
+            return Ok(Answer::Err(libc::EBADF));
+        }
+        let bytes = match gather(c) {
+            Ok(b) => b,
+            Err(e) => return Ok(Answer::Err(e)),
+        };
+        let start = match at {
+            Some(at) => at,
+            None if mode & APPEND != 0 => self.contents(n, inode).len() as u64,
+            None => offset as u64,
+        };
+        let end = start + bytes.len() as u64;
+        if end > limits::DATA_FILE_BYTES_MAX as u64 {
+            return Err(ProcessError::Limit {
+                node: n,
+                limit: "data_file_bytes_max",
+                max: limits::DATA_FILE_BYTES_MAX,
+                detail: format!("a write to byte {end} of a file in the data directory"),
+            });
+        }
+        let len = bytes.len();
+        if len > 0 {
+            self.change(n, DiskOp::Write { inode, offset: start as u32, bytes })?;
+        }
+        if mode & SYNC != 0 {
+            self.world.nodes[n as usize].disk.sync_file(inode);
+        }
+        if at.is_none() {
+            self.set_offset(n, fd, end as u32);
+        }
+        Ok(Answer::Val(len as i64))
+    }
+
+    fn set_offset(&mut self, n: u8, fd: i32, to: u32) {
+        if let Some(VFd::File { offset, .. }) = self.world.nodes[n as usize].fds.get_mut(&fd) {
+            *offset = to;
+        }
+    }
+
+    /// `lseek` of a data file.
+    pub(super) fn seek_file(&mut self, n: u8, c: &Notif, fd: i32) -> Answer {
+        let Some(&VFd::File { inode, offset, .. }) = self.world.nodes[n as usize].fds.get(&fd) else {
+            return Answer::Val(0);
+        };
+        let delta = c.args[1] as i64;
+        let base = match c.args[2] as i32 {
+            libc::SEEK_SET => 0,
+            libc::SEEK_CUR => offset as i64,
+            libc::SEEK_END => self.contents(n, inode).len() as i64,
+            _ => return Answer::Err(libc::EINVAL),
+        };
+        match base.checked_add(delta) {
+            Some(to) if (0..=limits::DATA_FILE_BYTES_MAX as i64).contains(&to) => {
+                self.set_offset(n, fd, to as u32);
+                Answer::Val(to)
+            }
+            Some(to) if to >= 0 => Answer::Err(libc::EFBIG),
+            _ => Answer::Err(libc::EINVAL),
+        }
+    }
+
+    /// `fsync`, `fdatasync` (and `syncfs`) of a descriptor of the data
+    /// directory; on any other the call runs.
+    pub(super) fn on_sync(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Answer {
+        let disk = &mut self.world.nodes[n as usize].disk;
+        match vfd {
+            Some(VFd::File { .. } | VFd::Dir { .. }) if c.nr == libc::SYS_syncfs => {
+                disk.sync_all();
+                Answer::Val(0)
+            }
+            Some(VFd::File { inode, .. }) => {
+                disk.sync_file(inode);
+                Answer::Val(0)
+            }
+            Some(VFd::Dir { .. }) => {
+                disk.sync_dir();
+                Answer::Val(0)
+            }
+            Some(_) => Answer::Err(libc::EINVAL),
+            None => Answer::Continue,
+        }
+    }
+
+    /// `ftruncate` of a data file.
+    pub(super) fn truncate_file(&mut self, n: u8, c: &Notif, vfd: VFd) -> Result<Answer, ProcessError> {
+        let VFd::File { inode, mode, .. } = vfd else { return Ok(Answer::Err(libc::EINVAL)) };
+        if mode & WRITE == 0 {
+            return Ok(Answer::Err(libc::EINVAL));
+        }
+        let len = c.args[1] as i64;
+        if len < 0 {
+            return Ok(Answer::Err(libc::EINVAL));
+        }
+        if len as u64 > limits::DATA_FILE_BYTES_MAX as u64 {
+            return Err(ProcessError::Limit {
+                node: n,
+                limit: "data_file_bytes_max",
+                max: limits::DATA_FILE_BYTES_MAX,
+                detail: format!("a file cut to {len} bytes in the data directory"),
+            });
+        }
+        self.change(n, DiskOp::Truncate { inode, len: len as u32 })?;
+        if mode & SYNC != 0 {
+            self.world.nodes[n as usize].disk.sync_file(inode);
+        }
+        Ok(Answer::Val(0))
+    }
+
+    /// `unlink`, `rename` and their `at` forms of names in the data
+    /// directory (`names`: the resolved paths the call names).
+    pub(super) fn change_names(
+        &mut self,
+        n: u8,
+        c: &Notif,
+        names: &[(String, Option<DataPath>)],
+    ) -> Result<Answer, ProcessError> {
+        let file = |i: usize| match names.get(i) {
+            Some((_, Some(DataPath::File(name)))) => Some(name.clone()),
+            _ => None,
+        };
+        let shown = names.first().map_or(String::new(), |(s, _)| s.clone());
+        let (_, current) = self.world.nodes[n as usize].disk.current();
+        match c.nr {
+            libc::SYS_unlink | libc::SYS_unlinkat => {
+                if c.nr == libc::SYS_unlinkat && c.args[2] as i32 & libc::AT_REMOVEDIR != 0 {
+                    return Err(self.data_error(n, c, &shown, "removing a directory of the data directory"));
+                }
+                let Some(name) = file(0) else {
+                    return Err(self.data_error(n, c, &shown, "only files of the data directory are modelled"));
+                };
+                if !current.contains_key(&name) {
+                    return Ok(Answer::Err(libc::ENOENT));
+                }
+                self.change(n, DiskOp::Unlink { name })?;
+                Ok(Answer::Val(0))
+            }
+            libc::SYS_rename | libc::SYS_renameat | libc::SYS_renameat2 => {
+                if c.nr == libc::SYS_renameat2 && c.args[4] != 0 {
+                    return Err(self.data_error(n, c, &shown, "renameat2 flags in the data directory"));
+                }
+                let (Some(from), Some(to)) = (file(0), file(1)) else {
+                    return Err(self.data_error(
+                        n,
+                        c,
+                        &shown,
+                        "a rename into or out of the data directory, or of the directory",
+                    ));
+                };
+                if !current.contains_key(&from) {
+                    return Ok(Answer::Err(libc::ENOENT));
+                }
+                if from != to {
+                    self.change(n, DiskOp::Rename { from, to })?;
+                }
+                Ok(Answer::Val(0))
+            }
+            _ => Err(self.data_error(n, c, &shown, "only creating, writing, truncating, unlinking and renaming files")),
+        }
+    }
+
+    /// `fstat` of a data file or the directory: a regular file of its size,
+    /// or a directory.
+    pub(super) fn stat_data(&self, n: u8, c: &Notif, at: u64, what: &DataStat) -> Answer {
+        // struct stat on x86-64: st_mode at 24, st_nlink at 16, st_size at
+        // 48, st_blksize at 56, 144 bytes.
+        let mut st = [0u8; 144];
+        let (mode, size) = match what {
+            DataStat::Inode(inode) => (libc::S_IFREG | 0o644, self.contents(n, *inode).len() as i64),
+            DataStat::Dir => (libc::S_IFDIR | 0o755, 4096),
+            DataStat::Missing => return Answer::Err(libc::ENOENT),
+        };
+        st[16..24].copy_from_slice(&1u64.to_ne_bytes());
+        st[24..28].copy_from_slice(&mode.to_ne_bytes());
+        st[48..56].copy_from_slice(&size.to_ne_bytes());
+        st[56..64].copy_from_slice(&4096i64.to_ne_bytes());
+        if notif::write_mem(c.pid, at, &st) { Answer::Val(0) } else { Answer::Err(libc::EFAULT) }
+    }
+
+    /// `fstat(fd, st)`, `newfstatat(dirfd, path, st, flags)` and `statx`:
+    /// of the data directory and its files, answered from the world; of
+    /// anything else, run.
+    pub(super) fn on_stat(&self, n: u8, c: &Notif) -> Answer {
+        let node = &self.world.nodes[n as usize];
+        let of_fd = |fd: i32| match node.fds.get(&fd) {
+            Some(VFd::File { inode, .. }) => Some(DataStat::Inode(*inode)),
+            Some(VFd::Dir { .. }) => Some(DataStat::Dir),
+            _ => None,
+        };
+        let of_path = |dirfd: i32, at: u64, flags: i32| -> Option<Option<DataStat>> {
+            let path = notif::read_cstr(c.pid, at, libc::PATH_MAX as usize)?;
+            if path.is_empty() {
+                return (flags & libc::AT_EMPTY_PATH != 0).then(|| of_fd(dirfd));
+            }
+            let resolved = super::paths::resolve(c.pid, dirfd, &path, flags & libc::AT_SYMLINK_NOFOLLOW == 0);
+            Some(match self.data_path(&resolved.shown)? {
+                DataPath::Dir => Some(DataStat::Dir),
+                DataPath::File(name) => Some(match node.disk.current().1.get(&name) {
+                    Some(&inode) => DataStat::Inode(inode),
+                    None => DataStat::Missing,
+                }),
+                DataPath::Deeper => Some(DataStat::Missing),
+            })
+        };
+        match c.nr {
+            libc::SYS_fstat => match of_fd(c.args[0] as i32) {
+                Some(what) => self.stat_data(n, c, c.args[1], &what),
+                None => Answer::Continue,
+            },
+            libc::SYS_newfstatat => match of_path(c.args[0] as i32, c.args[1], c.args[3] as i32) {
+                Some(Some(DataStat::Missing)) => Answer::Err(libc::ENOENT),
+                Some(Some(what)) => self.stat_data(n, c, c.args[2], &what),
+                _ => Answer::Continue,
+            },
+            // statx: programs fall back to fstat on ENOSYS.
+            _ => match of_path(c.args[0] as i32, c.args[1], c.args[2] as i32) {
+                Some(Some(_)) => Answer::Err(libc::ENOSYS),
+                _ => Answer::Continue,
+            },
+        }
+    }
+}
+
+impl Supervisor {
+    /// `access`, `faccessat`, `faccessat2` of the data directory and its
+    /// files: whether it exists (a node may do anything to its own files);
+    /// of anything else, run.
+    pub(super) fn on_access(&self, n: u8, c: &Notif) -> Answer {
+        let (dirfd, at) = match c.nr {
+            libc::SYS_access => (libc::AT_FDCWD, c.args[0]),
+            _ => (c.args[0] as i32, c.args[1]),
+        };
+        let Some(path) = notif::read_cstr(c.pid, at, libc::PATH_MAX as usize) else { return Answer::Continue };
+        let resolved = super::paths::resolve(c.pid, dirfd, &path, true);
+        match self.data_path(&resolved.shown) {
+            None => Answer::Continue,
+            Some(DataPath::Dir) => Answer::Val(0),
+            Some(DataPath::Deeper) => Answer::Err(libc::ENOENT),
+            Some(DataPath::File(name)) => {
+                if self.world.nodes[n as usize].disk.current().1.contains_key(&name) {
+                    Answer::Val(0)
+                } else {
+                    Answer::Err(libc::ENOENT)
+                }
+            }
+        }
+    }
+
+    /// `getdents64` of the data directory: `.`, `..` and its names, in
+    /// order, from where the last call stopped; of anything else, run.
+    pub(super) fn on_getdents(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Answer {
+        let fd = c.args[0] as i32;
+        let Some(VFd::Dir { pos }) = vfd else {
+            return match vfd {
+                Some(_) => Answer::Err(libc::ENOTDIR),
+                None => Answer::Continue,
+            };
+        };
+        let (_, names) = self.world.nodes[n as usize].disk.current();
+        let mut entries: Vec<(u64, u8, Vec<u8>)> =
+            vec![(1, libc::DT_DIR, b".".to_vec()), (1, libc::DT_DIR, b"..".to_vec())];
+        entries.extend(names.iter().map(|(name, inode)| (*inode as u64 + 2, libc::DT_REG, name.clone())));
+        let room = c.args[2] as usize;
+        let mut out = Vec::new();
+        let mut next = pos as usize;
+        for (ino, kind, name) in entries.iter().skip(pos as usize) {
+            // struct linux_dirent64: d_ino, d_off, d_reclen, d_type, name,
+            // a NUL, padded to 8.
+            let len = (19 + name.len() + 1).div_ceil(8) * 8;
+            if out.len() + len > room {
+                break;
+            }
+            let start = out.len();
+            out.extend_from_slice(&ino.to_ne_bytes());
+            out.extend_from_slice(&((next + 1) as i64).to_ne_bytes());
+            out.extend_from_slice(&(len as u16).to_ne_bytes());
+            out.push(*kind);
+            out.extend_from_slice(name);
+            out.resize(start + len, 0);
+            next += 1;
+        }
+        if out.is_empty() && next < entries.len() {
+            return Answer::Err(libc::EINVAL);
+        }
+        if !out.is_empty() && !notif::write_mem(c.pid, c.args[1], &out) {
+            return Answer::Err(libc::EFAULT);
+        }
+        if let Some(VFd::Dir { pos }) = self.world.nodes[n as usize].fds.get_mut(&fd) {
+            *pos = next as u32;
+        }
+        Answer::Val(out.len() as i64)
+    }
+}
+
+/// What a `stat` of the data directory finds.
+pub(super) enum DataStat {
+    Inode(u32),
+    Dir,
+    Missing,
+}
