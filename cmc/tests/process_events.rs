@@ -278,3 +278,43 @@ fn a_crash_keeps_what_was_synced_and_each_prefix_of_the_rest() {
     assert_eq!(after(3), [4, b'a', b'b', b'c', b'd', 0, 1, 4], "and the rename, whole");
     assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "the real directory is never written");
 }
+
+/// Issue 11, item 8: `examples/c/evstore.c`'s two planted bugs are found
+/// only as the issue asks: its framing bug only with `stream = true` (one
+/// whole write per read never cuts a line), its in-place overwrite only
+/// by a crash that keeps part of the changes pending (CRASH(0, 1) of two),
+/// never by one keeping all or none.
+#[test]
+fn the_event_loop_examples_bugs_need_a_byte_stream_and_a_torn_write() {
+    let _serial = process_support::serial();
+    let examples = process_support::repo().join("examples/c");
+    let model = |bug: &str, stream: bool, crashes: u8, clients: u8| {
+        let mut c = cmc::process::Config::new(process_support::program_with("evstore", &[bug]), 1);
+        c.preload = Some(process_support::preload());
+        c.args = vec!["evstore-data".to_string()];
+        c.workdir = Some(examples.clone());
+        c.data_dir = Some(examples.join("evstore-data"));
+        c.request = b"+1\n".to_vec();
+        c.stream = stream;
+        c.budgets = cmc::process::Budgets { crashes, drops: 0, timeouts: 1, clients };
+        ProgramModel::new("evstore", c).always("acked_increments_are_durable", |w| {
+            let disk = &w.nodes[0].disk;
+            let value = disk.names.get(b"value".as_slice()).and_then(|i| disk.files.get(i));
+            let value: u32 = value.map(|v| String::from_utf8_lossy(v).trim().parse().unwrap_or(0)).unwrap_or(0);
+            value as usize >= w.replies.iter().filter(|(_, r)| r == b"ok\n").count()
+        })
+    };
+    let run = |m: &ProgramModel| explore(ProcessExplorer::new(m).unwrap(), &Options::default(), &mut NoControl);
+    let framing = "-DBUG_ONE_READ_FRAMES=1";
+    assert_eq!(run(&model(framing, false, 0, 1)).verdict, Verdict::Pass, "whole writes");
+    let r = run(&model(framing, true, 0, 1));
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    let torn = "-DBUG_TRUNCATE_IN_PLACE=1";
+    let r = run(&model(torn, false, 1, 2));
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    let crash = &r.trace.last().unwrap().action;
+    assert_eq!(crash, "CRASH(0, 1)", "a prefix of two pending changes\n{}", r.to_text());
+    let before = &r.trace[r.trace.len() - 2].world;
+    // Value 2 applied and written over the file, 1 committed.
+    assert!(before.nodes[0].state.starts_with("state 0201"), "{before:?}");
+}

@@ -107,6 +107,19 @@ impl ProgramModel {
         self
     }
 
+    /// The nodes' working directory (relative paths they name start there).
+    pub fn workdir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.config.workdir = Some(dir.into());
+        self
+    }
+
+    /// The nodes' data directory (`data_dir` in a model file): its files
+    /// are part of the world; it must exist, and is never written.
+    pub fn data_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.config.data_dir = Some(dir.into());
+        self
+    }
+
     /// Connections as byte streams: a read may get the first bytes of a
     /// write, or two writes merged (`stream = true` in a model file).
     pub fn stream(mut self, stream: bool) -> Self {

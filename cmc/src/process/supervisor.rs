@@ -161,6 +161,20 @@ impl Supervisor {
             }
         };
         let cwd = cstring(cwd.as_os_str().as_bytes(), "workdir")?;
+        // The data directory as paths resolve: absolute, no links.
+        let mut cfg = cfg.clone();
+        if let Some(d) = &cfg.data_dir {
+            let dir = std::fs::canonicalize(d)
+                .map_err(|e| ProcessError::Config { key: "data_dir", reason: format!("{}: {e}", d.display()) })?;
+            if !dir.is_dir() {
+                return Err(ProcessError::Config {
+                    key: "data_dir",
+                    reason: format!("{} is not a directory", dir.display()),
+                });
+            }
+            cfg.data_dir = Some(dir);
+        }
+        let cfg = &cfg;
         let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
         if epoll < 0 {
             return Err(sys("epoll_create1"));
