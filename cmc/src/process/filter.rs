@@ -67,16 +67,6 @@ pub const NOTIFIED: &[i64] = &[
     libc::SYS_preadv2,
     libc::SYS_pwritev2,
     libc::SYS_lseek,
-    libc::SYS_fsync,
-    libc::SYS_fdatasync,
-    libc::SYS_syncfs,
-    libc::SYS_fstat,
-    libc::SYS_newfstatat,
-    libc::SYS_statx,
-    libc::SYS_access,
-    libc::SYS_faccessat,
-    libc::SYS_faccessat2,
-    libc::SYS_getdents64,
     libc::SYS_fcntl,
     libc::SYS_ioctl,
     libc::SYS_dup,
@@ -203,10 +193,16 @@ pub const NOTIFIED: &[i64] = &[
 ];
 
 /// Every call notified whatever its arguments: [`NOTIFIED`], the calls that
-/// change the file system and those that change the machine (the table's
-/// lists, `calls::CHANGE_FILES` and `calls::MACHINE`).
+/// change the file system, those that change the machine and those that
+/// ask about a file or make it durable (the table's lists,
+/// `calls::CHANGE_FILES`, `calls::MACHINE`, `calls::FILE_QUERIES`).
 pub fn notified() -> impl Iterator<Item = i64> {
-    NOTIFIED.iter().chain(super::calls::CHANGE_FILES).chain(super::calls::MACHINE).copied()
+    NOTIFIED
+        .iter()
+        .chain(super::calls::CHANGE_FILES)
+        .chain(super::calls::MACHINE)
+        .chain(super::calls::FILE_QUERIES)
+        .copied()
 }
 
 /// Why the filter could not be built (a libseccomp failure: its version or

@@ -65,9 +65,11 @@ const HELLO_BYTES: usize = 48;
 /// The `ioctl` on fd 3 a template parks in (`cmc-preload`'s `PARK_REQUEST`).
 pub(super) const PARK_REQUEST: u64 = 0x434d_4302;
 
-/// Calls on descriptors that ld.so and libc make on files and the log
-/// before the preload's hello.
-const FILE_CALLS: &[i64] = &[
+/// Calls that ask about a file (its status, whether it exists, a
+/// directory's names) or make it durable: notified (the filter), since the
+/// data directory's files are the world's (`disk`), and let run on any
+/// other file, before the preload's hello as after.
+pub(super) const FILE_QUERIES: &[i64] = &[
     libc::SYS_fstat,
     libc::SYS_newfstatat,
     libc::SYS_statx,
@@ -77,6 +79,12 @@ const FILE_CALLS: &[i64] = &[
     libc::SYS_getdents64,
     libc::SYS_fsync,
     libc::SYS_fdatasync,
+    libc::SYS_syncfs,
+];
+
+/// Calls on descriptors that ld.so and libc make on files and the log
+/// before the preload's hello.
+const FILE_CALLS: &[i64] = &[
     libc::SYS_read,
     libc::SYS_write,
     libc::SYS_close,
@@ -326,7 +334,9 @@ impl Supervisor {
             libc::SYS_prctl => on_prctl(n, c),
             libc::SYS_arch_prctl => self.on_arch_prctl(n, c),
             // ld.so's and libc's own start-up I/O on files and the log.
-            nr if FILE_CALLS.contains(&nr) && fd != 3 && fd != 193 => Ok(Answer::Continue),
+            nr if (FILE_CALLS.contains(&nr) || FILE_QUERIES.contains(&nr)) && fd != 3 && fd != 193 => {
+                Ok(Answer::Continue)
+            }
             nr => missing(format!("{} before the preload's hello", syscalls::describe(nr))),
         }
     }
