@@ -481,8 +481,10 @@ pub struct NodeWorld {
     /// Each timerfd's setting.
     pub timers: BTreeMap<i32, TimerFd>,
     /// While the node waits in a `recv` with `MSG_WAITALL`: the bytes of
-    /// it received so far (written into its buffer already).
-    pub waitall: u32,
+    /// it received so far, written into its buffer already. The bytes, not
+    /// only their count: the node's memory holds them, and two worlds that
+    /// differ only in them are two states.
+    pub waitall: Vec<u8>,
     /// Its data directory, kept across crashes as a disk is.
     pub disk: Disk,
 }
@@ -526,7 +528,7 @@ impl ProcessWorld {
             watch: BTreeMap::new(),
             epolls: BTreeMap::new(),
             timers: BTreeMap::new(),
-            waitall: 0,
+            waitall: Vec::new(),
             disk: Disk::default(),
         };
         ProcessWorld {
@@ -669,7 +671,7 @@ impl ProcessWorld {
         node.watch.clear();
         node.epolls.clear();
         node.timers.clear();
-        node.waitall = 0;
+        node.waitall.clear();
         node.blocked = Blocked::Nothing;
         // A record half written is not written; a new life reads fd 193
         // afresh.
@@ -748,7 +750,7 @@ impl ProcessWorld {
             || !node.watch.is_empty()
             || !node.epolls.is_empty()
             || !node.timers.is_empty()
-            || node.waitall != 0
+            || !node.waitall.is_empty()
             || !node.disk.is_empty();
         out.push(tag | (extended as u8) << 7);
         out.extend_from_slice(&status.to_le_bytes());
@@ -850,7 +852,7 @@ impl ProcessWorld {
                 }
                 out.extend_from_slice(&t.interval.to_le_bytes());
             }
-            out.extend_from_slice(&node.waitall.to_le_bytes());
+            push_bytes(out, &node.waitall);
             node.disk.encode(out);
         }
     }
@@ -1055,7 +1057,8 @@ mod tests {
             with_node(&|n| {
                 n.timers.insert(4, TimerFd { deadline: None, interval: 0, realtime: true });
             }),
-            with_node(&|n| n.waitall = 3),
+            with_node(&|n| n.waitall = b"ab".to_vec()),
+            with_node(&|n| n.waitall = b"cd".to_vec()),
             with_conn(&|c| c.split_target = true),
         ];
         let mut buf = Vec::new();

@@ -478,21 +478,21 @@ impl Supervisor {
     /// Returns how many bytes of `data` it took.
     fn answer_waitall(&mut self, n: u8, notif: &Notif, data: &[u8]) -> Result<usize, ProcessError> {
         let want = notif.args[2] as usize;
-        let got = self.world.nodes[n as usize].waitall as usize;
+        let got = self.world.nodes[n as usize].waitall.len();
         let take = data.len().min(want.saturating_sub(got));
         if take > 0 && !notif::write_mem(notif.pid, notif.args[1] + got as u64, &data[..take]) {
-            self.world.nodes[n as usize].waitall = 0;
+            self.world.nodes[n as usize].waitall.clear();
             self.world.nodes[n as usize].blocked = Blocked::Nothing;
             self.answer(n, notif, Answer::Err(libc::EFAULT))?;
             return Ok(0);
         }
-        let got = got + take;
         let node = &mut self.world.nodes[n as usize];
+        node.waitall.extend_from_slice(&data[..take]);
+        let got = node.waitall.len();
         if got < want && !data.is_empty() {
-            node.waitall = got as u32;
             return Ok(take);
         }
-        node.waitall = 0;
+        node.waitall.clear();
         node.blocked = Blocked::Nothing;
         self.answer(n, notif, Answer::Val(got as i64))?;
         Ok(take)
@@ -568,6 +568,7 @@ impl Supervisor {
     fn recv_waitall(&mut self, n: u8, c: &Notif, fd: i32, label: Label, side: Side, nonblocking: bool) -> Answer {
         let want = c.args[2] as usize;
         let mut got = 0;
+        let mut received = Vec::new();
         let eof = {
             let Some(conn) = self.world.conns.get_mut(&label) else { return Answer::Err(libc::ENOTCONN) };
             let arrived = conn.arrived(side);
@@ -577,6 +578,7 @@ impl Supervisor {
                 if !notif::write_mem(c.pid, c.args[1] + got as u64, &msg[..take]) {
                     return Answer::Err(libc::EFAULT);
                 }
+                received.extend_from_slice(&msg[..take]);
                 got += take;
                 if take < msg.len() {
                     msg.drain(..take);
@@ -592,7 +594,7 @@ impl Supervisor {
         if nonblocking {
             return Answer::Err(libc::EAGAIN);
         }
-        self.world.nodes[n as usize].waitall = got as u32;
+        self.world.nodes[n as usize].waitall = received;
         Answer::Hold(Blocked::Read { fd })
     }
 
