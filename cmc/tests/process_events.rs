@@ -322,3 +322,29 @@ fn the_event_loop_examples_bugs_need_a_byte_stream_and_a_torn_write() {
     // Value 2 applied and written over the file, 1 committed.
     assert!(before.nodes[0].state.starts_with("state 0201"), "{before:?}");
 }
+
+/// The data directory as programs use it: a file nothing reaches any more
+/// is forgotten, so its number is the next file's (equal directories are
+/// equal bytes); `openat` and `fstatat` from the directory's descriptor
+/// name its files; a pwrite to an O_APPEND file appends (as Linux); a
+/// write past the end leaves a hole; rewinddir lists again.
+#[test]
+fn files_come_and_go_in_the_data_directory_as_on_the_kernel() {
+    let _serial = process_support::serial();
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("churn-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = std::fs::canonicalize(dir).unwrap();
+    let mut c = config("probe", 1);
+    c.args = vec!["churn".to_string(), dir.to_string_lossy().into_owned()];
+    c.data_dir = Some(dir.clone());
+    let w = replay(&c, &[]);
+    assert_eq!(w.nodes[0].life, Life::Live, "every check of the program held: {w:?}");
+    // inode 0 again (st_ino 2); "y"; 1 byte; "12"; 11 bytes; ., .., b, c twice.
+    assert_eq!(w.nodes[0].state, [2, b'y', 1, 2, 11, 4, 4]);
+    assert_eq!(w.nodes[0].disk.current().0.len(), 2, "a's bytes are gone: {:?}", w.nodes[0].disk);
+    // A link or a directory in the real directory is refused.
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let err = cmc::process::ProcessEngine::new(c).unwrap().initial().expect_err("a directory inside");
+    std::fs::remove_dir(dir.join("sub")).unwrap();
+    assert!(err.to_string().contains("a link or a directory"), "{err}");
+}

@@ -18,7 +18,7 @@
  * the new one, whole. At start the server reads DIR/value back (0 if it is
  * not there).
  *
- * State on fd 3, at most 3 + 2 * 6 bytes: {value, committed, armed,
+ * State on fd 3, at most 4 + 2 * 6 bytes: {value, committed, armed,
  * connections, then per connection in descriptor order: fd, waiting for
  * its acknowledgement, bytes of its line so far, those bytes (3)}: all the
  * server keeps in memory, and so where it is.

@@ -23,7 +23,8 @@
  * "framing" node 0 reads 4-byte requests one read each, node 1 writes
  * two (a framing bug byte streams show); "framing waitall" node 0 reads
  * both with one recv(MSG_WAITALL); "ticker" timerfds (see ticker);
- * "store DIR" durable files in the data directory (see store); "naps"
+ * "store DIR" durable files in the data directory (see store); "churn
+ * DIR" files that come and go there (see churn); "naps"
  * sleeps by sleep, poll and select of nothing; "rdhup" a poll for
  * the peer's hang-up only; "addresses" report where the text,
  * the stack, the break, an anonymous mapping and printf are, then wait
@@ -576,6 +577,51 @@ static int store(int node, const char *dir)
     return wait_in_accept(node);
 }
 
+/* Mode "churn DIR": files come and go in the data directory DIR.
+ * Reports {st_ino of the second file (2 + its inode: the first's number
+ * again), what openat from the directory read, its size by newfstatat
+ * from the directory, size after a pwrite on an O_APPEND file, size
+ * after a write past the end, names listed twice (rewinddir between)}. */
+static int churn(int node, const char *dir)
+{
+    char a[256], b[256], c[256];
+    uint8_t st[7] = {0};
+    struct stat s;
+    snprintf(a, sizeof a, "%s/a", dir);
+    snprintf(b, sizeof b, "%s/b", dir);
+    snprintf(c, sizeof c, "%s/c", dir);
+    int d = open(dir, O_RDONLY | O_DIRECTORY);
+    int fd = open(a, O_CREAT | O_WRONLY, 0644);
+    if (d < 0 || fd < 0 || write(fd, "x", 1) != 1 || fsync(fd) != 0 || close(fd) != 0 || fsync(d) != 0)
+        return 2;
+    if (unlink(a) != 0 || fsync(d) != 0)
+        return 3;
+    fd = open(b, O_CREAT | O_RDWR, 0644);
+    if (fd < 0 || fstat(fd, &s) != 0 || write(fd, "y", 1) != 1)
+        return 4;
+    st[0] = (uint8_t)s.st_ino;
+    char got = 0;
+    int e = openat(d, "b", O_RDONLY);
+    if (e < 0 || read(e, &got, 1) != 1 || fstatat(d, "b", &s, 0) != 0)
+        return 5;
+    st[1] = (uint8_t)got, st[2] = (uint8_t)s.st_size;
+    int f = open(c, O_CREAT | O_WRONLY | O_APPEND, 0644);
+    if (f < 0 || write(f, "1", 1) != 1 || pwrite(f, "2", 1, 0) != 1 || fstat(f, &s) != 0)
+        return 6;
+    st[3] = (uint8_t)s.st_size;
+    if (lseek(fd, 10, SEEK_SET) != 10 || read(fd, &got, 1) != 0 || write(fd, "z", 1) != 1 || fstat(fd, &s) != 0)
+        return 7;
+    st[4] = (uint8_t)s.st_size;
+    DIR *list = opendir(dir);
+    while (list && readdir(list))
+        st[5]++;
+    rewinddir(list);
+    while (list && readdir(list))
+        st[6]++;
+    cmc_record_write(CMC_STATE_FD, st, sizeof st);
+    return wait_in_accept(node);
+}
+
 static int evloop_client(void)
 {
     struct sockaddr_in a = cmc_address(0);
@@ -974,6 +1020,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "store") == 0)
         return store(node, call);
+    if (strcmp(mode, "churn") == 0)
+        return churn(node, call);
     if (strcmp(mode, "ticker") == 0)
         return ticker();
     if (strcmp(mode, "evloop") == 0)

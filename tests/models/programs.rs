@@ -288,6 +288,13 @@ mod evstore {
         model()
     }
 
+    /// The same server on byte streams: however the lines are cut, it
+    /// assembles them before applying them (what the first bug gets wrong).
+    #[cmc::model(program = "../examples/c/build/evstore", nodes = 1, clients = 2, timeouts = 2)]
+    fn correct_on_byte_streams() -> ProgramModel {
+        model().stream(true)
+    }
+
     /// One read taken as one line: a byte stream that cuts "+1\n" after
     /// its "+" makes the server acknowledge an increment it did not add.
     #[cmc::model(

@@ -172,6 +172,26 @@ impl Supervisor {
                     reason: format!("{} is not a directory", dir.display()),
                 });
             }
+            // Paths are resolved through the real directory: a link or a
+            // directory in it could lead a node's path out of the world.
+            let entries = std::fs::read_dir(&dir)
+                .map_err(|e| ProcessError::Config { key: "data_dir", reason: format!("{}: {e}", dir.display()) })?;
+            for entry in entries.flatten() {
+                let kind = entry.file_type().map_err(|e| ProcessError::Config {
+                    key: "data_dir",
+                    reason: format!("{}: {e}", entry.path().display()),
+                })?;
+                if kind.is_symlink() || kind.is_dir() {
+                    return Err(ProcessError::Config {
+                        key: "data_dir",
+                        reason: format!(
+                            "{} holds {}, a link or a directory: the nodes' paths resolve through it",
+                            dir.display(),
+                            entry.path().display()
+                        ),
+                    });
+                }
+            }
             cfg.data_dir = Some(dir);
         }
         let cfg = &cfg;

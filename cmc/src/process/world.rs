@@ -255,13 +255,41 @@ pub struct Disk {
     pub files: BTreeMap<u32, Vec<u8>>,
     pub names: BTreeMap<Vec<u8>, u32>,
     pub pending: Vec<DiskOp>,
-    /// The next new file's inode number.
-    pub next_inode: u32,
 }
 
 impl Disk {
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty() && self.names.is_empty() && self.pending.is_empty() && self.next_inode == 0
+        self.files.is_empty() && self.names.is_empty() && self.pending.is_empty()
+    }
+
+    /// The inodes something still reaches: a durable name, a pending
+    /// change, or one of `open` (the node's open files).
+    fn reached(&self, open: &BTreeSet<u32>) -> BTreeSet<u32> {
+        let mut reached: BTreeSet<u32> = self.names.values().copied().collect();
+        reached.extend(open);
+        for op in &self.pending {
+            match op {
+                DiskOp::Write { inode, .. } | DiskOp::Truncate { inode, .. } | DiskOp::Link { inode, .. } => {
+                    reached.insert(*inode);
+                }
+                DiskOp::Unlink { .. } | DiskOp::Rename { .. } => {}
+            }
+        }
+        reached
+    }
+
+    /// Forgets the files nothing reaches any more (`open`: the node's open
+    /// files), so that equal directories are equal bytes.
+    pub fn collect(&mut self, open: &BTreeSet<u32>) {
+        let reached = self.reached(open);
+        self.files.retain(|inode, _| reached.contains(inode));
+    }
+
+    /// The number for a new file: the lowest nothing reaches, so that it
+    /// does not depend on how many files came and went before.
+    pub fn free_inode(&self, open: &BTreeSet<u32>) -> u32 {
+        let reached = self.reached(open);
+        (0..).find(|i| !reached.contains(i) && !self.files.contains_key(i)).unwrap_or(0)
     }
 
     /// Applies `op` to a view of the directory.
@@ -379,7 +407,6 @@ impl Disk {
                 }
             }
         }
-        out.extend_from_slice(&self.next_inode.to_le_bytes());
     }
 }
 
@@ -487,6 +514,19 @@ pub struct NodeWorld {
     pub waitall: Vec<u8>,
     /// Its data directory, kept across crashes as a disk is.
     pub disk: Disk,
+}
+
+impl NodeWorld {
+    /// The data directory's files the node has open.
+    pub fn open_files(&self) -> BTreeSet<u32> {
+        self.fds
+            .values()
+            .filter_map(|v| match v {
+                VFd::File { inode, .. } => Some(*inode),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// One global state of the process front end.

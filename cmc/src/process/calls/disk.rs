@@ -51,6 +51,21 @@ pub(super) enum DataPath {
 }
 
 impl Supervisor {
+    /// `paths::resolve`, but a relative path named from a descriptor of the
+    /// data directory (whose placeholder is `/dev/null`) starts there.
+    pub(super) fn resolve_at(&self, n: u8, pid: u32, dirfd: i32, path: &[u8], follow: bool) -> super::paths::Resolved {
+        let from_dir = matches!(self.world.nodes[n as usize].fds.get(&dirfd), Some(VFd::Dir { .. }));
+        match (&self.cfg.data_dir, from_dir && path.first() != Some(&b'/')) {
+            (Some(dir), true) => {
+                let mut full = dir.as_os_str().as_encoded_bytes().to_vec();
+                full.push(b'/');
+                full.extend_from_slice(path);
+                super::paths::resolve(pid, libc::AT_FDCWD, &full, follow)
+            }
+            _ => super::paths::resolve(pid, dirfd, path, follow),
+        }
+    }
+
     /// Where `shown` (a resolved path) is in the data directory, if it is.
     pub(super) fn data_path(&self, shown: &str) -> Option<DataPath> {
         let dir = self.cfg.data_dir.as_ref()?.to_str()?.trim_end_matches('/');
@@ -78,6 +93,14 @@ impl Supervisor {
         }
     }
 
+    /// Forgets node `n`'s files nothing reaches (no name, no pending
+    /// change, no open descriptor): a closed, unlinked file is gone.
+    pub(in crate::process) fn collect_files(&mut self, n: u8) {
+        let node = &mut self.world.nodes[n as usize];
+        let open = node.open_files();
+        node.disk.collect(&open);
+    }
+
     /// Records a pending change of node `n`'s data directory, within the
     /// limits.
     fn change(&mut self, n: u8, op: DiskOp) -> Result<(), ProcessError> {
@@ -91,6 +114,8 @@ impl Supervisor {
             });
         }
         disk.pending.push(op);
+        self.collect_files(n);
+        let disk = &self.world.nodes[n as usize].disk;
         let (files, names) = disk.current();
         if names.len() > limits::DATA_FILES_MAX {
             return Err(ProcessError::Limit {
@@ -141,20 +166,21 @@ impl Supervisor {
                 }
                 return Ok(Answer::Done);
             }
+            DataPath::File(name) if name.len() > 255 => return Ok(Answer::Err(libc::ENAMETOOLONG)),
             DataPath::File(name) => name,
         };
         if flags & (libc::O_DIRECTORY | libc::O_PATH | libc::O_TMPFILE) != 0 {
             return Err(self.data_error(n, c, shown, "O_DIRECTORY, O_PATH and O_TMPFILE in the data directory"));
         }
         let (_, names) = self.world.nodes[n as usize].disk.current();
+        let existed = names.contains_key(&name);
         let inode = match names.get(&name) {
             Some(_) if flags & libc::O_CREAT != 0 && flags & libc::O_EXCL != 0 => return Ok(Answer::Err(libc::EEXIST)),
             Some(&inode) => inode,
             None if flags & libc::O_CREAT == 0 => return Ok(Answer::Err(libc::ENOENT)),
             None => {
-                let disk = &mut self.world.nodes[n as usize].disk;
-                let inode = disk.next_inode;
-                disk.next_inode += 1;
+                let node = &self.world.nodes[n as usize];
+                let inode = node.disk.free_inode(&node.open_files());
                 self.change(n, DiskOp::Link { name, inode })?;
                 inode
             }
@@ -165,7 +191,8 @@ impl Supervisor {
             _ => READ | WRITE,
         } | if flags & libc::O_APPEND != 0 { APPEND } else { 0 }
             | if flags & (libc::O_SYNC | libc::O_DSYNC) != 0 { SYNC } else { 0 };
-        if flags & libc::O_TRUNC != 0 && mode & WRITE != 0 {
+        // Linux truncates on O_TRUNC whatever the access mode.
+        if flags & libc::O_TRUNC != 0 && existed {
             self.change(n, DiskOp::Truncate { inode, len: 0 })?;
             if mode & SYNC != 0 {
                 self.world.nodes[n as usize].disk.sync_file(inode);
@@ -192,11 +219,12 @@ impl Supervisor {
             return Answer::Err(libc::EBADF);
         }
         let data = self.contents(n, inode);
-        let from = (at.unwrap_or(offset as u64) as usize).min(data.len());
+        let start = at.unwrap_or(offset as u64);
+        let from = (start as usize).min(data.len());
         match scatter(c, &data[from..]) {
             Ok(k) => {
                 if at.is_none() {
-                    self.set_offset(n, fd, (from + k) as u32);
+                    self.set_offset(n, fd, (start + k as u64) as u32);
                 }
                 Answer::Val(k as i64)
             }
@@ -216,9 +244,10 @@ impl Supervisor {
             Ok(b) => b,
             Err(e) => return Ok(Answer::Err(e)),
         };
+        // Linux appends on an O_APPEND file whatever offset pwrite names.
         let start = match at {
+            _ if mode & APPEND != 0 => self.contents(n, inode).len() as u64,
             Some(at) => at,
-            None if mode & APPEND != 0 => self.contents(n, inode).len() as u64,
             None => offset as u64,
         };
         let end = start + bytes.len() as u64;
@@ -250,31 +279,58 @@ impl Supervisor {
     }
 
     /// `lseek` of a data file.
-    pub(super) fn seek_file(&mut self, n: u8, c: &Notif, fd: i32) -> Answer {
-        let Some(&VFd::File { inode, offset, .. }) = self.world.nodes[n as usize].fds.get(&fd) else {
-            return Answer::Val(0);
+    pub(super) fn seek_file(&mut self, n: u8, c: &Notif, fd: i32) -> Result<Answer, ProcessError> {
+        let node = &mut self.world.nodes[n as usize];
+        if let Some(VFd::Dir { pos }) = node.fds.get_mut(&fd) {
+            // `rewinddir` and `seekdir`: a position is an entry's index,
+            // as getdents64's d_off gives it.
+            return Ok(match (c.args[2] as i32, c.args[1] as i64) {
+                (libc::SEEK_SET, to) if (0..=u32::MAX as i64).contains(&to) => {
+                    *pos = to as u32;
+                    Answer::Val(to)
+                }
+                _ => Answer::Err(libc::EINVAL),
+            });
+        }
+        let Some(&VFd::File { inode, offset, .. }) = node.fds.get(&fd) else {
+            return Ok(Answer::Val(0));
         };
         let delta = c.args[1] as i64;
         let base = match c.args[2] as i32 {
             libc::SEEK_SET => 0,
             libc::SEEK_CUR => offset as i64,
             libc::SEEK_END => self.contents(n, inode).len() as i64,
-            _ => return Answer::Err(libc::EINVAL),
+            _ => return Ok(Answer::Err(libc::EINVAL)),
         };
         match base.checked_add(delta) {
             Some(to) if (0..=limits::DATA_FILE_BYTES_MAX as i64).contains(&to) => {
                 self.set_offset(n, fd, to as u32);
-                Answer::Val(to)
+                Ok(Answer::Val(to))
             }
-            Some(to) if to >= 0 => Answer::Err(libc::EFBIG),
-            _ => Answer::Err(libc::EINVAL),
+            Some(to) if to >= 0 => Err(ProcessError::Limit {
+                node: n,
+                limit: "data_file_bytes_max",
+                max: limits::DATA_FILE_BYTES_MAX,
+                detail: format!("an lseek to byte {to} of a file in the data directory"),
+            }),
+            _ => Ok(Answer::Err(libc::EINVAL)),
         }
     }
 
     /// `fsync`, `fdatasync` (and `syncfs`) of a descriptor of the data
     /// directory; on any other the call runs.
     pub(super) fn on_sync(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Answer {
+        let answer = self.sync_of(n, c, vfd);
+        self.collect_files(n);
+        answer
+    }
+
+    fn sync_of(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Answer {
         let disk = &mut self.world.nodes[n as usize].disk;
+        if c.nr == libc::SYS_sync {
+            disk.sync_all();
+            return Answer::Val(0);
+        }
         match vfd {
             Some(VFd::File { .. } | VFd::Dir { .. }) if c.nr == libc::SYS_syncfs => {
                 disk.sync_all();
@@ -381,6 +437,13 @@ impl Supervisor {
             DataStat::Dir => (libc::S_IFDIR | 0o755, 4096),
             DataStat::Missing => return Answer::Err(libc::ENOENT),
         };
+        // st_dev at 0, st_ino at 8 (as getdents64's d_ino).
+        let ino = match what {
+            DataStat::Inode(inode) => *inode as u64 + 2,
+            _ => 1,
+        };
+        st[0..8].copy_from_slice(&0xc3c_u64.to_ne_bytes());
+        st[8..16].copy_from_slice(&ino.to_ne_bytes());
         st[16..24].copy_from_slice(&1u64.to_ne_bytes());
         st[24..28].copy_from_slice(&mode.to_ne_bytes());
         st[48..56].copy_from_slice(&size.to_ne_bytes());
@@ -399,11 +462,11 @@ impl Supervisor {
             _ => None,
         };
         let of_path = |dirfd: i32, at: u64, flags: i32| -> Option<Option<DataStat>> {
-            let path = notif::read_cstr(c.pid, at, libc::PATH_MAX as usize)?;
+            let path = if at == 0 { Vec::new() } else { notif::read_cstr(c.pid, at, libc::PATH_MAX as usize)? };
             if path.is_empty() {
                 return (flags & libc::AT_EMPTY_PATH != 0).then(|| of_fd(dirfd));
             }
-            let resolved = super::paths::resolve(c.pid, dirfd, &path, flags & libc::AT_SYMLINK_NOFOLLOW == 0);
+            let resolved = self.resolve_at(n, c.pid, dirfd, &path, flags & libc::AT_SYMLINK_NOFOLLOW == 0);
             Some(match self.data_path(&resolved.shown)? {
                 DataPath::Dir => Some(DataStat::Dir),
                 DataPath::File(name) => Some(match node.disk.current().1.get(&name) {
@@ -414,6 +477,14 @@ impl Supervisor {
             })
         };
         match c.nr {
+            libc::SYS_stat | libc::SYS_lstat => {
+                let flags = if c.nr == libc::SYS_lstat { libc::AT_SYMLINK_NOFOLLOW } else { 0 };
+                match of_path(libc::AT_FDCWD, c.args[0], flags) {
+                    Some(Some(DataStat::Missing)) => Answer::Err(libc::ENOENT),
+                    Some(Some(what)) => self.stat_data(n, c, c.args[1], &what),
+                    _ => Answer::Continue,
+                }
+            }
             libc::SYS_fstat => match of_fd(c.args[0] as i32) {
                 Some(what) => self.stat_data(n, c, c.args[1], &what),
                 None => Answer::Continue,
@@ -442,7 +513,7 @@ impl Supervisor {
             _ => (c.args[0] as i32, c.args[1]),
         };
         let Some(path) = notif::read_cstr(c.pid, at, libc::PATH_MAX as usize) else { return Answer::Continue };
-        let resolved = super::paths::resolve(c.pid, dirfd, &path, true);
+        let resolved = self.resolve_at(n, c.pid, dirfd, &path, true);
         match self.data_path(&resolved.shown) {
             None => Answer::Continue,
             Some(DataPath::Dir) => Answer::Val(0),
@@ -454,6 +525,25 @@ impl Supervisor {
                     Answer::Err(libc::ENOENT)
                 }
             }
+        }
+    }
+
+    /// `readlink` and `readlinkat` of the data directory or its files:
+    /// none is a link (EINVAL); of anything else, run.
+    pub(super) fn on_readlink(&self, n: u8, c: &Notif) -> Answer {
+        let (dirfd, at) = match c.nr {
+            libc::SYS_readlink => (libc::AT_FDCWD, c.args[0]),
+            _ => (c.args[0] as i32, c.args[1]),
+        };
+        let Some(path) = notif::read_cstr(c.pid, at, libc::PATH_MAX as usize) else { return Answer::Continue };
+        let resolved = self.resolve_at(n, c.pid, dirfd, &path, false);
+        match self.data_path(&resolved.shown) {
+            None => Answer::Continue,
+            Some(DataPath::File(name)) if !self.world.nodes[n as usize].disk.current().1.contains_key(&name) => {
+                Answer::Err(libc::ENOENT)
+            }
+            Some(DataPath::Deeper) => Answer::Err(libc::ENOENT),
+            Some(_) => Answer::Err(libc::EINVAL),
         }
     }
 

@@ -350,7 +350,7 @@ impl Supervisor {
         if open.path.is_empty() {
             return Ok(Answer::Continue);
         }
-        let file = paths::resolve(c.pid, open.dirfd, &open.path, follows(open.flags));
+        let file = self.resolve_at(n, c.pid, open.dirfd, &open.path, follows(open.flags));
         let call = syscalls::describe(c.nr);
         if is_random_device(&file) && open.flags & libc::O_PATH == 0 {
             let cloexec = open.flags & libc::O_CLOEXEC != 0;
@@ -401,14 +401,14 @@ impl Supervisor {
         // Making a directory that exists changes nothing: the kernel's
         // answer is EEXIST (sanitizer runtimes make sure of /tmp so).
         let made = match c.nr {
-            libc::SYS_mkdir => path_at(0).map(|p| paths::resolve(c.pid, libc::AT_FDCWD, &p, false)),
-            libc::SYS_mkdirat => path_at(1).map(|p| paths::resolve(c.pid, c.args[0] as i32, &p, false)),
+            libc::SYS_mkdir => path_at(0).map(|p| self.resolve_at(n, c.pid, libc::AT_FDCWD, &p, false)),
+            libc::SYS_mkdirat => path_at(1).map(|p| self.resolve_at(n, c.pid, c.args[0] as i32, &p, false)),
             _ => None,
         };
         if made.is_some_and(|r| r.stat.is_some()) {
             return Ok(Answer::Err(libc::EEXIST));
         }
-        let resolve = |dirfd: i32, path: Vec<u8>| paths::resolve(c.pid, dirfd, &path, false).shown;
+        let resolve = |dirfd: i32, path: Vec<u8>| self.resolve_at(n, c.pid, dirfd, &path, false).shown;
         // The data directory's: answered from the world.
         let fd_vfd = |f: usize| self.world.nodes[n as usize].fds.get(&(c.args[f] as i32)).copied();
         if let Names::Fd(f) = names
@@ -480,11 +480,16 @@ impl Supervisor {
                 // duplicate to keep it open).
                 node.epolls.remove(&fd);
                 node.timers.remove(&fd);
+                let closed_file = matches!(v, VFd::File { .. });
                 for interest in node.epolls.values_mut() {
                     interest.remove(&fd);
                 }
                 if let VFd::Conn { label, side } = v {
                     self.world.close_end(&label, side);
+                }
+                if closed_file {
+                    // An unlinked file goes with its last descriptor.
+                    self.collect_files(n);
                 }
                 Answer::Continue
             }

@@ -80,6 +80,11 @@ pub(super) const FILE_QUERIES: &[i64] = &[
     libc::SYS_fsync,
     libc::SYS_fdatasync,
     libc::SYS_syncfs,
+    libc::SYS_sync,
+    libc::SYS_stat,
+    libc::SYS_lstat,
+    libc::SYS_readlink,
+    libc::SYS_readlinkat,
 ];
 
 /// Calls on descriptors that ld.so and libc make on files and the log
@@ -189,10 +194,13 @@ impl Supervisor {
             libc::SYS_close => Ok(self.on_close(n, fd, vfd)),
             libc::SYS_ioctl => on_ioctl(&mut self.world, n, c, vfd),
             libc::SYS_fcntl => on_fcntl(&mut self.world.nodes[n as usize].nonblock, n, c, vfd),
-            libc::SYS_lseek if matches!(vfd, Some(VFd::File { .. })) => Ok(self.seek_file(n, c, fd)),
+            libc::SYS_lseek if matches!(vfd, Some(VFd::File { .. } | VFd::Dir { .. })) => self.seek_file(n, c, fd),
             libc::SYS_lseek => Ok(on_lseek(vfd)),
-            libc::SYS_fsync | libc::SYS_fdatasync | libc::SYS_syncfs => Ok(self.on_sync(n, c, vfd)),
-            libc::SYS_fstat | libc::SYS_newfstatat | libc::SYS_statx => Ok(self.on_stat(n, c)),
+            libc::SYS_fsync | libc::SYS_fdatasync | libc::SYS_syncfs | libc::SYS_sync => Ok(self.on_sync(n, c, vfd)),
+            libc::SYS_fstat | libc::SYS_newfstatat | libc::SYS_statx | libc::SYS_stat | libc::SYS_lstat => {
+                Ok(self.on_stat(n, c))
+            }
+            libc::SYS_readlink | libc::SYS_readlinkat => Ok(self.on_readlink(n, c)),
             libc::SYS_access | libc::SYS_faccessat | libc::SYS_faccessat2 => Ok(self.on_access(n, c)),
             libc::SYS_getdents64 => Ok(self.on_getdents(n, c, vfd)),
             libc::SYS_clock_gettime => Ok(self.on_clock_gettime(c)),

@@ -144,6 +144,8 @@ impl Supervisor {
                 return refuse(n, c, "watching a file, pipe or other descriptor the checker does not own with epoll");
             }
             Some(VFd::Epoll) => return refuse(n, c, "an epoll instance watching another"),
+            // A regular file or a directory, as the kernel answers.
+            Some(VFd::File { .. } | VFd::Dir { .. }) => return Ok(Answer::Err(libc::EPERM)),
             Some(_) => {}
         }
         let event = if op == libc::EPOLL_CTL_DEL {
