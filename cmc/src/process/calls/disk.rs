@@ -504,46 +504,38 @@ impl Supervisor {
 }
 
 impl Supervisor {
+    /// What a path-naming call (`access`, `readlink`, their `at` forms:
+    /// `with_dirfd`) names in the data directory: `None` outside it, else
+    /// whether it exists there (the directory, or a file it holds).
+    fn named_data(&self, n: u8, c: &Notif, with_dirfd: bool, follow: bool) -> Option<bool> {
+        let (dirfd, at) = if with_dirfd { (c.args[0] as i32, c.args[1]) } else { (libc::AT_FDCWD, c.args[0]) };
+        let path = notif::read_cstr(c.pid, at, libc::PATH_MAX as usize)?;
+        let resolved = self.resolve_at(n, c.pid, dirfd, &path, follow);
+        Some(match self.data_path(&resolved.shown)? {
+            DataPath::Dir => true,
+            DataPath::Deeper => false,
+            DataPath::File(name) => self.world.nodes[n as usize].disk.current().1.contains_key(&name),
+        })
+    }
+
     /// `access`, `faccessat`, `faccessat2` of the data directory and its
     /// files: whether it exists (a node may do anything to its own files);
     /// of anything else, run.
     pub(super) fn on_access(&self, n: u8, c: &Notif) -> Answer {
-        let (dirfd, at) = match c.nr {
-            libc::SYS_access => (libc::AT_FDCWD, c.args[0]),
-            _ => (c.args[0] as i32, c.args[1]),
-        };
-        let Some(path) = notif::read_cstr(c.pid, at, libc::PATH_MAX as usize) else { return Answer::Continue };
-        let resolved = self.resolve_at(n, c.pid, dirfd, &path, true);
-        match self.data_path(&resolved.shown) {
+        match self.named_data(n, c, c.nr != libc::SYS_access, true) {
             None => Answer::Continue,
-            Some(DataPath::Dir) => Answer::Val(0),
-            Some(DataPath::Deeper) => Answer::Err(libc::ENOENT),
-            Some(DataPath::File(name)) => {
-                if self.world.nodes[n as usize].disk.current().1.contains_key(&name) {
-                    Answer::Val(0)
-                } else {
-                    Answer::Err(libc::ENOENT)
-                }
-            }
+            Some(true) => Answer::Val(0),
+            Some(false) => Answer::Err(libc::ENOENT),
         }
     }
 
     /// `readlink` and `readlinkat` of the data directory or its files:
     /// none is a link (EINVAL); of anything else, run.
     pub(super) fn on_readlink(&self, n: u8, c: &Notif) -> Answer {
-        let (dirfd, at) = match c.nr {
-            libc::SYS_readlink => (libc::AT_FDCWD, c.args[0]),
-            _ => (c.args[0] as i32, c.args[1]),
-        };
-        let Some(path) = notif::read_cstr(c.pid, at, libc::PATH_MAX as usize) else { return Answer::Continue };
-        let resolved = self.resolve_at(n, c.pid, dirfd, &path, false);
-        match self.data_path(&resolved.shown) {
+        match self.named_data(n, c, c.nr != libc::SYS_readlink, false) {
             None => Answer::Continue,
-            Some(DataPath::File(name)) if !self.world.nodes[n as usize].disk.current().1.contains_key(&name) => {
-                Answer::Err(libc::ENOENT)
-            }
-            Some(DataPath::Deeper) => Answer::Err(libc::ENOENT),
-            Some(_) => Answer::Err(libc::EINVAL),
+            Some(true) => Answer::Err(libc::EINVAL),
+            Some(false) => Answer::Err(libc::ENOENT),
         }
     }
 
