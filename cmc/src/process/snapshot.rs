@@ -122,7 +122,7 @@ const SOURCES_PER_SNAPSHOT: usize = 4;
 /// Worlds are kept while the search may still load them (*wanted*); once it
 /// says it will not ([`Store::retire`]) a world is kept a while longer, as a
 /// place to rebuild its descendants from (least recently used first out,
-/// at most [`SOURCES_PER_SNAPSHOT`] × `snapshots_max`). Past
+/// at most `SOURCES_PER_SNAPSHOT` × `snapshots_max`). Past
 /// `snapshots_max` processes, the least recently used snapshots are
 /// evicted; a world that lost one is rebuilt from its nearest ancestor
 /// whose snapshots are all kept, or from the templates, and the rebuilt

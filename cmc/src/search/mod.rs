@@ -1,6 +1,6 @@
 //! The searches: breadth-first with TLC's semantics, depth-first with a
 //! bound, seeded simulation. All are generic over [`Explore`] (the state
-//! graph: initial worlds, actions, successors) and share [`Checker`]
+//! graph: initial worlds, actions, successors) and share `Checker`
 //! (counts, properties, traces). None of them does I/O; the caller may stop
 //! a search through [`Control`].
 
