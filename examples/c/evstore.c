@@ -107,35 +107,35 @@ static int recover(void)
     return k > 0 ? atoi(buf) : 0;
 }
 
-/* Makes `v` the durable value: written whole to a new file, synced, put
- * in place by one rename, and the directory synced. */
-static int commit(int v)
+/* Makes the directory's names durable. */
+static int sync_dir(void)
 {
-    char text[16];
-    int len = snprintf(text, sizeof text, "%d", v);
-#if BUG_TRUNCATE_IN_PLACE
-    /* The digits were written over the file already (see `apply`); its
-     * name is synced with the directory. */
-    (void)text;
-    (void)len;
-    int fd = open(path_value, O_WRONLY);
-    if (fd < 0 || fsync(fd) != 0 || close(fd) != 0)
-        return -1;
     int d = open(dir, O_RDONLY | O_DIRECTORY);
     if (d < 0 || fsync(d) != 0)
         return -1;
     return close(d);
+}
+
+/* Makes `v` the durable value: written whole to a new file, synced, put
+ * in place by one rename, and the directory synced. */
+static int commit(int v)
+{
+#if BUG_TRUNCATE_IN_PLACE
+    /* The digits were written over the file already (see `apply`). */
+    (void)v;
+    int fd = open(path_value, O_WRONLY);
+    if (fd < 0 || fsync(fd) != 0 || close(fd) != 0)
+        return -1;
 #else
+    char text[16];
+    int len = snprintf(text, sizeof text, "%d", v);
     int fd = open(path_tmp, O_CREAT | O_WRONLY | O_TRUNC, 0644);
     if (fd < 0 || write(fd, text, (size_t)len) != len || fsync(fd) != 0 || close(fd) != 0)
         return -1;
     if (rename(path_tmp, path_value) != 0)
         return -1;
-    int d = open(dir, O_RDONLY | O_DIRECTORY);
-    if (d < 0 || fsync(d) != 0)
-        return -1;
-    return close(d);
 #endif
+    return sync_dir();
 }
 
 /* Applies one increment of `n` for connection `c`, and makes sure a

@@ -35,8 +35,8 @@ use super::Answer;
 use super::buffers::{gather, scatter};
 
 /// `VFd::File` mode bits.
-pub(in crate::process) const READ: u8 = 1;
-pub(in crate::process) const WRITE: u8 = 2;
+const READ: u8 = 1;
+const WRITE: u8 = 2;
 const APPEND: u8 = 4;
 const SYNC: u8 = 8;
 
