@@ -18,6 +18,8 @@
 use core::ffi::{c_int, c_long, c_void};
 use core::ptr;
 
+use crate::sys;
+
 /// The signal that asks a parked process to fork (the supervisor's
 /// `filter::SNAPSHOT_SIGNAL`).
 pub const SNAPSHOT_SIGNAL: c_int = 63;
@@ -35,38 +37,38 @@ static mut ALT_STACK: AltStack = AltStack([0; ALT_STACK_BYTES]);
 /// Called once, from the constructor, before the program runs.
 pub unsafe fn install() -> bool {
     unsafe {
-        let stack = libc::stack_t {
+        let stack = sys::stack_t {
             ss_sp: ptr::addr_of_mut!(ALT_STACK).cast::<c_void>(),
             ss_flags: 0,
             ss_size: ALT_STACK_BYTES,
         };
-        if libc::sigaltstack(&stack, ptr::null_mut()) != 0 {
+        if sys::sigaltstack(&stack, ptr::null_mut()) != 0 {
             return false;
         }
-        let mut action: libc::sigaction = core::mem::zeroed();
+        let mut action: sys::sigaction = core::mem::zeroed();
         action.sa_sigaction = on_snapshot as *const () as usize;
-        action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-        libc::sigfillset(&mut action.sa_mask);
-        libc::sigaction(SNAPSHOT_SIGNAL, &action, ptr::null_mut()) == 0
+        action.sa_flags = sys::SA_SIGINFO | sys::SA_ONSTACK;
+        sys::sigfillset(&mut action.sa_mask);
+        sys::sigaction(SNAPSHOT_SIGNAL, &action, ptr::null_mut()) == 0
     }
 }
 
-extern "C" fn on_snapshot(_sig: c_int, _info: *mut libc::siginfo_t, _context: *mut c_void) {
+extern "C" fn on_snapshot(_sig: c_int, _info: *mut sys::siginfo_t, _context: *mut c_void) {
     unsafe {
-        let errno = *libc::__errno_location();
+        let errno = *sys::__errno_location();
         // No exit signal of its own: with CLONE_PARENT the child takes the
         // parent's, SIGCHLD for the supervisor.
-        let r = libc::syscall(libc::SYS_clone, libc::CLONE_PARENT as c_long, 0 as c_long, 0 as c_long, 0 as c_long);
+        let r = sys::syscall(sys::SYS_clone, sys::CLONE_PARENT as c_long, 0 as c_long, 0 as c_long, 0 as c_long);
         if r == 0 {
             // The death signal is not inherited. If the supervisor died before
             // it was set, the listener is gone and every notified call fails
             // with ENOSYS: the child must not go on unsupervised.
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
-            if libc::syscall(libc::SYS_getppid) < 0 {
-                libc::_exit(127);
+            sys::prctl(sys::PR_SET_PDEATHSIG, sys::SIGKILL as sys::c_ulong, 0, 0, 0);
+            if sys::syscall(sys::SYS_getppid) < 0 {
+                sys::_exit(127);
             }
         }
-        *libc::__errno_location() = errno;
+        *sys::__errno_location() = errno;
     }
 }
 
@@ -77,7 +79,7 @@ extern "C" fn on_snapshot(_sig: c_int, _info: *mut libc::siginfo_t, _context: *m
 /// # Safety
 /// Called from the constructor.
 pub unsafe fn park() {
-    unsafe { libc::syscall(libc::SYS_ioctl, 3 as c_long, crate::PARK_REQUEST, 0 as c_long) };
+    unsafe { sys::syscall(sys::SYS_ioctl, 3 as c_long, crate::PARK_REQUEST, 0 as c_long) };
 }
 
 /// Overwrites the 16 bytes `getauxval(AT_RANDOM)` points at with bytes fixed
@@ -87,9 +89,9 @@ pub unsafe fn park() {
 ///
 /// # Safety
 /// `argv` is the program's argument vector, `argc` entries long.
-pub unsafe fn fix_at_random(argc: c_int, argv: *const *const libc::c_char) {
+pub unsafe fn fix_at_random(argc: c_int, argv: *const *const sys::c_char) {
     unsafe {
-        let at = libc::getauxval(libc::AT_RANDOM) as *mut u8;
+        let at = sys::getauxval(sys::AT_RANDOM) as *mut u8;
         if at.is_null() {
             return;
         }

@@ -20,6 +20,8 @@ use core::cell::UnsafeCell;
 use core::ffi::c_void;
 use core::ptr;
 
+use crate::sys;
+
 /// Where the heap starts (16 TiB).
 pub const BASE: usize = 0x1000_0000_0000;
 /// How much address space it reserves; crossing it makes `malloc` fail with
@@ -45,13 +47,13 @@ static HEAP: Global = Global(UnsafeCell::new(Heap { mapped: false, bump: 0, free
 
 fn fatal(msg: &[u8]) -> ! {
     unsafe {
-        libc::write(2, msg.as_ptr().cast(), msg.len());
-        libc::abort()
+        sys::write(2, msg.as_ptr().cast(), msg.len());
+        sys::abort()
     }
 }
 
 fn set_errno(e: i32) {
-    unsafe { *libc::__errno_location() = e };
+    unsafe { *sys::__errno_location() = e };
 }
 
 fn class_of(size: usize) -> Option<usize> {
@@ -69,11 +71,11 @@ unsafe fn heap() -> &'static mut Heap {
     if !h.mapped {
         let want = BASE as *mut c_void;
         let got = unsafe {
-            libc::mmap(
+            sys::mmap(
                 want,
                 RESERVE_BYTES,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED_NOREPLACE,
+                sys::PROT_READ | sys::PROT_WRITE,
+                sys::MAP_PRIVATE | sys::MAP_ANONYMOUS | sys::MAP_NORESERVE | sys::MAP_FIXED_NOREPLACE,
                 -1,
                 0,
             )
@@ -92,7 +94,7 @@ unsafe fn bump(h: &mut Heap, class: usize, align: usize) -> *mut u8 {
     let user = (h.bump + HEADER).next_multiple_of(align);
     let end = user + class_bytes(class);
     if end > RESERVE_BYTES {
-        set_errno(libc::ENOMEM);
+        set_errno(sys::ENOMEM);
         return ptr::null_mut();
     }
     h.bump = end;
@@ -122,7 +124,7 @@ unsafe fn class_of_block(p: *mut u8) -> usize {
 
 unsafe fn alloc(size: usize, align: usize) -> *mut u8 {
     let Some(class) = class_of(size) else {
-        set_errno(libc::ENOMEM);
+        set_errno(sys::ENOMEM);
         return ptr::null_mut();
     };
     let h = unsafe { heap() };
@@ -160,7 +162,7 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
     let Some(total) = n.checked_mul(size) else {
-        set_errno(libc::ENOMEM);
+        set_errno(sys::ENOMEM);
         return ptr::null_mut();
     };
     let p = unsafe { alloc(total, HEADER) };
@@ -202,7 +204,7 @@ pub unsafe extern "C" fn reallocarray(p: *mut c_void, n: usize, size: usize) -> 
     match n.checked_mul(size) {
         Some(total) => unsafe { realloc(p, total) },
         None => {
-            set_errno(libc::ENOMEM);
+            set_errno(sys::ENOMEM);
             ptr::null_mut()
         }
     }
@@ -211,7 +213,7 @@ pub unsafe extern "C" fn reallocarray(p: *mut c_void, n: usize, size: usize) -> 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
     if !align.is_power_of_two() {
-        set_errno(libc::EINVAL);
+        set_errno(sys::EINVAL);
         return ptr::null_mut();
     }
     unsafe { alloc(size, align).cast() }
@@ -225,11 +227,11 @@ pub unsafe extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut c_void
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> i32 {
     if !align.is_power_of_two() || align % core::mem::size_of::<usize>() != 0 {
-        return libc::EINVAL;
+        return sys::EINVAL;
     }
     let p = unsafe { alloc(size, align) };
     if p.is_null() {
-        return libc::ENOMEM;
+        return sys::ENOMEM;
     }
     unsafe { *out = p.cast() };
     0

@@ -29,9 +29,16 @@
 //!
 //! It does not model sockets, files or state reports: those are the
 //! supervisor's. `/dev/urandom` reads are answered by the supervisor too
-//! (it notifies `openat`). It has no dependency but `libc`, allocates nothing
-//! through Rust's allocator and never panics on its paths: it runs inside an
-//! arbitrary C program, before and around its `main`.
+//! (it notifies `openat`). It depends on no crate (`sys` declares the few
+//! glibc items it uses), allocates nothing through Rust's allocator and
+//! never panics on its paths: it runs inside an arbitrary C program, before
+//! and around its `main`.
+//!
+//! Its sources live in `cmc/preload/`, inside the `cmc` package, because
+//! `cmc`'s build script compiles them with `rustc` and the library embeds
+//! the result (`cmc::process::preload`), so that a crate depending on `cmc`
+//! from crates.io gets the preload too. The `cmc-preload` crate builds the
+//! same sources, for `cargo build -p cmc-preload` and for clippy.
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod fork;
@@ -39,6 +46,8 @@ mod fork;
 mod heap;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod shim;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod sys;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod trap;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]

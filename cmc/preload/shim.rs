@@ -7,39 +7,39 @@
 
 use core::ffi::{c_int, c_long, c_void};
 
-use crate::{HELLO_MAGIC, HELLO_REQUEST, HELLO_VERSION, Hello, fork, heap, trap, vdso};
+use crate::{HELLO_MAGIC, HELLO_REQUEST, HELLO_VERSION, Hello, fork, heap, sys, trap, vdso};
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn clock_gettime(clock: libc::clockid_t, tp: *mut libc::timespec) -> c_int {
-    unsafe { libc::syscall(libc::SYS_clock_gettime, clock as c_long, tp) as c_int }
+pub unsafe extern "C" fn clock_gettime(clock: sys::clockid_t, tp: *mut sys::timespec) -> c_int {
+    unsafe { sys::syscall(sys::SYS_clock_gettime, clock as c_long, tp) as c_int }
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -> c_int {
-    unsafe { libc::syscall(libc::SYS_gettimeofday, tv, tz) as c_int }
+pub unsafe extern "C" fn gettimeofday(tv: *mut sys::timeval, tz: *mut c_void) -> c_int {
+    unsafe { sys::syscall(sys::SYS_gettimeofday, tv, tz) as c_int }
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn time(t: *mut libc::time_t) -> libc::time_t {
-    unsafe { libc::syscall(libc::SYS_time, t) as libc::time_t }
+pub unsafe extern "C" fn time(t: *mut sys::time_t) -> sys::time_t {
+    unsafe { sys::syscall(sys::SYS_time, t) as sys::time_t }
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn getrandom(buf: *mut c_void, len: usize, flags: libc::c_uint) -> isize {
-    unsafe { libc::syscall(libc::SYS_getrandom, buf, len, flags as c_long) as isize }
+pub unsafe extern "C" fn getrandom(buf: *mut c_void, len: usize, flags: sys::c_uint) -> isize {
+    unsafe { sys::syscall(sys::SYS_getrandom, buf, len, flags as c_long) as isize }
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn getentropy(buf: *mut c_void, len: usize) -> c_int {
     if len > 256 {
-        unsafe { *libc::__errno_location() = libc::EIO };
+        unsafe { *sys::__errno_location() = sys::EIO };
         return -1;
     }
     let mut done = 0;
     while done < len {
         let n = unsafe { getrandom((buf as *mut u8).add(done).cast(), len - done, 0) };
         if n < 0 {
-            if unsafe { *libc::__errno_location() } == libc::EINTR {
+            if unsafe { *sys::__errno_location() } == sys::EINTR {
                 continue;
             }
             return -1;
@@ -55,9 +55,9 @@ pub unsafe extern "C" fn getentropy(buf: *mut c_void, len: usize) -> c_int {
 /// `main` (`fork`).
 #[used]
 #[unsafe(link_section = ".init_array")]
-static INIT: extern "C" fn(c_int, *const *const libc::c_char) = init;
+static INIT: extern "C" fn(c_int, *const *const sys::c_char) = init;
 
-extern "C" fn init(argc: c_int, argv: *const *const libc::c_char) {
+extern "C" fn init(argc: c_int, argv: *const *const sys::c_char) {
     let (found, patched) = unsafe { vdso::patch() };
     // rdtsc may fault only once no vDSO clock needs it (research, pitfall 3):
     // an unpatched vDSO reads the TSC itself.
@@ -75,7 +75,7 @@ extern "C" fn init(argc: c_int, argv: *const *const libc::c_char) {
         heap_base: heap::BASE as u64,
         cpuid_gate: trap::gate(),
     };
-    let answered = unsafe { libc::syscall(libc::SYS_ioctl, 3 as c_long, HELLO_REQUEST, &hello as *const Hello) } == 0;
+    let answered = unsafe { sys::syscall(sys::SYS_ioctl, 3 as c_long, HELLO_REQUEST, &hello as *const Hello) } == 0;
     if answered {
         unsafe { fork::park() };
     }

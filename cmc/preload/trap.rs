@@ -28,12 +28,14 @@
 use core::ffi::{c_int, c_long, c_void};
 use core::ptr;
 
-/// `arch_prctl` codes (`asm/prctl.h`; not in the `libc` crate).
+use crate::sys;
+
+/// `arch_prctl` codes (`asm/prctl.h`, a kernel header).
 const ARCH_SET_CPUID: c_long = 0x1012;
 
 /// What the program asked SIGSEGV to do (its view; the real disposition
 /// stays the preload's handler while [`INSTALLED`]).
-static mut PROGRAM: libc::sigaction = unsafe { core::mem::zeroed() };
+static mut PROGRAM: sys::sigaction = unsafe { core::mem::zeroed() };
 static mut INSTALLED: bool = false;
 /// libc's `signal` and `sysv_signal`, which the preload interposes.
 static mut REAL_SIGNAL: usize = 0;
@@ -41,7 +43,7 @@ static mut REAL_SYSV_SIGNAL: usize = 0;
 
 unsafe extern "C" {
     /// libc's own `sigaction`, under a name the preload does not define.
-    fn __sigaction(sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) -> c_int;
+    fn __sigaction(sig: c_int, act: *const sys::sigaction, old: *mut sys::sigaction) -> c_int;
     /// The gate: `arch_prctl(ARCH_SET_CPUID, 1)`, returning its result.
     fn cmc_cpuid_gate() -> c_long;
     /// The address just after the gate's `syscall` instruction: the
@@ -82,41 +84,41 @@ pub fn gate() -> u64 {
 /// Called once, from the constructor, before the program runs.
 pub unsafe fn install(tsc: bool) -> (bool, bool) {
     unsafe {
-        let mut action: libc::sigaction = core::mem::zeroed();
+        let mut action: sys::sigaction = core::mem::zeroed();
         action.sa_sigaction = on_segv as *const () as usize;
         // SA_NODEFER: a cpuid in the program's own SIGSEGV handler faults
         // again, and must be emulated too.
-        action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_NODEFER;
-        libc::sigemptyset(&mut action.sa_mask);
-        if __sigaction(libc::SIGSEGV, &action, ptr::null_mut()) != 0 {
+        action.sa_flags = sys::SA_SIGINFO | sys::SA_ONSTACK | sys::SA_NODEFER;
+        sys::sigemptyset(&mut action.sa_mask);
+        if __sigaction(sys::SIGSEGV, &action, ptr::null_mut()) != 0 {
             return (false, false);
         }
         INSTALLED = true;
-        REAL_SIGNAL = libc::dlsym(libc::RTLD_NEXT, c"signal".as_ptr()) as usize;
-        REAL_SYSV_SIGNAL = libc::dlsym(libc::RTLD_NEXT, c"sysv_signal".as_ptr()) as usize;
-        let tsc = tsc && libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV, 0, 0, 0) == 0;
-        let cpuid = libc::syscall(libc::SYS_arch_prctl, ARCH_SET_CPUID, 0 as c_long) == 0;
+        REAL_SIGNAL = sys::dlsym(sys::RTLD_NEXT, c"signal".as_ptr()) as usize;
+        REAL_SYSV_SIGNAL = sys::dlsym(sys::RTLD_NEXT, c"sysv_signal".as_ptr()) as usize;
+        let tsc = tsc && sys::prctl(sys::PR_SET_TSC, sys::PR_TSC_SIGSEGV, 0, 0, 0) == 0;
+        let cpuid = sys::syscall(sys::SYS_arch_prctl, ARCH_SET_CPUID, 0 as c_long) == 0;
         (tsc, cpuid)
     }
 }
 
-extern "C" fn on_segv(sig: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+extern "C" fn on_segv(sig: c_int, info: *mut sys::siginfo_t, context: *mut c_void) {
     unsafe {
-        let errno = *libc::__errno_location();
-        let uc = &mut *(context as *mut libc::ucontext_t);
-        let emulated = (*info).si_code == libc::SI_KERNEL && emulate(&mut uc.uc_mcontext.gregs);
-        *libc::__errno_location() = errno;
+        let errno = *sys::__errno_location();
+        let uc = &mut *(context as *mut sys::ucontext_t);
+        let emulated = (*info).si_code == sys::SI_KERNEL && emulate(&mut uc.uc_mcontext.gregs);
+        *sys::__errno_location() = errno;
         if !emulated {
             chain(sig, info, context);
         }
     }
 }
 
-const RIP: usize = libc::REG_RIP as usize;
-const RAX: usize = libc::REG_RAX as usize;
-const RBX: usize = libc::REG_RBX as usize;
-const RCX: usize = libc::REG_RCX as usize;
-const RDX: usize = libc::REG_RDX as usize;
+const RIP: usize = sys::REG_RIP as usize;
+const RAX: usize = sys::REG_RAX as usize;
+const RBX: usize = sys::REG_RBX as usize;
+const RCX: usize = sys::REG_RCX as usize;
+const RDX: usize = sys::REG_RDX as usize;
 
 /// Emulates the instruction at the faulting address, if it is one of
 /// the preload's, and steps over it.
@@ -124,7 +126,7 @@ const RDX: usize = libc::REG_RDX as usize;
 /// # Safety
 /// `g` are the registers of a fault (`SI_KERNEL`) at an instruction that
 /// was fetched, so its first bytes are readable.
-unsafe fn emulate(g: &mut [libc::greg_t; 23]) -> bool {
+unsafe fn emulate(g: &mut [sys::greg_t; 23]) -> bool {
     let at = g[RIP] as *const u8;
     let (b0, b1) = unsafe { (*at, *at.add(1)) };
     // `rdtscp` is three bytes; read the third only when the second says so.
@@ -159,8 +161,8 @@ unsafe fn emulate(g: &mut [libc::greg_t; 23]) -> bool {
 /// The time stamp counter: the monotonic clock in nanoseconds (under cmc,
 /// the logical clock).
 unsafe fn counter() -> u64 {
-    let mut ts: libc::timespec = unsafe { core::mem::zeroed() };
-    unsafe { libc::syscall(libc::SYS_clock_gettime, libc::CLOCK_MONOTONIC as c_long, &mut ts) };
+    let mut ts: sys::timespec = unsafe { core::mem::zeroed() };
+    unsafe { sys::syscall(sys::SYS_clock_gettime, sys::CLOCK_MONOTONIC as c_long, &mut ts) };
     (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
 }
 
@@ -172,7 +174,7 @@ unsafe fn cpuid(leaf: u32, subleaf: u32) -> (u32, u32, u32, u32) {
             return (0, 0, 0, 0);
         }
         let r = core::arch::x86_64::__cpuid_count(leaf, subleaf);
-        libc::syscall(libc::SYS_arch_prctl, ARCH_SET_CPUID, 0 as c_long);
+        sys::syscall(sys::SYS_arch_prctl, ARCH_SET_CPUID, 0 as c_long);
         let (mut b, mut c) = (r.ebx, r.ecx);
         if leaf == 1 {
             c &= !(1 << 30);
@@ -185,33 +187,33 @@ unsafe fn cpuid(leaf: u32, subleaf: u32) -> (u32, u32, u32, u32) {
 }
 
 /// A fault that is not the preload's: what the program asked for.
-unsafe fn chain(sig: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+unsafe fn chain(sig: c_int, info: *mut sys::siginfo_t, context: *mut c_void) {
     unsafe {
         let program = PROGRAM;
         let handler = program.sa_sigaction;
         let sent = (*info).si_code <= 0;
-        if handler == libc::SIG_IGN && sent {
+        if handler == sys::SIG_IGN && sent {
             return;
         }
-        if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+        if handler == sys::SIG_DFL || handler == sys::SIG_IGN {
             // The default disposition (the kernel ignores no fault, and
             // kills for one whose handler is SIG_IGN): the faulting
             // instruction runs again and kills the process; a signal sent
             // by a process is sent again.
-            let mut default: libc::sigaction = core::mem::zeroed();
-            default.sa_sigaction = libc::SIG_DFL;
+            let mut default: sys::sigaction = core::mem::zeroed();
+            default.sa_sigaction = sys::SIG_DFL;
             INSTALLED = false;
-            __sigaction(libc::SIGSEGV, &default, ptr::null_mut());
+            __sigaction(sys::SIGSEGV, &default, ptr::null_mut());
             if sent {
-                libc::raise(libc::SIGSEGV);
+                sys::raise(sys::SIGSEGV);
             }
             return;
         }
-        if program.sa_flags & libc::SA_RESETHAND != 0 {
-            PROGRAM.sa_sigaction = libc::SIG_DFL;
+        if program.sa_flags & sys::SA_RESETHAND != 0 {
+            PROGRAM.sa_sigaction = sys::SIG_DFL;
         }
-        if program.sa_flags & libc::SA_SIGINFO != 0 {
-            let f: extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) = core::mem::transmute(handler);
+        if program.sa_flags & sys::SA_SIGINFO != 0 {
+            let f: extern "C" fn(c_int, *mut sys::siginfo_t, *mut c_void) = core::mem::transmute(handler);
             f(sig, info, context);
         } else {
             let f: extern "C" fn(c_int) = core::mem::transmute(handler);
@@ -225,9 +227,9 @@ unsafe fn chain(sig: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
 /// # Safety
 /// As libc's.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sigaction(sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) -> c_int {
+pub unsafe extern "C" fn sigaction(sig: c_int, act: *const sys::sigaction, old: *mut sys::sigaction) -> c_int {
     unsafe {
-        if sig != libc::SIGSEGV || !INSTALLED {
+        if sig != sys::SIGSEGV || !INSTALLED {
             return __sigaction(sig, act, old);
         }
         if !old.is_null() {
@@ -242,7 +244,7 @@ pub unsafe extern "C" fn sigaction(sig: c_int, act: *const libc::sigaction, old:
 
 /// `signal` and `sysv_signal` for SIGSEGV: BSD semantics (`SA_RESTART`)
 /// and System V semantics (`SA_RESETHAND | SA_NODEFER`), as glibc's.
-unsafe fn set_program(handler: libc::sighandler_t, flags: c_int) -> libc::sighandler_t {
+unsafe fn set_program(handler: sys::sighandler_t, flags: c_int) -> sys::sighandler_t {
     unsafe {
         let old = PROGRAM.sa_sigaction;
         PROGRAM = core::mem::zeroed();
@@ -255,15 +257,15 @@ unsafe fn set_program(handler: libc::sighandler_t, flags: c_int) -> libc::sighan
 /// # Safety
 /// As libc's.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn signal(sig: c_int, handler: libc::sighandler_t) -> libc::sighandler_t {
+pub unsafe extern "C" fn signal(sig: c_int, handler: sys::sighandler_t) -> sys::sighandler_t {
     unsafe {
-        if sig == libc::SIGSEGV && INSTALLED {
-            return set_program(handler, libc::SA_RESTART);
+        if sig == sys::SIGSEGV && INSTALLED {
+            return set_program(handler, sys::SA_RESTART);
         }
         if REAL_SIGNAL == 0 {
-            return libc::SIG_ERR;
+            return sys::SIG_ERR;
         }
-        let f: extern "C" fn(c_int, libc::sighandler_t) -> libc::sighandler_t = core::mem::transmute(REAL_SIGNAL);
+        let f: extern "C" fn(c_int, sys::sighandler_t) -> sys::sighandler_t = core::mem::transmute(REAL_SIGNAL);
         f(sig, handler)
     }
 }
@@ -271,15 +273,15 @@ pub unsafe extern "C" fn signal(sig: c_int, handler: libc::sighandler_t) -> libc
 /// # Safety
 /// As libc's.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn sysv_signal(sig: c_int, handler: libc::sighandler_t) -> libc::sighandler_t {
+pub unsafe extern "C" fn sysv_signal(sig: c_int, handler: sys::sighandler_t) -> sys::sighandler_t {
     unsafe {
-        if sig == libc::SIGSEGV && INSTALLED {
-            return set_program(handler, libc::SA_RESETHAND | libc::SA_NODEFER);
+        if sig == sys::SIGSEGV && INSTALLED {
+            return set_program(handler, sys::SA_RESETHAND | sys::SA_NODEFER);
         }
         if REAL_SYSV_SIGNAL == 0 {
-            return libc::SIG_ERR;
+            return sys::SIG_ERR;
         }
-        let f: extern "C" fn(c_int, libc::sighandler_t) -> libc::sighandler_t = core::mem::transmute(REAL_SYSV_SIGNAL);
+        let f: extern "C" fn(c_int, sys::sighandler_t) -> sys::sighandler_t = core::mem::transmute(REAL_SYSV_SIGNAL);
         f(sig, handler)
     }
 }

@@ -13,6 +13,8 @@
 
 use core::ffi::c_void;
 
+use crate::sys;
+
 /// One entry point: its symbol, its bit in the hello masks and its stub.
 pub struct Entry {
     pub name: &'static [u8],
@@ -115,7 +117,7 @@ struct Sym {
 /// # Safety
 /// Must run before any other thread exists (the preload's constructor).
 pub unsafe fn patch() -> (u32, u32) {
-    let base = unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) } as usize;
+    let base = unsafe { sys::getauxval(sys::AT_SYSINFO_EHDR) } as usize;
     if base == 0 {
         return (0, 0);
     }
@@ -149,7 +151,7 @@ pub unsafe fn patch() -> (u32, u32) {
             let strtab = base + shdr(sh.link as usize).offset as usize;
             for s in 0..(sh.size / sh.entsize) as usize {
                 let sym = &*((base + sh.offset as usize + s * sh.entsize as usize) as *const Sym);
-                let name = core::ffi::CStr::from_ptr((strtab + sym.name as usize) as *const libc::c_char).to_bytes();
+                let name = core::ffi::CStr::from_ptr((strtab + sym.name as usize) as *const sys::c_char).to_bytes();
                 let Some(entry) = ENTRIES.iter().find(|e| e.name == name) else { continue };
                 found |= entry.bit;
                 let fits = sym.size == 0 || sym.size as usize >= entry.stub.len();
@@ -162,24 +164,24 @@ pub unsafe fn patch() -> (u32, u32) {
     }
     let patches = &patches[..count];
     let len = image_end.next_multiple_of(4096);
-    let rwx = libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC;
+    let rwx = sys::PROT_READ | sys::PROT_WRITE | sys::PROT_EXEC;
     let mut patched = 0;
     unsafe {
-        if libc::mprotect(base as *mut c_void, len, rwx) == 0 {
+        if sys::mprotect(base as *mut c_void, len, rwx) == 0 {
             for &(at, code, bit) in patches {
                 core::ptr::copy_nonoverlapping(code.as_ptr(), at as *mut u8, code.len());
                 patched |= bit;
             }
-            libc::mprotect(base as *mut c_void, len, libc::PROT_READ | libc::PROT_EXEC);
+            sys::mprotect(base as *mut c_void, len, sys::PROT_READ | sys::PROT_EXEC);
         } else {
-            let fd = libc::open(c"/proc/self/mem".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+            let fd = sys::open(c"/proc/self/mem".as_ptr(), sys::O_RDWR | sys::O_CLOEXEC);
             if fd >= 0 {
                 for &(at, code, bit) in patches {
-                    if libc::pwrite(fd, code.as_ptr().cast(), code.len(), at as libc::off_t) == code.len() as isize {
+                    if sys::pwrite(fd, code.as_ptr().cast(), code.len(), at as sys::off_t) == code.len() as isize {
                         patched |= bit;
                     }
                 }
-                libc::close(fd);
+                sys::close(fd);
             }
         }
     }
