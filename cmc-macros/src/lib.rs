@@ -436,6 +436,24 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
             #prepare
         }
 
+        // Only libtest's harness compiles `#[test]`: in a test target that
+        // lacks `harness = false` the models would never run, and this
+        // fails instead of a silent "0 passed".
+        #[cfg(test)]
+        #[doc(hidden)]
+        mod #name {
+            #[test]
+            fn needs_a_test_target_with_harness_false() -> ::core::result::Result<(), ::std::string::String> {
+                ::core::result::Result::Err(::std::format!(
+                    "cmc: model `{}` ({}) is in a test target run by libtest's harness, which does not run models: \
+                     add `harness = false` to its [[test]] section in Cargo.toml, and end the target with \
+                     `cmc_runner::main!();`",
+                    #function,
+                    ::core::file!()
+                ))
+            }
+        }
+
         #[::cmc::linkme::distributed_slice(::cmc::harness::MODELS)]
         #[linkme(crate = ::cmc::linkme)]
         #[doc(hidden)]

@@ -23,16 +23,6 @@ pub fn catch_interrupt() {
     let _ = unsafe { sigaction(Signal::SIGINT, &action) };
 }
 
-/// Reads a `--time-max SECONDS` argument: a positive, finite number.
-pub fn time_max(seconds: Option<f64>) -> anyhow::Result<Option<Duration>> {
-    match seconds {
-        Some(t) if !(t > 0.0 && t.is_finite()) => {
-            anyhow::bail!("--time-max {t}: expected a positive number of seconds")
-        }
-        t => Ok(t.map(Duration::from_secs_f64)),
-    }
-}
-
 /// A [`Control`] with an optional time cap, Ctrl-C, and a progress line on
 /// stderr when stderr is a terminal and the run is long.
 pub struct RunControl {

@@ -3,27 +3,25 @@
 //! `cargo nextest run` list, filter and run models like ordinary tests.
 //!
 //! A model passes when its search ends as it expects and its snapshot (the
-//! counts for a pass, the counterexample for a violation) matches the one
-//! under the snapshot folder; insta writes a `.snap.new` beside a changed
-//! one for `cargo insta review`, and nothing under `CI=true`.
+//! counts for a pass, the counterexample for a violation) is the one under
+//! the snapshot folder (`snapshot`: new and changed snapshots are written
+//! as `.snap.new` for `cargo insta review`, none under `CI`).
 //!
-//! Budgets, caps and the seed can be overridden from the environment
-//! (`CMC_SEED`, `CMC_STATES_MAX`, ...): libtest-mimic accepts no custom
-//! flags. A model run with overrides is not compared with its snapshot,
-//! since the snapshot pins the declared configuration. `CMC_REPLAY=FILE`
-//! replays a saved counterexample through the one model `--exact` names
-//! instead of searching it.
+//! Every failure prints the commands that run it again, through this same
+//! test target (`cargo test -p PACKAGE --test TARGET -- --exact NAME`, and
+//! with `CMC_REPLAY=FILE` to replay its counterexample), so that they work
+//! in the user's own crate, not only in this repository. Overrides from the
+//! environment (`overrides`) are part of those commands; a model run with
+//! overrides is not compared with its snapshot, since the snapshot pins the
+//! declared configuration.
 //!
 //! Program models (`#[cmc::model(program = ...)]`) need `cmc-preload`:
-//! `$CMC_PRELOAD`, or built once per test binary by a nested `cargo build -p
-//! cmc-preload` into the target's temporary folder (a missing preload fails
+//! `$CMC_PRELOAD`, or built once per test binary (a missing preload fails
 //! the model, never skips it). They run like the others, on libtest's
 //! threads, side by side: each search makes its explorer (which owns the
 //! node processes) on its trial's thread and drops it there, and
 //! supervisors on different threads do not interfere (`cmc/tests/
-//! process_race.rs`). A program search mostly waits for its nodes, so two
-//! at once overlap well; see `prepare_program` for why they are not pinned
-//! to a CPU.
+//! process_race.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -34,16 +32,21 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 use cmc::catalog::DynModel;
 use cmc::harness::{Attributes, Declared, Expect, MODELS};
-use cmc::{CounterexampleFile, Options, Report, Search, Verdict};
+use cmc::{CounterexampleFile, Options, Verdict};
 
 use crate::control::RunControl;
-use crate::repro::check_command;
+use crate::overrides::Overrides;
+use crate::snapshot::{self, Outcome, Policy, Snapshot};
 
 /// What `cmc_runner::main!()` knows about the test target at compile time.
 pub struct Target<'a> {
     /// The snapshot folder.
     pub snapshots: &'a Path,
-    /// The test target's name, for the reproduce command.
+    /// The package of the test target (`CARGO_PKG_NAME`), for the
+    /// reproduce command.
+    pub package: &'a str,
+    /// The test target's name (`CARGO_CRATE_NAME`), for the reproduce
+    /// command.
     pub name: &'a str,
     /// Where counterexample files go.
     pub save_dir: &'a Path,
@@ -62,6 +65,13 @@ pub fn main(target: Target<'_>) -> ExitCode {
     let args = Arguments::from_args();
     let overrides = match Overrides::from_env(std::env::vars()) {
         Ok(o) => o,
+        Err(e) => {
+            eprintln!("cmc: {e}");
+            return ExitCode::from(101);
+        }
+    };
+    let policy = match Policy::from_env(|k| std::env::var(k).ok()) {
+        Ok(p) => p,
         Err(e) => {
             eprintln!("cmc: {e}");
             return ExitCode::from(101);
@@ -102,14 +112,19 @@ pub fn main(target: Target<'_>) -> ExitCode {
     if !overrides.is_empty() && !args.list {
         eprintln!("cmc: overrides from the environment: {}", overrides.describe());
     }
+    // Only a run of every model can tell which snapshots no model owns.
+    let whole = args.filter.is_none() && args.skip.is_empty() && !args.list && !args.ignored;
+    let names: Vec<String> = declared.iter().map(|d| d.name()).collect();
     let context = Context {
         snapshots: target.snapshots.to_path_buf(),
+        package: target.package.to_string(),
         target: target.name.to_string(),
         save_dir: target.save_dir.to_path_buf(),
         manifest_dir: target.manifest_dir.to_path_buf(),
         cargo: target.cargo.to_string(),
         tmp_dir: target.tmp_dir.to_path_buf(),
         overrides,
+        policy,
     };
     let context: &'static Context = Box::leak(Box::new(context));
     let trials = declared
@@ -122,7 +137,20 @@ pub fn main(target: Target<'_>) -> ExitCode {
             }
         })
         .collect();
-    libtest_mimic::run(&args, trials).exit_code()
+    let conclusion = libtest_mimic::run(&args, trials);
+    if whole {
+        let stray = snapshot::unreferenced(&context.snapshots, &names);
+        if !stray.is_empty() {
+            let list: Vec<String> = stray.iter().map(|p| p.display().to_string()).collect();
+            eprintln!(
+                "cmc: {} snapshot{} of no model in this test target (renamed or deleted models?): {}",
+                stray.len(),
+                if stray.len() == 1 { "" } else { "s" },
+                list.join(", ")
+            );
+        }
+    }
+    conclusion.exit_code()
 }
 
 /// Expands to a `main` that runs the models of this test target. With no
@@ -140,6 +168,7 @@ macro_rules! main {
             let tmp = ::std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
             $crate::harness::main($crate::harness::Target {
                 snapshots: &root.join($dir),
+                package: env!("CARGO_PKG_NAME"),
                 name: env!("CARGO_CRATE_NAME"),
                 save_dir: &tmp.join("cmc"),
                 manifest_dir: root,
@@ -152,147 +181,23 @@ macro_rules! main {
 
 struct Context {
     snapshots: PathBuf,
+    package: String,
     target: String,
     save_dir: PathBuf,
     manifest_dir: PathBuf,
     cargo: String,
     tmp_dir: PathBuf,
     overrides: Overrides,
+    policy: Policy,
 }
 
-/// Overrides read from `CMC_*` environment variables.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Overrides {
-    /// (variable, value) as given, for the report and the reproduce line.
-    pub given: Vec<(String, String)>,
-    pub seed: Option<u64>,
-    pub walks: Option<u64>,
-    pub walk_length: Option<u32>,
-    pub depth_max: Option<u32>,
-    pub states_max: Option<u64>,
-    pub time_max_s: Option<u64>,
-    pub nodes: Option<u8>,
-    pub drops: Option<u8>,
-    pub dups: Option<u8>,
-    pub crashes: Option<u8>,
-    pub clients: Option<u8>,
-    pub timeouts: Option<u8>,
-    pub det: Option<bool>,
-    /// `CMC_DEADLOCK`: a world with no enabled action is a violation of
-    /// `deadlock`. Cores only: a program model ignores it, as it ignores
-    /// `CMC_DUPS`.
-    pub deadlock: Option<bool>,
-    /// `CMC_PRELOAD`: the `cmc-preload` library for program models, instead
-    /// of building it. Not an override: the snapshot is still compared.
-    pub preload: Option<PathBuf>,
-    /// `CMC_REPLAY`: a counterexample file to replay through the one model
-    /// run, instead of searching it. Not an override either: it is checked
-    /// against the model's identity, overrides included.
-    pub replay: Option<PathBuf>,
-}
-
-/// The variables [`Overrides::from_env`] reads; any other `CMC_*` variable
-/// is an error, so that a typo is not silently ignored.
-pub const VARIABLES: &[&str] = &[
-    "CMC_SEED",
-    "CMC_WALKS",
-    "CMC_WALK_LENGTH",
-    "CMC_DEPTH_MAX",
-    "CMC_STATES_MAX",
-    "CMC_TIME_MAX_S",
-    "CMC_NODES",
-    "CMC_DROPS",
-    "CMC_DUPS",
-    "CMC_CRASHES",
-    "CMC_CLIENTS",
-    "CMC_TIMEOUTS",
-    "CMC_DET",
-    "CMC_DEADLOCK",
-    "CMC_PRELOAD",
-    "CMC_REPLAY",
-];
-
-impl Overrides {
-    /// Reads the overrides from `(name, value)` pairs (the environment).
-    pub fn from_env(vars: impl Iterator<Item = (String, String)>) -> Result<Overrides, String> {
-        let mut o = Overrides::default();
-        let mut vars: Vec<(String, String)> = vars.filter(|(k, _)| k.starts_with("CMC_")).collect();
-        vars.sort();
-        for (name, value) in vars {
-            fn num<T: std::str::FromStr>(name: &str, value: &str, max: &str) -> Result<T, String> {
-                value.trim().parse().map_err(|_| format!("{name}={value}: expected an integer, at most {max}"))
-            }
-            fn boolean(name: &str, value: &str) -> Result<bool, String> {
-                match value {
-                    "1" | "true" => Ok(true),
-                    "0" | "false" => Ok(false),
-                    _ => Err(format!("{name}={value}: expected 1 or 0")),
-                }
-            }
-            match name.as_str() {
-                "CMC_SEED" => o.seed = Some(num(&name, &value, "2^64-1")?),
-                "CMC_WALKS" => o.walks = Some(num(&name, &value, "2^64-1")?),
-                "CMC_WALK_LENGTH" => o.walk_length = Some(num(&name, &value, "2^32-1")?),
-                "CMC_DEPTH_MAX" => o.depth_max = Some(num(&name, &value, "2^32-1")?),
-                "CMC_STATES_MAX" => o.states_max = Some(num(&name, &value, "2^64-1")?),
-                "CMC_TIME_MAX_S" => o.time_max_s = Some(num(&name, &value, "2^64-1")?),
-                "CMC_NODES" => o.nodes = Some(num(&name, &value, "8")?),
-                "CMC_DROPS" => o.drops = Some(num(&name, &value, "255 (budget_max)")?),
-                "CMC_DUPS" => o.dups = Some(num(&name, &value, "255 (budget_max)")?),
-                "CMC_CRASHES" => o.crashes = Some(num(&name, &value, "255 (budget_max)")?),
-                "CMC_CLIENTS" => o.clients = Some(num(&name, &value, "255 (budget_max)")?),
-                "CMC_TIMEOUTS" => o.timeouts = Some(num(&name, &value, "255 (budget_max)")?),
-                "CMC_PRELOAD" => {
-                    o.preload = Some(PathBuf::from(value));
-                    continue;
-                }
-                "CMC_REPLAY" => {
-                    o.replay = Some(PathBuf::from(value));
-                    continue;
-                }
-                "CMC_DET" => o.det = Some(boolean(&name, &value)?),
-                "CMC_DEADLOCK" => o.deadlock = Some(boolean(&name, &value)?),
-                _ => return Err(format!("unknown variable {name} (known: {})", VARIABLES.join(", "))),
-            }
-            o.given.push((name, value));
-        }
-        Ok(o)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.given.is_empty()
-    }
-
-    /// `NAME=value NAME=value`, as a shell prefix.
-    pub fn describe(&self) -> String {
-        self.given.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
-    }
-
-    /// The declared attributes with these overrides applied.
-    pub fn apply(&self, a: &Attributes) -> Attributes {
-        let mut a = *a;
-        a.search = match a.search {
-            Search::Bfs { depth_max } => Search::Bfs { depth_max: self.depth_max.or(depth_max) },
-            Search::Dfs { depth_max } => Search::Dfs { depth_max: self.depth_max.unwrap_or(depth_max) },
-            Search::Simulate { walks, walk_length, seed } => Search::Simulate {
-                walks: self.walks.unwrap_or(walks),
-                walk_length: self.walk_length.unwrap_or(walk_length),
-                seed: self.seed.unwrap_or(seed),
-            },
-        };
-        a.states_max = self.states_max.or(a.states_max);
-        a.time_max_s = self.time_max_s.or(a.time_max_s);
-        a.nodes = self.nodes.or(a.nodes);
-        a.drops = self.drops.or(a.drops);
-        a.dups = self.dups.or(a.dups);
-        a.crashes = self.crashes.or(a.crashes);
-        a.clients = self.clients.or(a.clients);
-        a.timeouts = self.timeouts.or(a.timeouts);
-        a.det = self.det.unwrap_or(a.det);
-        if a.program.is_none() {
-            a.deadlock = self.deadlock.unwrap_or(a.deadlock);
-        }
-        a
+impl Context {
+    /// `cargo test` of one model of this target, with the overrides in
+    /// force: it works from anywhere in the user's workspace.
+    fn test_command(&self, model: &str) -> String {
+        let env = self.overrides.describe();
+        let env = if env.is_empty() { env } else { format!("{env} ") };
+        format!("{env}cargo test -p {} --test {} -- --exact {model}", self.package, self.target)
     }
 }
 
@@ -328,20 +233,10 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
         None => None,
     };
     let reproduce = || {
-        let mut s = String::new();
-        let env = cx.overrides.describe();
-        let env = if env.is_empty() { env } else { format!("{env} ") };
-        let test = format!("cargo test --test {} -- --exact {name}", cx.target);
-        s.push_str(&format!("reproduce: {env}{test}\n"));
-        match (&saved, d.attributes.program) {
-            // A declared program has no model file for `cmc replay` to
-            // rebuild it from: the test target rebuilds it by name.
-            (Some(p), Some(_)) => s.push_str(&format!("replay:    {env}CMC_REPLAY={} {test}\n", p.display())),
-            (Some(p), None) => s.push_str(&format!("replay:    cmc replay {}\n", p.display())),
-            (None, _) => {}
-        }
-        if d.attributes.program.is_none() {
-            s.push_str(&format!("same run:  {}\n", check_command(&report.model, &options)));
+        let test = cx.test_command(&name);
+        let mut s = format!("reproduce: {test}\n");
+        if let Some(p) = &saved {
+            s.push_str(&format!("replay:    CMC_REPLAY={} {test}\n", p.display()));
         }
         s
     };
@@ -368,27 +263,39 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
         println!("{name}: {} [overrides: {}; snapshot not compared]", report.summary(), cx.overrides.describe());
         return Ok(());
     }
-    let text = snapshot_text(&name, &model.header(), &report);
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(&cx.snapshots);
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_omit_expression(true);
-    settings.set_input_file(d.file);
-    // No line number: moving a declaration must not change its snapshot.
-    settings.set_description(format!("cmc model {name} ({})", d.file));
-    let snapshot = name.replace("::", "__");
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        settings.bind(|| insta::assert_snapshot!(snapshot.as_str(), text));
-    }));
-    if outcome.is_err() {
-        return Err(format!(
-            "{name}: the snapshot differs from {}/{snapshot}.snap (diff above; `cargo insta review` accepts it)\n{}",
-            cx.snapshots.display(),
-            reproduce()
+    let text = snapshot::text(&name, &model.header(), &report);
+    let snap = Snapshot { dir: &cx.snapshots, model: &name, source: d.file };
+    let path = snap.path();
+    let review = "review it with `cargo insta review`, or rename it to .snap";
+    match snap.check(&text, cx.policy).map_err(|e| format!("{name}: {e}"))? {
+        Outcome::Same => Ok(()),
+        Outcome::Accepted(p) => {
+            println!("{name}: snapshot written to {} (INSTA_UPDATE=always)", p.display());
+            Ok(())
+        }
+        Outcome::New { written: Some(p) } => {
+            Err(format!("{name}: new snapshot written to {} for review: {review}", p.display()).into())
+        }
+        Outcome::New { written: None } => Err(format!(
+            "{name}: no snapshot at {} and none written ({}): run the test where it can write one, and commit it",
+            path.display(),
+            if cx.policy.ci { "CI is set" } else { "INSTA_UPDATE=no" }
         )
-        .into());
+        .into()),
+        Outcome::Differs { diff, written } => {
+            let what = match &written {
+                Some(p) => format!("this run's is written to {}: {review}", p.display()),
+                None if cx.policy.ci => "this run's is not written, since CI is set".to_string(),
+                None => "this run's is not written (INSTA_UPDATE=no)".to_string(),
+            };
+            let message = format!("{name}: the snapshot differs from {} ({what}):\n{diff}{}", path.display(), reproduce());
+            if cx.policy.force_pass {
+                eprintln!("{message}(INSTA_FORCE_PASS: not a failure)");
+                return Ok(());
+            }
+            Err(message.into())
+        }
     }
-    Ok(())
 }
 
 /// `CMC_REPLAY=FILE`: replays the counterexample in `file` through the
@@ -475,61 +382,4 @@ fn build_preload(cargo: &str, manifest_dir: &Path, tmp_dir: &Path) -> Result<Pat
         ));
     }
     Ok(target_dir.join("debug").join("libcmc_preload.so"))
-}
-
-/// The snapshot: stable across runs, machines and thread counts (no times,
-/// no paths). `header` is the model's own description
-/// ([`DynModel::header`]).
-pub fn snapshot_text(name: &str, header: &[(&'static str, String)], r: &Report) -> String {
-    let mut s = format!("model: {name}\n");
-    for (key, value) in header {
-        s.push_str(&format!("{key}: {value}\n"));
-    }
-    s.push_str(&format!("search: {}\n", r.search));
-    s.push_str(&format!("verdict: {}\n", r.verdict.name()));
-    if let (Some(p), Some(k)) = (&r.property, r.kind) {
-        s.push_str(&format!("property: {p} ({k})\n"));
-    }
-    if let Some(reason) = &r.reason {
-        s.push_str(&format!("reason: {reason}\n"));
-    }
-    if let Some(note) = r.never_checked_note() {
-        s.push_str(&format!("{note}\n"));
-    }
-    s.push_str(&format!(
-        "distinct states: {}\ngenerated states: {}\ndepth: {}\n",
-        r.distinct_states, r.generated_states, r.depth
-    ));
-    if !r.trace.is_empty() {
-        s.push_str(&format!("counterexample ({} states):\n", r.trace.len()));
-        cmc::report::render_trace(&mut s, &r.trace);
-    }
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn env(vars: &[(&str, &str)]) -> Result<Overrides, String> {
-        Overrides::from_env(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())))
-    }
-
-    #[test]
-    fn the_preload_and_a_replay_are_not_overrides() {
-        let o =
-            env(&[("CMC_PRELOAD", "/p/libcmc_preload.so"), ("CMC_REPLAY", "a.cex.json"), ("PATH", "/bin")]).unwrap();
-        assert_eq!(o.preload.as_deref(), Some(Path::new("/p/libcmc_preload.so")));
-        assert_eq!(o.replay.as_deref(), Some(Path::new("a.cex.json")));
-        assert!(o.is_empty(), "the snapshot is still compared: {}", o.describe());
-        let o = env(&[("CMC_DROPS", "2"), ("CMC_PRELOAD", "/p")]).unwrap();
-        assert_eq!((o.drops, o.describe().as_str()), (Some(2), "CMC_DROPS=2"));
-    }
-
-    #[test]
-    fn an_unknown_variable_is_an_error_naming_the_known_ones() {
-        let e = env(&[("CMC_PRELAOD", "/p")]).unwrap_err();
-        assert!(e.starts_with("unknown variable CMC_PRELAOD (known: CMC_SEED,"), "{e}");
-        assert!(e.contains("CMC_PRELOAD, CMC_REPLAY"), "{e}");
-    }
 }

@@ -1,9 +1,10 @@
-//! The runner: runs models for the `cmc` command, owning what the engine
-//! does not: arguments, files, the clock, the terminal and signals.
+//! The test runner for models: a `harness = false` test target whose
+//! `main` is [`main!`] runs every `#[cmc::model]` it declares as a libtest
+//! test, so that `cargo test` and `cargo nextest run` list, filter and run
+//! them. It owns what the engine does not: the environment's overrides,
+//! files, snapshots, the clock and signals.
 
-pub mod calibrate;
-pub mod cli;
 pub mod control;
 pub mod harness;
-pub mod program;
-pub mod repro;
+pub mod overrides;
+pub mod snapshot;

@@ -289,7 +289,7 @@ fn a_model_declared_with_deadlock_can_expect_a_deadlock_violation() {
 
 #[test]
 fn cmc_deadlock_sets_deadlock_from_the_environment() {
-    use cmc_runner::harness::Overrides;
+    use cmc_runner::overrides::Overrides;
     let env = |v: &str| Overrides::from_env([("CMC_DEADLOCK".to_string(), v.to_string())].into_iter());
     let on = env("1").expect("CMC_DEADLOCK is known");
     assert_eq!(on.describe(), "CMC_DEADLOCK=1");

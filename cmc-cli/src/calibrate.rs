@@ -22,7 +22,7 @@ use cmc_examples::disk_paxos::cfg::{self, Calibration, Module};
 use cmc_examples::disk_paxos::{DiskPaxosState, actions, model_with, tla};
 
 use crate::cli::exit_code;
-use crate::control::{RunControl, catch_interrupt};
+use cmc_runner::control::{RunControl, catch_interrupt};
 
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
@@ -47,7 +47,7 @@ pub fn run(args: &CalibrateArgs) -> Result<u8> {
     let text = std::fs::read_to_string(&args.config).with_context(|| format!("reading {path}"))?;
     let module = Module::from_arg(&args.module).map_err(|e| anyhow!(e))?;
     let cal = cfg::read(&path, &text, module)?;
-    let time_max = crate::control::time_max(args.time_max)?;
+    let time_max = crate::cli::time_max(args.time_max)?;
     catch_interrupt();
     let mut control = RunControl::new(time_max);
     let mut report = check(&cal, &mut control)?;

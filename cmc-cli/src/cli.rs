@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -12,7 +13,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use cmc::catalog::{Entry, Overrides};
 use cmc::{CounterexampleFile, Network, Options, Report, Search, Verdict};
 
-use crate::control::{RunControl, catch_interrupt};
+use cmc_runner::control::{RunControl, catch_interrupt};
 use crate::repro::check_command;
 
 /// Exit code of a usage or input error.
@@ -228,7 +229,7 @@ fn check(args: CheckArgs) -> Result<u8> {
     };
     let options = Options { search, states_max: args.states_max, det: args.det, deadlock: args.deadlock };
     let model = entry.build(&overrides)?;
-    let time_max = crate::control::time_max(args.time_max)?;
+    let time_max = time_max(args.time_max)?;
     catch_interrupt();
     let mut control = RunControl::new(time_max);
     let mut report = model.check(&options, &mut control)?;
@@ -311,4 +312,14 @@ pub(crate) fn save(path: &Path, cex: &CounterexampleFile) -> Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     std::fs::write(path, cex.to_json()).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Reads a `--time-max SECONDS` argument: a positive, finite number.
+pub fn time_max(seconds: Option<f64>) -> anyhow::Result<Option<Duration>> {
+    match seconds {
+        Some(t) if !(t > 0.0 && t.is_finite()) => {
+            anyhow::bail!("--time-max {t}: expected a positive number of seconds")
+        }
+        t => Ok(t.map(Duration::from_secs_f64)),
+    }
 }

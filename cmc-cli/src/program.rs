@@ -9,7 +9,7 @@ use cmc::process::{ProcessExplorer, model_file};
 use cmc::{CounterexampleFile, Verdict, explore, replay_with};
 
 use crate::cli::{default_save_path, exit_code, print_report, save};
-use crate::control::{RunControl, catch_interrupt};
+use cmc_runner::control::{RunControl, catch_interrupt};
 
 /// Runs the model file at `path`; returns the exit code.
 pub fn run(path: &Path, json: bool, det: bool, time_max: Option<f64>, save_to: Option<&Path>) -> Result<u8> {
@@ -22,7 +22,7 @@ pub fn run(path: &Path, json: bool, det: bool, time_max: Option<f64>, save_to: O
             path.display()
         );
     }
-    let time_max = crate::control::time_max(time_max)?;
+    let time_max = crate::cli::time_max(time_max)?;
     let explorer =
         ProcessExplorer::new(&m.model).with_context(|| format!("{}", path.display()))?.with_det(m.options.det);
     catch_interrupt();

@@ -1,0 +1,9 @@
+//! The `cmc` command: checks the example cores by name, model files
+//! (programs as nodes) and TLC configurations of Disk Paxos, and replays
+//! their counterexamples. Glue over `cmc`, `cmc-runner` and the example
+//! cores; the binary calls [`cli::main`].
+
+pub mod calibrate;
+pub mod cli;
+pub mod program;
+pub mod repro;
