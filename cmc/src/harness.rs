@@ -37,10 +37,10 @@ pub struct Attributes {
     /// `program = "..."`: the model is this program as nodes, the path as
     /// written (relative to the declaring crate's `CARGO_MANIFEST_DIR`).
     pub program: Option<&'static str>,
-    /// For a program: the `cmc-preload` library the runner found or built.
-    /// Not a key: the runner sets it (`None` leaves the preload that the
-    /// body's configuration found, `$CMC_PRELOAD` or next to the test
-    /// binary).
+    /// For a program: a `cmc-preload` library chosen by the runner. Not a
+    /// key; `None` (the usual) leaves the preload that the body's
+    /// configuration found: `$CMC_PRELOAD`, or the one embedded in `cmc`
+    /// ([`find_preload`](crate::process::find_preload)).
     pub preload: Option<&'static Path>,
     pub nodes: Option<u8>,
     pub network: Option<Network>,
@@ -204,10 +204,13 @@ pub fn prepare_program(
     }
     if c.preload.is_none() {
         // A node without the preload would read the real clock: never run
-        // one (the manual's RULES: a missing preload is an error).
+        // one (the manual's RULES: a missing preload is an error). Either
+        // no preload could be found, and finding it again says why, or the
+        // body removed it.
+        crate::process::find_preload()?;
         return Err(ProcessError::Config {
             key: "preload",
-            reason: "no cmc-preload library: set CMC_PRELOAD to libcmc_preload.so".into(),
+            reason: "no cmc-preload library: the model's configuration has `preload: None`".into(),
         }
         .into());
     }

@@ -11,7 +11,9 @@
 //! happen next from a world alone; [`engine`] puts them together with the
 //! in-process engine's shape (initial world, enabled actions, apply by
 //! stateless replay, fingerprint). [`view`] is the `struct cmc_view` of
-//! `cmc.h`.
+//! `cmc.h`. [`preload`] holds the preload library, compiled by `build.rs`
+//! and embedded, and writes it to a per-user cache for `LD_PRELOAD`;
+//! [`find_preload`] picks it unless `$CMC_PRELOAD` names another.
 //!
 //! [`explore`] makes a [`ProgramModel`] (program, environment, properties)
 //! a state graph for the shared searches; `model_file` reads one from TOML.
@@ -25,6 +27,7 @@ pub mod forkserver;
 mod lives;
 pub mod model_file;
 pub mod notif;
+pub mod preload;
 pub mod snapshot;
 pub mod spawn;
 pub mod supervisor;
@@ -109,8 +112,10 @@ pub struct Config {
     pub budgets: Budgets,
     /// The bytes a client sends on a CLIENT connection.
     pub request: Vec<u8>,
-    /// `cmc-preload.so`; `None` starts the nodes without it, which the
-    /// supervisor reports as an error (kept for the test that shows it).
+    /// The preload library: [`find_preload`]'s, or `None` where it found
+    /// none (then [`Config::validate`] reports why). A `None` set on
+    /// purpose starts the nodes without it, which the supervisor reports
+    /// as an error (kept for the test that shows it).
     pub preload: Option<PathBuf>,
     /// See [`STALL_TIMEOUT_DEFAULT`].
     pub stall_timeout: Duration,
@@ -179,7 +184,7 @@ impl Config {
             nodes,
             budgets: Budgets::default(),
             request: Vec::new(),
-            preload: find_preload(),
+            preload: find_preload().ok(),
             stall_timeout: STALL_TIMEOUT_DEFAULT,
             log_dir: None,
             workdir: None,
@@ -213,25 +218,30 @@ impl Config {
             );
         }
         check_program(&self.program)?;
-        if let Some(p) = &self.preload {
-            if !p.is_file() {
+        match &self.preload {
+            Some(p) if !p.is_file() => {
                 return Err(ProcessError::Preload { path: p.clone(), reason: "no such file".to_string() });
+            }
+            Some(_) => {}
+            // Either what `Config::new` left when no preload could be
+            // found, and then this says why, or a run without it on
+            // purpose.
+            None => {
+                find_preload()?;
             }
         }
         Ok(())
     }
 }
 
-/// Where `cmc-preload.so` is: `$CMC_PRELOAD`, or `libcmc_preload.so` next to
-/// the running executable or one directory up (cargo puts test binaries in
-/// `target/<profile>/deps`).
-pub fn find_preload() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("CMC_PRELOAD") {
-        return Some(PathBuf::from(p));
+/// The preload library the nodes run with: `$CMC_PRELOAD` if set and not
+/// empty (a user's own build), else the one embedded in this library,
+/// written out on the first call ([`preload::path`]).
+pub fn find_preload() -> Result<PathBuf, ProcessError> {
+    match std::env::var_os("CMC_PRELOAD") {
+        Some(p) if !p.is_empty() => Ok(PathBuf::from(p)),
+        _ => Ok(preload::path()?.to_path_buf()),
     }
-    let exe = std::env::current_exe().ok()?;
-    let dir = exe.parent()?;
-    [dir.join("libcmc_preload.so"), dir.parent()?.join("libcmc_preload.so")].into_iter().find(|p| p.is_file())
 }
 
 /// A target must be an x86-64 ELF executable, dynamically linked (else
@@ -281,6 +291,9 @@ pub enum ProcessError {
     Program { path: PathBuf, reason: String },
     #[error("preload {path}: {reason}")]
     Preload { path: PathBuf, reason: String },
+    /// The embedded preload could not be written out.
+    #[error(transparent)]
+    EmbeddedPreload(#[from] preload::PreloadError),
     #[error("node {node}: spawn failed while {step}: {errno}")]
     Spawn { node: u8, step: &'static str, errno: Errno },
     #[error(
