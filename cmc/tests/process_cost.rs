@@ -2,9 +2,7 @@
 //! belong in benchmarks). Run by hand:
 //!
 //! ```text
-//! cargo build --release -p cmc-preload
-//! CMC_PRELOAD=$PWD/target/release/libcmc_preload.so \
-//!     cargo test -p cmc --release --test process_cost -- --ignored --nocapture
+//! cargo test -p cmc --release --test process_cost -- --ignored --nocapture
 //! ```
 #![cfg(target_os = "linux")]
 

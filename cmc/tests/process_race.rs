@@ -39,7 +39,7 @@ fn counter() -> Config {
 /// deadlocked thread stops, the others finish, and then nothing moves.
 fn race(threads: usize, replays: usize) {
     let cfg = counter();
-    // Build the program and the preload before the clock starts.
+    // Build the program and write out the preload before the clock starts.
     drop(ProcessEngine::new(cfg.clone()).expect("valid config"));
     let done = Arc::new(AtomicBool::new(false));
     let progress = Arc::new(AtomicU64::new(0));

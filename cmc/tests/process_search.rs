@@ -383,8 +383,8 @@ fn model_dir(name: &str, toml: &str) -> std::path::PathBuf {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let file = dir.join("model.toml");
     std::fs::write(&file, toml).unwrap();
-    // The preload is found through CMC_PRELOAD in real use; tests point at
-    // the one they built.
+    // A model file names no preload: `model_file::read` takes
+    // `find_preload`'s, and the tests set the one they use.
     file
 }
 

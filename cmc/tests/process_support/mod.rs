@@ -1,13 +1,13 @@
-//! Shared by the `process_*` tests: builds the preload and the C example
-//! programs once per test binary, and makes configurations for them.
+//! Shared by the `process_*` tests: finds the preload, builds the C
+//! example programs once per test binary, and makes configurations for
+//! them.
 //!
-//! The preload is built by a nested `cargo build -p cmc-preload` into its
-//! own target directory under `CARGO_TARGET_TMPDIR`: `cargo test -p cmc`
-//! does not build the cdylib, and the outer cargo holds the lock of the
-//! main target directory while tests run. `CMC_PRELOAD` overrides it. The C
-//! programs in `examples/c` are compiled with the distribution's `cc`,
-//! `-no-pie`, as a user would build a target; their C properties
-//! (`examples/c/*_props.c`) as shared objects, loaded with `dlopen`.
+//! The preload is the one embedded in `cmc`, written to the user's cache
+//! on first use (`cmc::process::find_preload`); `CMC_PRELOAD` overrides
+//! it, as it does for users. The C programs in `examples/c` are compiled
+//! with the distribution's `cc`, `-no-pie`, as a user would build a
+//! target; their C properties (`examples/c/*_props.c`) as shared objects,
+//! loaded with `dlopen`.
 //!
 //! [`walk`] is a stopgap breadth-first search over a program's worlds, for
 //! the example programs' tests, until the engine's searches drive
@@ -31,25 +31,9 @@ fn tmp() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
 }
 
-/// `libcmc_preload.so`, built once per test binary.
+/// `libcmc_preload.so`: `$CMC_PRELOAD`, or the one embedded in `cmc`.
 pub fn preload() -> PathBuf {
-    static PRELOAD: OnceLock<PathBuf> = OnceLock::new();
-    PRELOAD
-        .get_or_init(|| {
-            if let Some(p) = std::env::var_os("CMC_PRELOAD") {
-                return PathBuf::from(p);
-            }
-            let target = tmp().join("preload-target");
-            let out = Command::new(env!("CARGO"))
-                .args(["build", "--quiet", "-p", "cmc-preload", "--target-dir"])
-                .arg(&target)
-                .current_dir(repo())
-                .output()
-                .expect("cargo runs");
-            assert!(out.status.success(), "building cmc-preload failed:\n{}", String::from_utf8_lossy(&out.stderr));
-            target.join("debug/libcmc_preload.so")
-        })
-        .clone()
+    cmc::process::find_preload().unwrap_or_else(|e| panic!("no preload library: {e}"))
 }
 
 /// `examples/c/NAME.c`, compiled once per test binary with `extra` flags
