@@ -252,7 +252,8 @@ mod tests {
         let root = scratch("race");
         let bytes = vec![7u8; 1 << 20];
         let paths: Vec<PathBuf> = std::thread::scope(|s| {
-            let writers: Vec<_> = (0..8).map(|_| s.spawn(|| write_out(&[root.clone()], &bytes, uid()))).collect();
+            let writers: Vec<_> =
+                (0..8).map(|_| s.spawn(|| write_out(std::slice::from_ref(&root), &bytes, uid()))).collect();
             writers.into_iter().map(|w| w.join().unwrap().unwrap()).collect()
         });
         assert!(paths.iter().all(|p| *p == root.join(file_name(&bytes))));
