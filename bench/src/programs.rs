@@ -17,8 +17,8 @@
 //! distinct or generated worlds, depth or verdict, between variants or
 //! between runs, is an error. Timings are printed, never asserted.
 //!
-//! The `cmc` binary, the preload library and the C programs are built first
-//! (`cargo build --release -p cmc-runner -p cmc-preload`, `make -C
+//! The `cmc` binary (with the preload library embedded) and the C programs
+//! are built first (`cargo build --release -p cmc-cli`, `make -C
 //! examples/c`), so that the binary measured is the working tree's; with
 //! `--no-build` they are only looked for, and a missing one is an error that
 //! says what to run.
@@ -120,8 +120,8 @@ pub struct Args {
     /// depth_max = 20).
     #[arg(long, value_delimiter = ',', default_value = PROGRAM_NAMES)]
     programs: Vec<String>,
-    /// Do not build first: measure the cmc binary, preload library and C
-    /// programs already built.
+    /// Do not build first: measure the cmc binary and the C programs
+    /// already built.
     #[arg(long)]
     no_build: bool,
 }
@@ -168,7 +168,6 @@ struct Header {
 /// Where the pieces measured are.
 struct Tools {
     cmc: PathBuf,
-    preload: PathBuf,
     /// `examples/c`, whose model files name the programs in `build/`.
     examples: PathBuf,
 }
@@ -232,8 +231,8 @@ fn select(names: &[String]) -> anyhow::Result<Vec<&'static Program>> {
     Ok(PROGRAMS.iter().filter(|p| names.iter().any(|n| n == p.name)).collect())
 }
 
-/// Builds (unless `build` is false) and finds the release `cmc`, the
-/// preload library beside it and the example programs.
+/// Builds (unless `build` is false) and finds the release `cmc` and the
+/// example programs.
 fn prepare(root: &Path, build: bool) -> anyhow::Result<Tools> {
     // This executable is TARGET/release/cmc-bench (or TARGET/debug/...);
     // cmc is built into the same target folder.
@@ -243,24 +242,17 @@ fn prepare(root: &Path, build: bool) -> anyhow::Result<Tools> {
     if build {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut cmd = Process::new(cargo);
-        cmd.current_dir(root)
-            .args(["build", "--release", "-p", "cmc-runner", "-p", "cmc-preload", "--target-dir"])
-            .arg(target);
+        cmd.current_dir(root).args(["build", "--release", "-p", "cmc-cli", "--target-dir"]).arg(target);
         spawn_to_end(&mut cmd)?;
         spawn_to_end(Process::new("make").arg("-C").arg(&examples))?;
     }
-    let tools = Tools {
-        cmc: target.join("release/cmc"),
-        preload: target.join("release/libcmc_preload.so"),
-        examples: examples.clone(),
-    };
+    let tools = Tools { cmc: target.join("release/cmc"), examples: examples.clone() };
     let programs = ["register", "register_props.so", "election", "election_props.so"];
-    let needed =
-        [tools.cmc.clone(), tools.preload.clone()].into_iter().chain(programs.map(|p| examples.join("build").join(p)));
+    let needed = [tools.cmc.clone()].into_iter().chain(programs.map(|p| examples.join("build").join(p)));
     for path in needed {
         if !path.is_file() {
             bail!(
-                "{} not found. Build first: cd {} && cargo build --release -p cmc-runner -p cmc-preload --target-dir {} \
+                "{} not found. Build first: cd {} && cargo build --release -p cmc-cli --target-dir {} \
                  && make -C examples/c (or run without --no-build, which does this)",
                 path.display(),
                 root.display(),
@@ -335,16 +327,10 @@ fn measure(tools: &Tools, file: &Path, outcome: Outcome) -> anyhow::Result<Run> 
     cmd.arg("--model-file")
         .arg(file)
         .args(["--json", "--time-max", &RUN_SECONDS_MAX.to_string()])
-        .env("CMC_PRELOAD", &tools.preload)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let reproduce = format!(
-        "CMC_PRELOAD={} {} --model-file {} --json",
-        tools.preload.display(),
-        tools.cmc.display(),
-        file.display()
-    );
+    let reproduce = format!("{} --model-file {} --json", tools.cmc.display(), file.display());
     let start = Instant::now();
     let child = cmd.spawn().with_context(|| format!("starting {}", tools.cmc.display()))?;
     let pid = child.id();

@@ -13,8 +13,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use cmc::catalog::{Entry, Overrides};
 use cmc::{CounterexampleFile, Network, Options, Report, Search, Verdict};
 
-use cmc_runner::control::{RunControl, catch_interrupt};
 use crate::repro::check_command;
+use cmc_runner::control::{RunControl, catch_interrupt};
 
 /// Exit code of a usage or input error.
 pub const EXIT_USAGE: u8 = 2;
@@ -282,7 +282,7 @@ fn replay(args: ReplayArgs) -> Result<u8> {
     let mut report = model.replay(&file, args.det).with_context(|| format!("{}", args.file.display()))?;
     report.elapsed_s = control.elapsed_s();
     print_report(&report, args.json);
-    if report.verdict != Verdict::Violation {
+    if !file.reproduced_by(&report) {
         eprintln!("reproduce: cmc replay {}", args.file.display());
     }
     Ok(exit_code(report.verdict))

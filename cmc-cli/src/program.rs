@@ -15,13 +15,6 @@ use cmc_runner::control::{RunControl, catch_interrupt};
 pub fn run(path: &Path, json: bool, det: bool, time_max: Option<f64>, save_to: Option<&Path>) -> Result<u8> {
     let mut m = model_file::read(path)?;
     m.options.det |= det;
-    if m.model.config.preload.is_none() {
-        bail!(
-            "{}: cmc-preload.so not found next to cmc nor in $CMC_PRELOAD; build it with `cargo build --release` \
-             (it is target/release/libcmc_preload.so) or set CMC_PRELOAD",
-            path.display()
-        );
-    }
     let time_max = crate::cli::time_max(time_max)?;
     let explorer =
         ProcessExplorer::new(&m.model).with_context(|| format!("{}", path.display()))?.with_det(m.options.det);
@@ -59,7 +52,7 @@ pub fn replay(file_path: &Path, file: &CounterexampleFile, det: bool, json: bool
     let mut report = replay_with(explorer, file, det).with_context(|| format!("{}", file_path.display()))?;
     report.elapsed_s = control.elapsed_s();
     print_report(&report, json);
-    if report.verdict != Verdict::Violation {
+    if !file.reproduced_by(&report) {
         eprintln!("reproduce: cmc replay {}", file_path.display());
     }
     Ok(exit_code(report.verdict))

@@ -444,6 +444,9 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
         mod #name {
             #[test]
             fn needs_a_test_target_with_harness_false() -> ::core::result::Result<(), ::std::string::String> {
+                if !::cmc::harness::READS_MODELS.is_empty() {
+                    return ::core::result::Result::Ok(());
+                }
                 ::core::result::Result::Err(::std::format!(
                     "cmc: model `{}` ({}) is in a test target run by libtest's harness, which does not run models: \
                      add `harness = false` to its [[test]] section in Cargo.toml, and end the target with \

@@ -15,17 +15,16 @@
 //! overrides is not compared with its snapshot, since the snapshot pins the
 //! declared configuration.
 //!
-//! Program models (`#[cmc::model(program = ...)]`) need `cmc-preload`:
-//! `$CMC_PRELOAD`, or built once per test binary (a missing preload fails
-//! the model, never skips it). They run like the others, on libtest's
+//! Program models (`#[cmc::model(program = ...)]`) run with the
+//! `cmc-preload` library embedded in `cmc`, or `$CMC_PRELOAD` (a missing
+//! preload fails the model, never skips it). They run like the others, on libtest's
 //! threads, side by side: each search makes its explorer (which owns the
 //! node processes) on its trial's thread and drops it there, and
 //! supervisors on different threads do not interfere (`cmc/tests/
 //! process_race.rs`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
-use std::sync::OnceLock;
+use std::process::ExitCode;
 use std::time::Duration;
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -50,13 +49,6 @@ pub struct Target<'a> {
     pub name: &'a str,
     /// Where counterexample files go.
     pub save_dir: &'a Path,
-    /// The target's `CARGO_MANIFEST_DIR`: where the nested cargo that
-    /// builds `cmc-preload` runs.
-    pub manifest_dir: &'a Path,
-    /// The cargo that built the target (`env!("CARGO")`).
-    pub cargo: &'a str,
-    /// The target's `CARGO_TARGET_TMPDIR`: the preload is built under it.
-    pub tmp_dir: &'a Path,
 }
 
 /// Runs the models of this test target: `cmc_runner::main!()` expands to
@@ -120,9 +112,6 @@ pub fn main(target: Target<'_>) -> ExitCode {
         package: target.package.to_string(),
         target: target.name.to_string(),
         save_dir: target.save_dir.to_path_buf(),
-        manifest_dir: target.manifest_dir.to_path_buf(),
-        cargo: target.cargo.to_string(),
-        tmp_dir: target.tmp_dir.to_path_buf(),
         overrides,
         policy,
     };
@@ -171,9 +160,6 @@ macro_rules! main {
                 package: env!("CARGO_PKG_NAME"),
                 name: env!("CARGO_CRATE_NAME"),
                 save_dir: &tmp.join("cmc"),
-                manifest_dir: root,
-                cargo: env!("CARGO"),
-                tmp_dir: tmp,
             })
         }
     };
@@ -184,9 +170,6 @@ struct Context {
     package: String,
     target: String,
     save_dir: PathBuf,
-    manifest_dir: PathBuf,
-    cargo: String,
-    tmp_dir: PathBuf,
     overrides: Overrides,
     policy: Policy,
 }
@@ -205,9 +188,9 @@ impl Context {
 fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
     let name = d.name();
     let mut attributes = cx.overrides.apply(&d.attributes);
-    if d.attributes.program.is_some() {
-        attributes.preload = Some(preload(cx).map_err(|e| format!("{name} ({}:{}): {e}", d.file, d.line))?);
-    }
+    // A program model's preload: `CMC_PRELOAD`, or (left `None`) the one
+    // embedded in `cmc`, which its configuration finds.
+    attributes.preload = cx.overrides.preload.as_deref().map(|p| &*Box::leak(p.to_path_buf().into_boxed_path()));
     let model = (d.build)(&attributes).map_err(|e| format!("{name} ({}:{}): {e}", d.file, d.line))?;
     if let Some(file) = &cx.overrides.replay {
         return replay(d, &*model, &attributes, file);
@@ -288,7 +271,8 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
                 None if cx.policy.ci => "this run's is not written, since CI is set".to_string(),
                 None => "this run's is not written (INSTA_UPDATE=no)".to_string(),
             };
-            let message = format!("{name}: the snapshot differs from {} ({what}):\n{diff}{}", path.display(), reproduce());
+            let message =
+                format!("{name}: the snapshot differs from {} ({what}):\n{diff}{}", path.display(), reproduce());
             if cx.policy.force_pass {
                 eprintln!("{message}(INSTA_FORCE_PASS: not a failure)");
                 return Ok(());
@@ -322,64 +306,10 @@ fn replay(d: &Declared, model: &dyn DynModel, attributes: &Attributes, file: &Pa
         .into());
     }
     let report = model.replay(&cex, attributes.det).map_err(|e| format!("{name}: CMC_REPLAY={shown}: {e}"))?;
-    if report.verdict != Verdict::Violation {
-        return Err(format!("{name}: CMC_REPLAY={shown} did not replay to its violation:\n{}", report.to_text()).into());
+    if !cex.reproduced_by(&report) {
+        let what = if cex.error.is_some() { "its error" } else { "its violation" };
+        return Err(format!("{name}: CMC_REPLAY={shown} did not replay to {what}:\n{}", report.to_text()).into());
     }
     println!("{name}: replayed {shown}: {}", report.to_text());
     Ok(())
-}
-
-/// The `cmc-preload` library for program models, once per test binary:
-/// `$CMC_PRELOAD`, or built by a nested `cargo build -p cmc-preload` with its
-/// own target folder under the target's `CARGO_TARGET_TMPDIR` (the outer
-/// cargo holds the lock of the main one while tests run, and a plain `cargo
-/// test -p CRATE` does not build the cdylib). Cargo's own freshness check
-/// makes the nested build cheap when nothing changed, and keeps a stale
-/// library from being used.
-fn preload(cx: &Context) -> Result<&'static Path, String> {
-    preload_library(&cx.cargo, &cx.manifest_dir, &cx.tmp_dir, cx.overrides.preload.as_deref())
-}
-
-/// The `cmc-preload` library (see [`preload`]), for other test binaries
-/// that run program models themselves (the gates): `given` is
-/// `$CMC_PRELOAD`; otherwise `cargo` builds it under `tmp_dir`, from the
-/// workspace of `manifest_dir`. Once per process.
-pub fn preload_library(
-    cargo: &str,
-    manifest_dir: &Path,
-    tmp_dir: &Path,
-    given: Option<&Path>,
-) -> Result<&'static Path, String> {
-    static PRELOAD: OnceLock<Result<&'static Path, String>> = OnceLock::new();
-    PRELOAD
-        .get_or_init(|| {
-            let path = match given {
-                Some(p) if !p.is_file() => return Err(format!("CMC_PRELOAD={}: not a file", p.display())),
-                Some(p) => p.to_path_buf(),
-                None => build_preload(cargo, manifest_dir, tmp_dir)?,
-            };
-            if !path.is_file() {
-                return Err(format!("cmc-preload: the nested build made no {}", path.display()));
-            }
-            Ok(&*Box::leak(path.into_boxed_path()))
-        })
-        .clone()
-}
-
-fn build_preload(cargo: &str, manifest_dir: &Path, tmp_dir: &Path) -> Result<PathBuf, String> {
-    let target_dir = tmp_dir.join("preload-target");
-    let out = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "cmc-preload", "--target-dir"])
-        .arg(&target_dir)
-        .current_dir(manifest_dir)
-        .output()
-        .map_err(|e| format!("cmc-preload: running {cargo} build: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "cmc-preload: `cargo build -p cmc-preload --target-dir {}` failed (set CMC_PRELOAD to a built libcmc_preload.so instead):\n{}",
-            target_dir.display(),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(target_dir.join("debug").join("libcmc_preload.so"))
 }

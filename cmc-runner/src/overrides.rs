@@ -32,7 +32,8 @@ pub struct Overrides {
     /// `CMC_DUPS`.
     pub deadlock: Option<bool>,
     /// `CMC_PRELOAD`: the `cmc-preload` library for program models, instead
-    /// of building it. Not an override: the snapshot is still compared.
+    /// of the one embedded in `cmc`. Not an override: the snapshot is still
+    /// compared.
     pub preload: Option<PathBuf>,
     /// `CMC_REPLAY`: a counterexample file to replay through the one model
     /// run, instead of searching it. Not an override either: it is checked

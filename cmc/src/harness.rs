@@ -20,6 +20,25 @@ use crate::search::Search;
 #[linkme::distributed_slice]
 pub static MODELS: [Declared];
 
+/// Test binaries that run their `#[cmc::model]` declarations themselves,
+/// from [`MODELS`], under libtest's harness (as this repository's gates
+/// do): [`reads_models!`](crate::reads_models) adds one. In any other
+/// binary run by libtest's harness, every model's generated test fails,
+/// saying that its target needs `harness = false`.
+#[linkme::distributed_slice]
+pub static READS_MODELS: [&'static str];
+
+/// Declares that this test binary runs its models itself (see
+/// [`READS_MODELS`]), so that they need no `harness = false`.
+#[macro_export]
+macro_rules! reads_models {
+    () => {
+        #[$crate::linkme::distributed_slice($crate::harness::READS_MODELS)]
+        #[linkme(crate = $crate::linkme)]
+        static __CMC_READS_MODELS: &str = ::core::module_path!();
+    };
+}
+
 /// What a model expects of its search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Expect {

@@ -1,7 +1,10 @@
 //! Replay: runs a saved counterexample through the real core, checking the
 //! fingerprint after every action and that the same property fails at the
-//! end (for a deadlock, that the last world has no enabled action). A replay
-//! that does not reproduce is an error naming the step.
+//! end (for a deadlock, that the last world has no enabled action; for an
+//! error, that the same error happens again). A file that does not fit the
+//! model (an action not enabled, a fingerprint not the recorded one, an end
+//! that does not fail) is a [`ReplayError::Diverged`] naming the step; a
+//! step that fails on the way is the verdict `error`.
 
 use std::str::FromStr;
 
@@ -25,6 +28,10 @@ pub enum ReplayError {
     BadAction { step: usize, message: String },
     #[error("the file has no steps")]
     Empty,
+    /// The file does not fit the model: the model, its settings or the
+    /// code changed since it was saved, or the file was edited or cut.
+    #[error("step {step}: {message}")]
+    Diverged { step: usize, message: String },
 }
 
 /// Replays `file` against `model` (which the caller rebuilt from the file's
@@ -40,11 +47,14 @@ pub fn replay<C: Core>(model: &Model<C>, file: &CounterexampleFile, det: bool) -
 
 /// What the end of a replayed trace must violate.
 #[derive(Clone, Copy)]
-enum Check {
+enum Check<A> {
     /// `--deadlock`: the last world has no enabled action.
     Deadlock,
     /// The model's property of this index and kind.
     Property(usize, Kind),
+    /// An error: this action's step fails in the last world, or (`None`)
+    /// a property's code does.
+    Error(Option<A>),
 }
 
 /// Replays `file` through any front end.
@@ -59,15 +69,18 @@ where
     let deadlock = file.deadlock || (file.property == DEADLOCK && file.kind == Kind::Always && named.is_none());
     let options = Options { search: Search::Bfs { depth_max: None }, states_max: None, det, deadlock };
     let mut checker = Checker::new(explorer, &options);
-    let check = match named {
+    let parse = |i: usize, token: &str| {
+        token.parse::<E::Action>().map_err(|e| ReplayError::BadAction { step: i + 1, message: e.to_string() })
+    };
+    let check = match (&file.error, named) {
+        (Some(e), _) => Check::Error(e.action.as_deref().map(|a| parse(file.steps.len(), a)).transpose()?),
         _ if deadlock && file.property == DEADLOCK => Check::Deadlock,
-        Some(i) => Check::Property(i, checker.properties[i].1),
-        None => return Err(ReplayError::UnknownProperty(file.property.clone())),
+        (None, Some(i)) => Check::Property(i, checker.properties[i].1),
+        (None, None) => return Err(ReplayError::UnknownProperty(file.property.clone())),
     };
     let mut path = Vec::with_capacity(file.steps.len());
     for (i, st) in file.steps.iter().enumerate() {
-        let action = st.action.parse::<E::Action>();
-        path.push(action.map_err(|e| ReplayError::BadAction { step: i + 1, message: e.to_string() })?);
+        path.push(parse(i, &st.action)?);
     }
     if path.is_empty() {
         return Err(ReplayError::Empty);
@@ -76,59 +89,61 @@ where
     // The trace is rendered as it is replayed: a front end may capture
     // what it shows of each step (a program's output) on the way.
     checker.explorer.tracing(true);
-    let mut report = replay_steps(&mut checker.explorer, file, &path, check, report);
+    let report = replay_steps(&mut checker.explorer, file, &path, check, report);
     checker.explorer.tracing(false);
+    let mut report = report?;
     // What the replay cost in processes, as a search's report gives it.
     report.set_process_counts(checker.explorer.process_counts());
     Ok(report)
 }
 
 /// Runs `path` (the steps of `file`) and checks its end: `report` with the
-/// verdict, `error` naming the step where the replay diverged.
+/// verdict, or the step where the replay left the file.
 fn replay_steps<E: Explore>(
     e: &mut E,
     file: &CounterexampleFile,
     path: &[E::Action],
-    check: Check,
+    check: Check<E::Action>,
     mut report: Report,
-) -> Report {
+) -> Result<Report, ReplayError> {
     let mut world = e.empty_world();
     let mut next = e.empty_world();
     let mut actions = Vec::new();
     let fail = |mut report: Report, reason: String| {
         report.verdict = Verdict::Error;
         report.reason = Some(reason);
-        report
+        Ok(report)
     };
+    let diverged = |step: usize, message: String| Err(ReplayError::Diverged { step, message });
     for (i, (action, st)) in path.iter().zip(&file.steps).enumerate() {
         let step = i + 1;
         let outcome = if i == 0 {
             match (0..e.initial_variants()).find(|&v| e.init_action(v) == *action) {
                 Some(variant) => e.initial(variant, &mut next),
-                None => return fail(report, format!("step 1: {action} (a trace starts with an initial world)")),
+                None => return diverged(1, format!("{action} (a trace starts with an initial world)")),
             }
         } else {
             if let Err(err) = e.actions(&world, &mut actions) {
                 return fail(report, format!("step {step}: {err}"));
             }
             if !actions.contains(action) {
-                return fail(report, format!("step {step}: {action} is not enabled in the replayed world"));
+                return diverged(step, format!("{action} is not enabled in the replayed world"));
             }
             e.apply(&world, action, &mut next)
         };
         match outcome {
             Ok(true) => {}
-            Ok(false) => return fail(report, format!("step {step}: {action} is not enabled (the core says)")),
+            Ok(false) => return diverged(step, format!("{action} is not enabled (the core says)")),
             Err(err) => return fail(report, format!("step {step}: {err}")),
         }
         std::mem::swap(&mut world, &mut next);
         report.generated_states += 1;
         let rendered = e.render(action, &world);
         if rendered.fingerprint != st.fingerprint {
-            return fail(
-                report,
+            return diverged(
+                step,
                 format!(
-                    "step {step}: {action} reached fingerprint {} but the file recorded {}",
+                    "{action} reached fingerprint {} but the file recorded {}",
                     rendered.fingerprint, st.fingerprint
                 ),
             );
@@ -138,6 +153,23 @@ fn replay_steps<E: Explore>(
     e.tracing(false);
     report.depth = report.trace.len() as u32;
     report.distinct_states = report.trace.len() as u64;
+    let last = path.len();
+    if let Check::Error(failing) = check {
+        let error = match failing {
+            Some(action) => e.apply(&world, &action, &mut next).err(),
+            None => (0..e.properties().len()).find_map(|i| e.holds(i, &world).err()),
+        };
+        let recorded = file.error.as_ref().map(|e| e.message.as_str()).unwrap_or_default();
+        let Some(error) = error else {
+            let what = match failing {
+                Some(action) => format!("{action} does not fail"),
+                None => "no property fails to evaluate".to_string(),
+            };
+            return diverged(last, format!("at the end, {what}; the file recorded: {recorded}"));
+        };
+        report.failed_action = failing.map(|a| a.to_string());
+        return fail(report, error);
+    }
     let mut stuck = || {
         let mut stuck = e.actions(&world, &mut actions).is_ok();
         for a in &actions {
@@ -148,21 +180,33 @@ fn replay_steps<E: Explore>(
         }
         stuck
     };
+    let fails = |e: &mut E, index: usize| match e.holds(index, &world) {
+        Ok(holds) => Ok(!holds),
+        Err(error) => Err(error),
+    };
     let (fails, kind) = match check {
-        Check::Deadlock => (stuck(), Kind::Always),
-        Check::Property(index, Kind::Always) => (!e.holds(index, &world), Kind::Always),
-        Check::Property(index, Kind::Eventually) => (stuck() && !e.holds(index, &world), Kind::Eventually),
-        Check::Property(_, Kind::Sometimes) => (false, Kind::Sometimes),
+        Check::Deadlock => (Ok(stuck()), Kind::Always),
+        Check::Property(index, Kind::Always) => (fails(e, index), Kind::Always),
+        Check::Property(index, Kind::Eventually) => {
+            let stuck = stuck();
+            (if stuck { fails(e, index) } else { Ok(false) }, Kind::Eventually)
+        }
+        Check::Property(_, Kind::Sometimes) => (Ok(false), Kind::Sometimes),
+        Check::Error(_) => unreachable!("checked above"),
+    };
+    let fails = match fails {
+        Ok(fails) => fails,
+        Err(error) => return fail(report, error),
     };
     if !fails {
         let what = match check {
             Check::Deadlock => "end in a deadlock (a world with no enabled action)".to_string(),
-            Check::Property(..) => format!("violate {kind} property `{}`", file.property),
+            _ => format!("violate {kind} property `{}`", file.property),
         };
-        return fail(report, format!("the replayed trace does not {what}"));
+        return diverged(last, format!("the replayed trace does not {what}"));
     }
     report.verdict = Verdict::Violation;
     report.property = Some(file.property.clone());
     report.kind = Some(kind);
-    report
+    Ok(report)
 }

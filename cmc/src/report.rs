@@ -136,6 +136,12 @@ pub struct Report {
     pub forks: Option<u64>,
     /// For a violation or an error: the shortest (BFS) trace to it.
     pub trace: Vec<Step>,
+    /// For an error in a step: the action whose step failed, taken in the
+    /// trace's last world (`None` for an error in no step, such as a
+    /// property's code failing, where the trace ends in the world it was
+    /// checked in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_action: Option<String>,
     /// For each `sometimes` property that held: a world where it did.
     pub witnesses: Vec<Witness>,
 }
@@ -196,21 +202,34 @@ impl Report {
             let what = if self.verdict == Verdict::Error { "trace to the error" } else { "counterexample" };
             let _ = writeln!(s, "{what} ({} states):", self.trace.len());
             render_trace(&mut s, &self.trace);
+            if let Some(action) = &self.failed_action {
+                let _ = writeln!(s, "{:>4}. {action}: failed (above)", self.trace.len() + 1);
+            }
         }
         s
     }
 
-    /// The counterexample file for `cmc replay`, for a violation with a
-    /// trace.
+    /// The counterexample file for `cmc replay`, for a violation or an
+    /// error with a trace.
     pub fn counterexample(&self) -> Option<CounterexampleFile> {
-        if self.verdict != Verdict::Violation || self.trace.is_empty() {
+        if self.trace.is_empty() {
             return None;
         }
+        let (property, kind, error) = match self.verdict {
+            Verdict::Violation => (self.property.clone()?, self.kind?, None),
+            Verdict::Error => (
+                String::new(),
+                Kind::Always,
+                Some(FileError { message: self.reason.clone()?, action: self.failed_action.clone() }),
+            ),
+            Verdict::Pass | Verdict::Incomplete => return None,
+        };
         Some(CounterexampleFile {
             cmc_counterexample: 1,
             model: self.model.clone(),
-            property: self.property.clone()?,
-            kind: self.kind?,
+            property,
+            kind,
+            error,
             search: self.search.clone(),
             deadlock: self.deadlock,
             steps: self
@@ -312,7 +331,23 @@ pub struct CounterexampleFile {
     /// not one of the model's, is read as a deadlock too (see `replay`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deadlock: bool,
+    /// For an error rather than a violation (`property` is then empty):
+    /// what failed, which a replay must meet again at the end of `steps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<FileError>,
     pub steps: Vec<FileStep>,
+}
+
+/// The error a counterexample file of an error records.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileError {
+    /// The error, as the search reported it.
+    pub message: String,
+    /// The action whose step failed, taken in the last step's world;
+    /// `None` when a property's code failed in that world.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
 }
 
 impl CounterexampleFile {
@@ -322,5 +357,14 @@ impl CounterexampleFile {
 
     pub fn from_json(text: &str) -> Result<CounterexampleFile, serde_json::Error> {
         serde_json::from_str(text)
+    }
+
+    /// Whether a replay's report reproduces what this file records: the
+    /// violation, or the same error.
+    pub fn reproduced_by(&self, replayed: &Report) -> bool {
+        match &self.error {
+            None => replayed.verdict == Verdict::Violation,
+            Some(e) => replayed.verdict == Verdict::Error && replayed.reason.as_deref() == Some(e.message.as_str()),
+        }
     }
 }

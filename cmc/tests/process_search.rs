@@ -172,9 +172,8 @@ fn a_violation_is_found_by_bfs_and_simulation_and_replays() {
     assert_eq!(replayed.trace, bfs.trace, "same actions, same worlds, same fingerprints");
     let mut tampered = file.clone();
     tampered.steps[1].fingerprint = "0".repeat(32);
-    let r = replay_with(ProcessExplorer::new(&model).unwrap(), &tampered, false).unwrap();
-    assert_eq!(r.verdict, Verdict::Error);
-    assert!(r.reason.unwrap().starts_with("step 2:"));
+    let e = replay_with(ProcessExplorer::new(&model).unwrap(), &tampered, false).unwrap_err();
+    assert!(matches!(e, cmc::ReplayError::Diverged { step: 2, .. }), "{e}");
 }
 
 /// A control that never stops a search at a poll, only through its stop

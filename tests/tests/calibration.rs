@@ -17,11 +17,11 @@ use std::time::Instant;
 
 use cmc::zerocopy::FromZeros;
 use cmc::{Context, Core, DirectActions, Effects, Event, Model, Options, Report, Search, Verdict, check};
+use cmc_cli::calibrate::trace_states;
 use cmc_examples::disk_paxos::cfg::{self, Calibration, Module};
 use cmc_examples::disk_paxos::{
     Act, Block, DiskPaxos, DiskPaxosSettings, DiskPaxosState, actions, decode, invariants, model_with, tla,
 };
-use cmc_cli::calibrate::trace_states;
 
 fn calibration_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace").join("calibration")

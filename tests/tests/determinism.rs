@@ -66,7 +66,7 @@ fn gate(declared: &[&Declared]) -> Vec<String> {
     let mut failures = Vec::new();
     for d in declared {
         let name = d.name();
-        let model = match (d.build)(&gates::attributes(d)) {
+        let model = match (d.build)(&d.attributes) {
             Ok(m) => m,
             Err(e) => {
                 failures.push(format!("{name}: {e}"));

@@ -304,7 +304,7 @@ fn every_bug_is_caught_by_bfs_simulation_and_replay() {
             failures.push(format!("{name}: a bug model must expect a violation"));
             continue;
         };
-        let model = (declared.build)(&gates::attributes(declared)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let model = (declared.build)(&declared.attributes).unwrap_or_else(|e| panic!("{name}: {e}"));
         // The model must plant the bug it is named after: its setting on
         // (a core), or the build with it (a program).
         let identity = model.identity();

@@ -134,21 +134,21 @@ fn replay_round_trips_and_rejects_a_tampered_file() {
     assert_eq!(again.property.as_deref(), Some("in-order"));
     assert_eq!(again.trace, found.trace, "same actions, same worlds");
 
+    // A file that does not fit the model is a replay error naming the step.
     let mut bad_fp = file.clone();
     bad_fp.steps[1].fingerprint = "0".repeat(32);
-    let r = replay(&model, &bad_fp, false).unwrap();
-    assert_eq!(r.verdict, Verdict::Error);
-    assert!(r.reason.unwrap().starts_with("step 2: DELIVER(0->1, 02) reached fingerprint"));
+    let e = replay(&model, &bad_fp, false).unwrap_err();
+    assert!(e.to_string().starts_with("step 2: DELIVER(0->1, 02) reached fingerprint"), "{e}");
 
     let mut bad_action = file.clone();
     bad_action.steps[2].action = "DELIVER(0->1, 03)".to_string();
-    let r = replay(&model, &bad_action, false).unwrap();
-    assert!(r.reason.unwrap().contains("step 3: DELIVER(0->1, 03) is not enabled"));
+    let e = replay(&model, &bad_action, false).unwrap_err();
+    assert!(e.to_string().contains("step 3: DELIVER(0->1, 03) is not enabled"), "{e}");
 
     let mut short = file.clone();
     short.steps.pop();
-    let r = replay(&model, &short, false).unwrap();
-    assert_eq!(r.verdict, Verdict::Error, "a prefix does not violate the property");
+    let e = replay(&model, &short, false).unwrap_err();
+    assert!(e.to_string().contains("does not violate"), "a prefix does not violate the property: {e}");
 }
 
 #[test]
@@ -247,11 +247,13 @@ fn a_deadlock_counterexample_records_deadlock_and_replays() {
     // A prefix ends where an action is still enabled: no deadlock.
     let mut short = file.clone();
     short.steps.pop();
-    let r = replay(&model, &short, false).unwrap();
-    assert_eq!(r.verdict, Verdict::Error);
+    let e = replay(&model, &short, false).unwrap_err();
     assert_eq!(
-        r.reason.as_deref(),
-        Some("the replayed trace does not end in a deadlock (a world with no enabled action)")
+        e.to_string(),
+        format!(
+            "step {}: the replayed trace does not end in a deadlock (a world with no enabled action)",
+            file.steps.len() - 1
+        )
     );
 
     // A file written before the field existed still replays.
@@ -363,7 +365,7 @@ impl<C: cmc::Core> Explore for PollEvery<'_, C> {
     fn properties(&self) -> Vec<(String, Kind)> {
         self.inner.properties()
     }
-    fn holds(&self, index: usize, world: &World) -> bool {
+    fn holds(&self, index: usize, world: &World) -> Result<bool, String> {
         self.inner.holds(index, world)
     }
     fn render(&mut self, action: &Action, world: &World) -> cmc::report::Step {

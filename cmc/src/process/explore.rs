@@ -468,10 +468,11 @@ impl Explore for ProcessExplorer<'_> {
         declared.chain([(NO_NODE_KILLED.to_string(), Kind::Always)]).collect()
     }
 
-    fn holds(&self, index: usize, world: &PathWorld) -> bool {
+    fn holds(&self, index: usize, world: &PathWorld) -> Result<bool, String> {
         match self.model.properties.get(index) {
-            Some(p) => (p.predicate)(&world.world),
-            None => no_node_killed(&world.world),
+            Some(p) => crate::search::unwind(|| (p.predicate)(&world.world))
+                .map_err(|message| format!("{} property `{}` panicked: {message}", p.kind, p.name)),
+            None => Ok(no_node_killed(&world.world)),
         }
     }
 

@@ -59,7 +59,7 @@ impl Level {
 }
 
 /// One expanded world: its successors, computed but not yet looked up.
-struct Expansion<W> {
+struct Expansion<W, A> {
     id: u32,
     /// The expanded world's fingerprint: a successor equal to it (a
     /// self-loop, common in specifications whose actions stay enabled after
@@ -72,13 +72,14 @@ struct Expansion<W> {
     bytes: Vec<u8>,
     /// (fingerprint, action position, end offset in `bytes`) per successor.
     succ: Vec<(u128, u32, usize)>,
-    /// A step or limit error met while expanding; reported when this
-    /// expansion's turn comes, so that earlier worlds are looked up first.
-    error: Option<String>,
+    /// A step or limit error met while expanding, and the action whose step
+    /// failed when known; reported when this expansion's turn comes, so
+    /// that earlier worlds are looked up first.
+    error: Option<(String, Option<A>)>,
 }
 
-impl<W> Expansion<W> {
-    fn new<E: Explore<World = W>>(e: &E) -> Self {
+impl<W, A> Expansion<W, A> {
+    fn new<E: Explore<World = W, Action = A>>(e: &E) -> Self {
         Expansion {
             id: 0,
             fp: 0,
@@ -113,7 +114,7 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: Option<u32>, contro
     match found {
         Found::End(e) => e,
         Found::Violation { property, kind, id } => End::Violation { property, kind, path: path_to(c, &parents, id) },
-        Found::Error { error, id } => End::Error { error, path: path_to(c, &parents, id) },
+        Found::Error { error, id, failed } => End::Error { error, path: path_to(c, &parents, id), failed },
     }
 }
 
@@ -122,7 +123,7 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: Option<u32>, contro
 enum Found<A> {
     End(End<A>),
     Violation { property: String, kind: crate::property::Kind, id: u32 },
-    Error { error: String, id: u32 },
+    Error { error: String, id: u32, failed: Option<A> },
 }
 
 /// Rebuilds the actions that reach state `id`, by following parent links to
@@ -174,7 +175,8 @@ impl<E: Explore> Bfs<'_, E> {
         self.parents.push(parent);
         self.c.distinct += 1;
         let mut witnessed = std::mem::take(&mut self.witnessed);
-        let failed = self.c.check_new(world, &mut witnessed);
+        let failed =
+            self.c.check_new(world, &mut witnessed).map_err(|error| Found::Error { error, id, failed: None })?;
         for &i in &witnessed {
             self.witness_ids[i] = Some(id);
         }
@@ -188,20 +190,26 @@ impl<E: Explore> Bfs<'_, E> {
 
     /// Computes every successor of world `id` (stored as `bytes`) into
     /// `exp`, with their fingerprints.
-    fn expand(&mut self, id: u32, bytes: &[u8], exp: &mut Expansion<E::World>, actions: &mut Vec<E::Action>) {
+    fn expand(
+        &mut self,
+        id: u32,
+        bytes: &[u8],
+        exp: &mut Expansion<E::World, E::Action>,
+        actions: &mut Vec<E::Action>,
+    ) {
         exp.id = id;
         exp.bytes.clear();
         exp.succ.clear();
         exp.error = None;
         let e = &mut self.c.explorer;
         if let Err(err) = e.load(bytes, &mut exp.world) {
-            exp.error = Some(format!("internal: stored world {id} does not load: {err}"));
+            exp.error = Some((format!("internal: stored world {id} does not load: {err}"), None));
             return;
         }
         exp.fp = e.store(&exp.world, &mut exp.bytes);
         exp.bytes.clear();
         if let Err(err) = e.expand(&exp.world, bytes, &mut exp.scratch, actions, &mut exp.bytes, &mut exp.succ) {
-            exp.error = Some(err);
+            exp.error = Some((err, e.failed_action()));
         }
         // Its successors are made: BFS never loads this world again.
         e.retire(bytes);
@@ -211,7 +219,7 @@ impl<E: Explore> Bfs<'_, E> {
     /// the new ones, checks a world without successors as terminal.
     fn absorb(
         &mut self,
-        exp: &mut Expansion<E::World>,
+        exp: &mut Expansion<E::World, E::Action>,
         last_level: bool,
         cut: &mut bool,
         next: &mut Level,
@@ -219,8 +227,8 @@ impl<E: Explore> Bfs<'_, E> {
         next_poll: &mut u64,
     ) -> Result<(), Found<E::Action>> {
         let id = exp.id;
-        if let Some(error) = exp.error.take() {
-            return Err(Found::Error { error, id });
+        if let Some((error, failed)) = exp.error.take() {
+            return Err(Found::Error { error, id, failed });
         }
         let states_max = self.c.options.states_max;
         let poll_every = self.c.explorer.poll_every();
@@ -249,7 +257,8 @@ impl<E: Explore> Bfs<'_, E> {
                     return Err(Found::End(End::Incomplete(format!("states_max = {m} reached"))));
                 }
                 if let Err(e) = self.c.explorer.load(encoded, &mut exp.scratch) {
-                    return Err(Found::Error { error: format!("internal: a successor does not load: {e}"), id });
+                    let error = format!("internal: a successor does not load: {e}");
+                    return Err(Found::Error { error, id, failed: None });
                 }
                 if next.len() == 0 {
                     self.c.depth += 1;
@@ -268,7 +277,8 @@ impl<E: Explore> Bfs<'_, E> {
             }
         }
         if exp.succ.is_empty()
-            && let Some((property, kind)) = self.c.check_terminal(&exp.world)
+            && let Some((property, kind)) =
+                self.c.check_terminal(&exp.world).map_err(|error| Found::Error { error, id, failed: None })?
         {
             return Err(Found::Violation { property, kind, id });
         }
@@ -288,7 +298,13 @@ impl<E: Explore> Bfs<'_, E> {
             match self.c.explorer.initial(variant, &mut world) {
                 Ok(true) => {}
                 Ok(false) => continue,
-                Err(error) => return Found::End(End::Error { error, path: Vec::new() }),
+                Err(error) => {
+                    return Found::End(End::Error {
+                        error,
+                        path: Vec::new(),
+                        failed: Some(self.c.explorer.init_action(variant)),
+                    });
+                }
             }
             self.c.generated += 1;
             stored.clear();

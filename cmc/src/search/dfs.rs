@@ -51,7 +51,9 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: u32, control: &mut 
                 match c.explorer.initial(v, &mut scratch) {
                     Ok(true) => {}
                     Ok(false) => continue,
-                    Err(error) => return End::Error { error, path: Vec::new() },
+                    Err(error) => {
+                        return End::Error { error, path: Vec::new(), failed: Some(c.explorer.init_action(v)) };
+                    }
                 }
                 c.generated += 1;
                 (c.explorer.init_action(v), 1)
@@ -59,12 +61,14 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: u32, control: &mut 
             Some(top) => {
                 if top.next == top.actions.len() {
                     let frame = stack.pop().unwrap_or_else(|| unreachable!("stack top exists"));
-                    if !frame.enabled
-                        && let Some((property, kind)) = c.check_terminal(&frame.world)
-                    {
+                    if !frame.enabled {
                         let mut path = path_of(&stack);
                         path.push(frame.via);
-                        return End::Violation { property, kind, path };
+                        match c.check_terminal(&frame.world) {
+                            Ok(None) => {}
+                            Ok(Some((property, kind))) => return End::Violation { property, kind, path },
+                            Err(error) => return End::Error { error, path, failed: None },
+                        }
                     }
                     if c.explorer.retires() {
                         stored.clear();
@@ -80,7 +84,7 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: u32, control: &mut 
                 match c.explorer.apply(&top.world, &action, &mut scratch) {
                     Ok(true) => {}
                     Ok(false) => continue,
-                    Err(error) => return End::Error { error, path: path_of(&stack) },
+                    Err(error) => return End::Error { error, path: path_of(&stack), failed: Some(action) },
                 }
                 top.enabled = true;
                 c.generated += 1;
@@ -116,9 +120,13 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: u32, control: &mut 
                 c.distinct += 1;
                 c.depth = c.depth.max(depth);
                 let failed = c.check_new(&scratch, &mut witnessed);
-                if !witnessed.is_empty() || failed.is_some() {
+                if !witnessed.is_empty() || !matches!(failed, Ok(None)) {
                     let mut path = path_of(&stack);
                     path.push(via);
+                    let failed = match failed {
+                        Ok(failed) => failed,
+                        Err(error) => return End::Error { error, path, failed: None },
+                    };
                     for &i in &witnessed {
                         c.witnesses[i] = Some(path.clone());
                     }
@@ -133,7 +141,7 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: u32, control: &mut 
         if let Err(error) = c.explorer.actions(&scratch, &mut actions) {
             let mut path = path_of(&stack);
             path.push(via);
-            return End::Error { error, path };
+            return End::Error { error, path, failed: None };
         }
         std::mem::swap(&mut world, &mut scratch);
         stack.push(Frame { world, via, depth, actions, next: 0, enabled: false });

@@ -82,6 +82,14 @@ pub trait Explore {
         Ok(())
     }
 
+    /// The action whose step failed, once [`Explore::expand`] returned an
+    /// error in one: the error's trace then ends with it, taken in the
+    /// world expanded. `None` when unknown, or when the error was in no
+    /// step. Taken: a second call gives `None`.
+    fn failed_action(&mut self) -> Option<Self::Action> {
+        None
+    }
+
     /// Whether every action `actions` lists has a successor (so `apply`
     /// never says `Ok(false)`). Simulation then computes only the successor
     /// it takes. Direct-actions cores list actions that may not be enabled.
@@ -137,23 +145,56 @@ pub trait Explore {
 
     /// The model's properties, by index: (name, kind).
     fn properties(&self) -> Vec<(String, Kind)>;
-    /// Whether property `index` holds in `world`.
-    fn holds(&self, index: usize, world: &Self::World) -> bool;
+    /// Whether property `index` holds in `world`; an error when the
+    /// property's own code failed (a panic), which ends the search with the
+    /// verdict `error` and the trace to `world`.
+    fn holds(&self, index: usize, world: &Self::World) -> Result<bool, String>;
     /// One trace step for people and files: the action and the world after.
     fn render(&mut self, action: &Self::Action, world: &Self::World) -> Step;
     /// What identifies the model in reports and counterexample files.
     fn identity(&self) -> Identity;
 }
 
+/// Runs a core's or a property's code, turning a panic into an error
+/// message: the search then ends with the verdict `error` and the trace to
+/// where it happened, as TLC reports an error in evaluating a
+/// specification. (A core built with `panic = "abort"` cannot be caught:
+/// the process ends.)
+pub(crate) fn unwind<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        if let Some(s) = payload.downcast_ref::<&str>() {
+            s.to_string()
+        } else if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "a panic whose payload is not a string".to_string()
+        }
+    })
+}
+
 /// The in-process front end: a core's model, through the engine.
 pub struct CoreExplorer<'m, C: Core> {
     pub(crate) engine: Engine<'m, C>,
     buf: Vec<u8>,
+    /// The action whose step failed in the last `expand` (see
+    /// [`Explore::failed_action`]).
+    failed: Option<Action>,
 }
 
 impl<'m, C: Core> CoreExplorer<'m, C> {
     pub fn new(engine: Engine<'m, C>) -> Self {
-        CoreExplorer { engine, buf: Vec::new() }
+        CoreExplorer { engine, buf: Vec::new(), failed: None }
+    }
+
+    fn panicked(action: &Action, message: String) -> String {
+        format!("core `{}` panicked in {action}: {message}", C::NAME)
+    }
+
+    /// After a failure in the direct-actions loop, which does not say
+    /// which action failed: takes each in turn until one fails again (a
+    /// core is deterministic; a panic's message is then printed twice).
+    fn find_failed(&mut self, world: &World, scratch: &mut World, count: u16) -> Option<Action> {
+        (0..count).map(|index| Action::Direct { index }).find(|a| self.apply(world, a, scratch).is_err())
     }
 
     fn world_text(&self, world: &World) -> WorldText {
@@ -208,7 +249,11 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
     }
 
     fn initial(&mut self, variant: u32, out: &mut World) -> Result<bool, String> {
-        self.engine.initial(variant, out).map_err(|e| e.to_string())
+        let e = &mut self.engine;
+        match unwind(|| e.initial(variant, out)) {
+            Ok(r) => r.map_err(|e| e.to_string()),
+            Err(message) => Err(Self::panicked(&Action::Init { variant }, message)),
+        }
     }
 
     fn actions(&mut self, world: &World, out: &mut Vec<Action>) -> Result<(), String> {
@@ -216,7 +261,11 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
     }
 
     fn apply(&mut self, world: &World, action: &Action, out: &mut World) -> Result<bool, String> {
-        self.engine.apply(world, action, out).map_err(|e| e.to_string())
+        let e = &mut self.engine;
+        match unwind(|| e.apply(world, action, out)) {
+            Ok(r) => r.map_err(|e| e.to_string()),
+            Err(message) => Err(Self::panicked(action, message)),
+        }
     }
 
     fn store(&mut self, world: &World, out: &mut Vec<u8>) -> Fingerprint {
@@ -239,7 +288,12 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
         succ: &mut Vec<(Fingerprint, u32, usize)>,
     ) -> Result<(), String> {
         let e = &mut self.engine;
-        match e.env.direct {
+        let direct = e.env.direct;
+        // The action being taken, for the error: one store per successor,
+        // where a catch per step would cost a call the core's step could
+        // not be inlined through.
+        let mut taking: Option<Action> = None;
+        let expanded = unwind(|| match direct {
             // The hot loop of calibration cores: the state is read once and
             // the core's step can be inlined.
             Some(_) if !e.det => e.expand_direct(world, scratch, out, succ).map_err(|e| e.to_string()),
@@ -248,7 +302,9 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
             Some(count) => {
                 for index in 0..count {
                     let from = out.len();
-                    if e.apply_encoded(world, &Action::Direct { index }, scratch, out).map_err(|e| e.to_string())? {
+                    let action = Action::Direct { index };
+                    taking = Some(action);
+                    if e.apply_encoded(world, &action, scratch, out).map_err(|e| e.to_string())? {
                         succ.push((fingerprint(&out[from..]), index as u32, out.len()));
                     }
                 }
@@ -258,13 +314,35 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
                 e.actions(world, actions).map_err(|e| e.to_string())?;
                 for (position, action) in actions.iter().enumerate() {
                     let from = out.len();
+                    taking = Some(*action);
                     if e.apply_encoded(world, action, scratch, out).map_err(|e| e.to_string())? {
                         succ.push((fingerprint(&out[from..]), position as u32, out.len()));
                     }
                 }
                 Ok(())
             }
+        });
+        let error = match (expanded, taking) {
+            (Ok(Ok(())), _) => return Ok(()),
+            (Ok(Err(error)), _) => error,
+            (Err(message), Some(action)) => Self::panicked(&action, message),
+            (Err(message), None) => format!("core `{}` panicked: {message}", C::NAME),
+        };
+        self.failed = taking;
+        if let (None, Some(count)) = (taking, direct) {
+            // The direct loop does not say which action failed.
+            self.failed = self.find_failed(world, scratch, count);
+            if let Some(action) = self.failed
+                && let Err(named) = self.apply(world, &action, scratch)
+            {
+                return Err(named);
+            }
         }
+        Err(error)
+    }
+
+    fn failed_action(&mut self) -> Option<Action> {
+        self.failed.take()
     }
 
     fn action_kind(&self, action: &Action) -> u32 {
@@ -288,9 +366,11 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
         self.engine.model.properties.iter().map(|p| (p.name.clone(), p.kind)).collect()
     }
 
-    fn holds(&self, index: usize, world: &World) -> bool {
+    fn holds(&self, index: usize, world: &World) -> Result<bool, String> {
         let model = self.engine.model;
-        model.properties[index].holds(&View::<C>::new(world, &model.settings))
+        let property = &model.properties[index];
+        unwind(|| property.holds(&View::<C>::new(world, &model.settings)))
+            .map_err(|message| format!("{} property `{}` panicked: {message}", property.kind, property.name))
     }
 
     fn render(&mut self, action: &Action, world: &World) -> Step {

@@ -15,6 +15,7 @@ use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
+pub(crate) use explore::unwind;
 pub use explore::{CoreExplorer, Explore};
 
 use crate::core::Core;
@@ -212,8 +213,10 @@ pub(crate) enum End<A> {
     Violation { property: String, kind: Kind, path: Vec<A> },
     /// Stopped early.
     Incomplete(String),
-    /// A step failed; the actions to the world it was taken from.
-    Error { error: String, path: Vec<A> },
+    /// A step failed, or a property's code did: the actions to the world
+    /// the step was taken from (or the property checked in), and the
+    /// failed step's action when known.
+    Error { error: String, path: Vec<A>, failed: Option<A> },
 }
 
 /// Properties, counts and trace rendering, shared by the searches.
@@ -258,18 +261,19 @@ impl<E: Explore> Checker<E> {
 
     /// Checks the invariants on a newly found world; returns the first that
     /// fails. Also records which `sometimes` properties it witnesses (their
-    /// indices are returned through `witnessed`).
-    pub fn check_new(&mut self, world: &E::World, witnessed: &mut Vec<usize>) -> Option<usize> {
+    /// indices are returned through `witnessed`). An error when a
+    /// property's code failed.
+    pub fn check_new(&mut self, world: &E::World, witnessed: &mut Vec<usize>) -> Result<Option<usize>, String> {
         witnessed.clear();
         for i in 0..self.properties.len() {
             match self.properties[i].1 {
                 Kind::Always => {
-                    if !self.explorer.holds(i, world) {
-                        return Some(i);
+                    if !self.explorer.holds(i, world)? {
+                        return Ok(Some(i));
                     }
                 }
                 Kind::Sometimes => {
-                    if self.unwitnessed[i] && self.explorer.holds(i, world) {
+                    if self.unwitnessed[i] && self.explorer.holds(i, world)? {
                         self.unwitnessed[i] = false;
                         witnessed.push(i);
                     }
@@ -277,22 +281,23 @@ impl<E: Explore> Checker<E> {
                 Kind::Eventually => {}
             }
         }
-        None
+        Ok(None)
     }
 
     /// Checks a world with no enabled action: the `eventually` properties,
-    /// then deadlock when asked. Returns the failing property's name and kind.
-    pub fn check_terminal(&mut self, world: &E::World) -> Option<(String, Kind)> {
+    /// then deadlock when asked. Returns the failing property's name and
+    /// kind; an error when a property's code failed.
+    pub fn check_terminal(&mut self, world: &E::World) -> Result<Option<(String, Kind)>, String> {
         self.terminal_checked = true;
         for (i, (name, kind)) in self.properties.iter().enumerate() {
-            if *kind == Kind::Eventually && !self.explorer.holds(i, world) {
-                return Some((name.clone(), *kind));
+            if *kind == Kind::Eventually && !self.explorer.holds(i, world)? {
+                return Ok(Some((name.clone(), *kind)));
             }
         }
         if self.options.deadlock {
-            return Some((DEADLOCK.to_string(), Kind::Always));
+            return Ok(Some((DEADLOCK.to_string(), Kind::Always)));
         }
-        None
+        Ok(None)
     }
 
     pub fn property(&self, i: usize) -> (String, Kind) {
@@ -350,6 +355,7 @@ impl<E: Explore> Checker<E> {
             execs: None,
             forks: None,
             trace: Vec::new(),
+            failed_action: None,
             witnesses: Vec::new(),
         }
     }
@@ -403,11 +409,12 @@ impl<E: Explore> Checker<E> {
                 report.verdict = Verdict::Incomplete;
                 report.reason = Some(reason);
             }
-            End::Error { error, path } => {
+            End::Error { error, path, failed } => {
                 report.verdict = Verdict::Error;
                 report.reason = Some(error);
                 if let Ok(trace) = self.render(&path) {
                     report.trace = trace;
+                    report.failed_action = failed.map(|a| a.to_string());
                 }
             }
         }

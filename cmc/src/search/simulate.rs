@@ -112,7 +112,7 @@ pub(crate) fn run<E: Explore>(
             match c.explorer.initial(v, &mut next) {
                 Ok(true) => variants_ok.push(v),
                 Ok(false) => {}
-                Err(error) => return End::Error { error, path: Vec::new() },
+                Err(error) => return End::Error { error, path: Vec::new(), failed: Some(c.explorer.init_action(v)) },
             }
             c.generated += 1;
         }
@@ -125,7 +125,7 @@ pub(crate) fn run<E: Explore>(
         match c.explorer.initial(start, &mut world) {
             Ok(true) => {}
             Ok(false) => unreachable!("an initial world exists again"),
-            Err(error) => return End::Error { error, path: Vec::new() },
+            Err(error) => return End::Error { error, path: Vec::new(), failed: Some(c.explorer.init_action(start)) },
         }
         let mut depth = 1;
         loop {
@@ -135,7 +135,10 @@ pub(crate) fn run<E: Explore>(
                 c.distinct += 1;
             }
             c.depth = c.depth.max(depth);
-            let failed = c.check_new(&world, &mut witnessed);
+            let failed = match c.check_new(&world, &mut witnessed) {
+                Ok(failed) => failed,
+                Err(error) => return End::Error { error, path, failed: None },
+            };
             for &i in &witnessed {
                 c.witnesses[i] = Some(path.clone());
             }
@@ -147,7 +150,7 @@ pub(crate) fn run<E: Explore>(
                 break;
             }
             if let Err(error) = c.explorer.actions(&world, &mut actions) {
-                return End::Error { error, path };
+                return End::Error { error, path, failed: None };
             }
             enabled.clear();
             if c.explorer.listed_actions_are_enabled() {
@@ -164,13 +167,15 @@ pub(crate) fn run<E: Explore>(
                             c.generated += 1;
                         }
                         Ok(false) => {}
-                        Err(error) => return End::Error { error, path },
+                        Err(error) => return End::Error { error, path, failed: Some(*action) },
                     }
                 }
             }
             if enabled.is_empty() {
-                if let Some((property, kind)) = c.check_terminal(&world) {
-                    return End::Violation { property, kind, path };
+                match c.check_terminal(&world) {
+                    Ok(None) => {}
+                    Ok(Some((property, kind))) => return End::Violation { property, kind, path },
+                    Err(error) => return End::Error { error, path, failed: None },
                 }
                 break;
             }
@@ -178,7 +183,7 @@ pub(crate) fn run<E: Explore>(
             match c.explorer.apply(&world, &action, &mut next) {
                 Ok(true) => {}
                 Ok(false) => unreachable!("an enabled action is enabled again"),
-                Err(error) => return End::Error { error, path },
+                Err(error) => return End::Error { error, path, failed: Some(action) },
             }
             // The walk has moved on: it never loads this world again.
             c.explorer.retire(&stored);

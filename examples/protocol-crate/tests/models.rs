@@ -1,3 +1,6 @@
+//! The outbox's models: the protocol as it should be, and with its planted
+//! bug, which the search must find.
+
 use cmc::Model;
 use outbox::{Outbox, OutboxSettings, model};
 
