@@ -56,6 +56,25 @@ impl RunControl {
     }
 }
 
+/// The progress line: elapsed time, depth, counts, the worlds left at the
+/// depth being expanded (BFS), and distinct states per second.
+pub fn progress_line(p: &Progress, elapsed: Duration) -> String {
+    use cmc::report::count;
+    let rate = (p.distinct_states as f64 / elapsed.as_secs_f64().max(1e-9)) as u64;
+    let left = match p.level {
+        Some((depth, left)) => format!(" ({} left to expand at depth {depth})", count(left)),
+        None => String::new(),
+    };
+    format!(
+        "{:.0} s: depth {}, {}{left}, {} generated, {} distinct/s",
+        elapsed.as_secs_f64(),
+        p.depth,
+        cmc::report::states(p.distinct_states, "distinct state"),
+        count(p.generated_states),
+        count(rate)
+    )
+}
+
 /// Why a run that started at `start` should stop: Ctrl-C, or its time cap.
 fn stop_reason(start: Instant, time_max: Option<Duration>) -> Option<String> {
     if INTERRUPTED.load(Ordering::SeqCst) {
@@ -78,11 +97,7 @@ impl Control for RunControl {
             && self.last_progress.elapsed() >= Duration::from_millis(500)
         {
             self.last_progress = Instant::now();
-            let rate = p.distinct_states as f64 / elapsed.as_secs_f64();
-            eprint!(
-                "\r\x1b[2K{} distinct, {} generated, depth {}, {:.0} distinct/s",
-                p.distinct_states, p.generated_states, p.depth, rate
-            );
+            eprint!("\r\x1b[2K{}", progress_line(p, elapsed));
             let _ = std::io::stderr().flush();
         }
         None
@@ -93,5 +108,23 @@ impl Control for RunControl {
     fn stop(&self) -> Option<Stop> {
         let (start, time_max) = (self.start, self.time_max);
         Some(Stop::new(move || stop_reason(start, time_max)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_line_gives_time_rate_and_what_is_left_at_the_depth() {
+        let p =
+            Progress { distinct_states: 1_234_567, generated_states: 4_000_000, depth: 14, level: Some((13, 98_765)) };
+        assert_eq!(
+            progress_line(&p, Duration::from_secs(10)),
+            "10 s: depth 14, 1,234,567 distinct states (98,765 left to expand at depth 13), 4,000,000 generated, \
+             123,456 distinct/s"
+        );
+        let p = Progress { level: None, distinct_states: 1, ..p };
+        assert!(progress_line(&p, Duration::from_secs(1)).starts_with("1 s: depth 14, 1 distinct state, 4,000,000"));
     }
 }

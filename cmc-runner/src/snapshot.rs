@@ -43,7 +43,7 @@ pub fn text(name: &str, header: &[(&'static str, String)], r: &Report) -> String
         r.distinct_states, r.generated_states, r.depth
     ));
     if !r.trace.is_empty() {
-        s.push_str(&format!("counterexample ({} states):\n", r.trace.len()));
+        s.push_str(&format!("counterexample ({}):\n", cmc::report::states(r.trace.len() as u64, "state")));
         cmc::report::render_trace(&mut s, &r.trace);
     }
     s

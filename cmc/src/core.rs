@@ -94,6 +94,17 @@ pub struct Context<'a, S> {
     pub settings: &'a S,
 }
 
+/// What [`Core::show_payload`] is asked to show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PayloadKind {
+    /// A message, sent from one node to another.
+    Message { from: NodeId, to: NodeId },
+    /// A persist record of a node, pending or applied.
+    Persist { node: NodeId },
+    /// A reply a node emitted into the ghost log.
+    Reply { node: NodeId },
+}
+
 /// The shape of a direct-actions (calibration) core: the world is one state,
 /// and the possible actions are the specification's `Next` disjuncts with
 /// their witnesses, one index each.
@@ -144,6 +155,15 @@ pub trait Core: 'static {
     /// `Next`'s disjuncts. `None` (the default) means a message-passing core.
     fn direct_actions(settings: &Self::Settings) -> Option<DirectActions> {
         let _ = settings;
+        None
+    }
+
+    /// How traces show a message, a persist record or a reply of this core
+    /// (`kind` says which), for people: `Some("ack 3")`. `None`, the
+    /// default, shows the bytes in hex. Counterexample files keep the
+    /// bytes whatever this returns.
+    fn show_payload(settings: &Self::Settings, kind: PayloadKind, bytes: &[u8]) -> Option<String> {
+        let _ = (settings, kind, bytes);
         None
     }
 

@@ -34,8 +34,8 @@ pub use cmc_macros::model;
 
 pub use crate::action::Action;
 pub use crate::core::{
-    Context, Core, DirectActions, Effect, EffectError, Effects, Event, NoSettings, NodeId, Payload, SettingError,
-    SettingKey, Settings, limits,
+    Context, Core, DirectActions, Effect, EffectError, Effects, Event, NoSettings, NodeId, Payload, PayloadKind,
+    SettingError, SettingKey, Settings, limits,
 };
 pub use crate::engine::{Engine, StepError, StepErrorKind};
 pub use crate::model::{Budgets, Identity, Model, ModelError};

@@ -172,8 +172,11 @@ impl Report {
         }
         let _ = write!(
             s,
-            " ({}; {} distinct states, {} generated, depth {})",
-            self.search, self.distinct_states, self.generated_states, self.depth
+            " ({}; {}, {} generated, depth {})",
+            self.search,
+            states(self.distinct_states, "distinct state"),
+            count(self.generated_states),
+            self.depth
         );
         if let Some(note) = self.never_checked_note() {
             let _ = write!(s, "; {note}");
@@ -200,7 +203,7 @@ impl Report {
         s.push('\n');
         if !self.trace.is_empty() {
             let what = if self.verdict == Verdict::Error { "trace to the error" } else { "counterexample" };
-            let _ = writeln!(s, "{what} ({} states):", self.trace.len());
+            let _ = writeln!(s, "{what} ({}):", states(self.trace.len() as u64, "state"));
             render_trace(&mut s, &self.trace);
             if let Some(action) = &self.failed_action {
                 let _ = writeln!(s, "{:>4}. {action}: failed (above)", self.trace.len() + 1);
@@ -247,6 +250,25 @@ impl Report {
                 .collect(),
         })
     }
+}
+
+/// `n` with thousands separators, as the text output writes counts:
+/// `1,234,567`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut s = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            s.push(',');
+        }
+        s.push(c);
+    }
+    s
+}
+
+/// `n` things, in words: `1 state`, `14,004 states`.
+pub fn states(n: u64, thing: &str) -> String {
+    format!("{} {thing}{}", count(n), if n == 1 { "" } else { "s" })
 }
 
 /// Renders a trace, one numbered step per action, each world's nodes below.
@@ -366,5 +388,18 @@ impl CounterexampleFile {
             None => replayed.verdict == Verdict::Violation,
             Some(e) => replayed.verdict == Verdict::Error && replayed.reason.as_deref() == Some(e.message.as_str()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_have_thousands_separators_and_one_is_singular() {
+        let cases = [(0, "0"), (7, "7"), (999, "999"), (1000, "1,000"), (14004, "14,004"), (1234567, "1,234,567")];
+        for (n, text) in cases {
+            assert_eq!(super::count(n), text);
+        }
+        assert_eq!(super::states(1, "state"), "1 state");
+        assert_eq!(super::states(1000, "distinct state"), "1,000 distinct states");
     }
 }

@@ -339,7 +339,9 @@ impl<E: Explore> Bfs<'_, E> {
             // world k, then look up those of world k - 1, whose buckets had
             // the whole expansion of world k to arrive. Lookups, and so ids,
             // violations and counts, stay in BFS order.
+            let level = self.c.depth;
             for k in 0..current.len() {
+                self.c.level = Some((level, (current.len() - k) as u64));
                 let (id, bytes) = current.get(k);
                 let (now, before) = if k % 2 == 0 { (&mut first, &mut second) } else { (&mut second, &mut first) };
                 self.expand(id, bytes, now, &mut actions);

@@ -13,7 +13,7 @@ use std::fmt;
 
 use super::{POLL_EVERY, Stop};
 use crate::action::Action;
-use crate::core::Core;
+use crate::core::{Core, PayloadKind};
 use crate::engine::Engine;
 use crate::model::Identity;
 use crate::property::{Kind, View};
@@ -155,6 +155,16 @@ pub trait Explore {
     fn identity(&self) -> Identity;
 }
 
+/// A payload as the core shows it ([`Core::show_payload`]), or in hex. A
+/// formatter that panics shows the hex: a trace is rendered after the
+/// search, and is worth more than the formatter.
+fn show<C: Core>(model: &crate::model::Model<C>, kind: PayloadKind, bytes: &[u8]) -> String {
+    match unwind(|| C::show_payload(&model.settings, kind, bytes)) {
+        Ok(Some(text)) => text,
+        Ok(None) | Err(_) => hex(bytes),
+    }
+}
+
 /// Runs a core's or a property's code, turning a panic into an error
 /// message: the search then ends with the verdict `error` and the trace to
 /// where it happened, as TLC reports an error in evaluating a
@@ -211,7 +221,10 @@ impl<'m, C: Core> CoreExplorer<'m, C> {
                     wakes: bits(e.wakes as u32, 8),
                     resets: bits(e.resets as u32, 8),
                     clients_left: e.clients_left,
-                    pending_persists: world.persists_of(n).map(hex).collect(),
+                    pending_persists: world
+                        .persists_of(n)
+                        .map(|b| show::<C>(model, PayloadKind::Persist { node: n }, b))
+                        .collect(),
                 }
             })
             .collect();
@@ -221,9 +234,15 @@ impl<'m, C: Core> CoreExplorer<'m, C> {
             network: world
                 .messages()
                 .iter()
-                .map(|m| format!("{}->{}: {}", m.from, m.to, hex(m.payload.as_slice())))
+                .map(|m| {
+                    let kind = PayloadKind::Message { from: m.from, to: m.to };
+                    format!("{}->{}: {}", m.from, m.to, show::<C>(model, kind, m.payload.as_slice()))
+                })
                 .collect(),
-            replies: world.replies().map(|(n, b)| format!("{n}: {}", hex(b))).collect(),
+            replies: world
+                .replies()
+                .map(|(n, b)| format!("{n}: {}", show::<C>(model, PayloadKind::Reply { node: n }, b)))
+                .collect(),
             drops_left: drops,
             dups_left: dups,
             crashes_left: crashes,
@@ -375,8 +394,16 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
 
     fn render(&mut self, action: &Action, world: &World) -> Step {
         let fp = self.engine.fingerprint(world, &mut self.buf);
+        let model = self.engine.model;
+        let message = |name: &str, from, to, msg: &crate::core::Payload| {
+            let shown = show::<C>(model, PayloadKind::Message { from, to }, msg.as_slice());
+            format!("{name}({from}->{to}, {shown})")
+        };
         let label = match *action {
-            Action::Direct { index } => C::action_label(&self.engine.model.settings, index),
+            Action::Direct { index } => C::action_label(&model.settings, index),
+            Action::Deliver { from, to, msg } => message("DELIVER", from, to, &msg),
+            Action::Drop { from, to, msg } => message("DROP", from, to, &msg),
+            Action::Dup { from, to, msg } => message("DUP", from, to, &msg),
             _ => action.to_string(),
         };
         Step { action: action.to_string(), label, fingerprint: format!("{fp:032x}"), world: self.world_text(world) }

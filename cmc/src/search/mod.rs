@@ -77,6 +77,9 @@ pub struct Progress {
     pub distinct_states: u64,
     pub generated_states: u64,
     pub depth: u32,
+    /// BFS: the depth whose worlds are being expanded, and how many of
+    /// them are left to expand. `None` for the other searches.
+    pub level: Option<(u32, u64)>,
 }
 
 /// Lets the caller watch a search and stop it (a time cap, Ctrl-C). The
@@ -235,6 +238,9 @@ pub(crate) struct Checker<E: Explore> {
     /// Whether any world with no enabled action was checked (the
     /// `eventually` properties are checked on those only).
     pub terminal_checked: bool,
+    /// BFS: the level being expanded and the worlds left in it
+    /// ([`Progress::level`]).
+    pub level: Option<(u32, u64)>,
 }
 
 impl<E: Explore> Checker<E> {
@@ -252,11 +258,17 @@ impl<E: Explore> Checker<E> {
             unwitnessed,
             witnesses,
             terminal_checked: false,
+            level: None,
         }
     }
 
     pub fn progress(&self) -> Progress {
-        Progress { distinct_states: self.distinct, generated_states: self.generated, depth: self.depth }
+        Progress {
+            distinct_states: self.distinct,
+            generated_states: self.generated,
+            depth: self.depth,
+            level: self.level,
+        }
     }
 
     /// Checks the invariants on a newly found world; returns the first that

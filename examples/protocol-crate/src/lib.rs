@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use cmc::{Context, Core, Effects, Event, Model};
+use cmc::{Context, Core, Effects, Event, Model, PayloadKind};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 cmc::settings! {
@@ -77,6 +77,18 @@ impl Core for Outbox {
             [ACCEPTED, n] => s.accepted = n,
             [DELIVERED, n] => s.delivered = n,
             _ => {}
+        }
+    }
+
+    /// Traces show `send 1` rather than `0101`.
+    fn show_payload(_settings: &OutboxSettings, kind: PayloadKind, bytes: &[u8]) -> Option<String> {
+        match (kind, bytes) {
+            (PayloadKind::Message { .. }, [SEND, n]) => Some(format!("send {n}")),
+            (PayloadKind::Message { .. }, [ACK, n]) => Some(format!("ack {n}")),
+            (PayloadKind::Persist { .. }, [ACCEPTED, n]) => Some(format!("accepted {n}")),
+            (PayloadKind::Persist { .. }, [DELIVERED, n]) => Some(format!("delivered {n}")),
+            (PayloadKind::Reply { .. }, [n]) => Some(format!("delivered {n}")),
+            _ => None,
         }
     }
 }
