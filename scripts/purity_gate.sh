@@ -6,6 +6,8 @@
 # Usage: scripts/purity_gate.sh CORE...      (CORE = crate::path::Type,
 #                                             e.g. cmc_examples::two_phase::TwoPhase)
 #        scripts/purity_gate.sh --all        (every core in scripts/purity/cores.txt)
+#        scripts/purity_gate.sh --crate DIR CORE...   (a core of your crate in DIR,
+#                                             which depends on this clone's cmc by path)
 #
 # Exit status: 0 when every core passes, 1 when any fails, 2 when the gate
 # itself cannot run (a build error, an unknown crate, a missing tool).
@@ -123,13 +125,20 @@ die() {
 elapsed() { echo "$(( ($(date +%s%N) - started) / 1000000 ))" | sed -E 's/([0-9]{3})$/.\1/; s/^\./0./'; }
 
 usage() {
-    sed -n '6,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '6,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 2
 }
 
 cores=()
+crates=()
 while [ $# -gt 0 ]; do
     case $1 in
+    --crate)
+        [ $# -gt 1 ] || die "--crate needs the crate's folder"
+        [ -f "$2/Cargo.toml" ] || die "--crate $2: no Cargo.toml there"
+        crates+=("$(cd "$2" && pwd)")
+        shift
+        ;;
     --all)
         while read -r line; do
             line=${line%%#*}
@@ -154,7 +163,9 @@ host=$(rustc -vV | sed -n 's/^host: //p')
 # Crate name -> package directory, over the workspace's packages and the
 # probe crate.
 declare -A package_dir package_name
-for manifest in "$root"/*/Cargo.toml "$root"/scripts/purity/probes/Cargo.toml; do
+manifests=("$root"/*/Cargo.toml "$root"/scripts/purity/probes/Cargo.toml)
+for dir in "${crates[@]}"; do manifests+=("$dir/Cargo.toml"); done
+for manifest in "${manifests[@]}"; do
     [ -f "$manifest" ] || continue
     name=$(awk '/^\[/{section=$0} section=="[package]" && /^name *=/ {gsub(/.*= *"|".*/, ""); print; exit}' "$manifest")
     [ -n "$name" ] || continue
@@ -177,7 +188,8 @@ for core in "${cores[@]}"; do
     [[ $core =~ ^[a-z_][a-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)+$ ]] ||
         die "'$core' is not a core path (crate::path::Type, e.g. cmc_examples::two_phase::TwoPhase)"
     crate=${core%%::*}
-    [ -n "${package_dir[$crate]:-}" ] || die "'$core': no package in the workspace has a crate named $crate"
+    [ -n "${package_dir[$crate]:-}" ] ||
+        die "'$core': no package in the workspace (or given with --crate) has a crate named $crate"
     needed[$crate]=1
     lib+="
 type Core$i = $core;
@@ -247,9 +259,14 @@ write_if_changed "$shim/lib.rs" "$lib"
 printf '%s' "$roots" >"$shim/roots.txt"
 # The workspace's lock pins every version, so the shim needs no resolution
 # from the network.
-cmp -s "$root/Cargo.lock" "$shim/Cargo.lock.from" 2>/dev/null || {
-    cp "$root/Cargo.lock" "$shim/Cargo.lock"
-    cp "$root/Cargo.lock" "$shim/Cargo.lock.from"
+# A crate of the user's brings its own lock file: its dependencies, at its
+# versions. (The shim's lock starts from the workspace's, and cargo adds
+# what is missing.)
+lock=$root/Cargo.lock
+for dir in "${crates[@]}"; do [ -f "$dir/Cargo.lock" ] && lock=$dir/Cargo.lock; done
+cmp -s "$lock" "$shim/Cargo.lock.from" 2>/dev/null || {
+    cp "$lock" "$shim/Cargo.lock"
+    cp "$lock" "$shim/Cargo.lock.from"
 }
 
 say "building ${#cores[@]} core(s) in $target (release, codegen-units 1, no LTO, static relocations, no jump tables)"
@@ -287,9 +304,11 @@ if [ ! -x "$analyse" ] || [ "$root/scripts/purity/analyse.rs" -nt "$analyse" ]; 
     rustc --edition 2024 -O -o "$analyse" "$root/scripts/purity/analyse.rs" || die "the analyser did not build"
 fi
 
+scan_roots=()
+for dir in "${crates[@]}"; do scan_roots+=(--scan-root "$dir"); done
 libstd=$(ls "$(rustc --print sysroot)/lib/rustlib/$host/lib"/libstd-*.so 2>/dev/null | head -n 1 || true)
 status=0
-"$analyse" --objects "$shim/objects.txt" --roots "$shim/roots.txt" --scan-root "$root" \
+"$analyse" --objects "$shim/objects.txt" --roots "$shim/roots.txt" --scan-root "$root" "${scan_roots[@]}" \
     --trust "$root/cmc" --trust "$shim" ${libstd:+--libstd "$libstd"} || status=$?
 case $status in
 0) say "all ${#cores[@]} core(s) pure ($(elapsed) s)" ;;

@@ -1381,7 +1381,9 @@ fn package_dir(file: &Path) -> Option<PathBuf> {
 }
 
 struct SourceScanner {
-    root: PathBuf,
+    /// The folders whose sources are scanned: the repository's, and each
+    /// user crate's given with `--crate`.
+    roots: Vec<PathBuf>,
     trusted: Vec<PathBuf>,
     package_statics: HashMap<PathBuf, Rc<HashMap<String, Vec<StaticDecl>>>>,
 }
@@ -1409,7 +1411,7 @@ impl SourceScanner {
     fn scan(&mut self, lines: &BTreeMap<Rc<str>, BTreeSet<u32>>, report: &mut CoreReport) {
         for (file, reached) in lines {
             let path = Path::new(&**file);
-            if !path.starts_with(&self.root) || self.trusted.iter().any(|t| path.starts_with(t)) {
+            if !self.roots.iter().any(|r| path.starts_with(r)) || self.trusted.iter().any(|t| path.starts_with(t)) {
                 continue;
             }
             let Ok(text) = std::fs::read_to_string(path) else {
@@ -1548,7 +1550,7 @@ fn real_main() -> Result<bool, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut objects_list = None;
     let mut roots_list = None;
-    let mut scan_root = None;
+    let mut scan_roots: Vec<PathBuf> = Vec::new();
     let mut trusted = Vec::new();
     let mut libstd = None;
     let mut i = 0;
@@ -1557,7 +1559,8 @@ fn real_main() -> Result<bool, String> {
         match args[i].as_str() {
             "--objects" => objects_list = Some(v),
             "--roots" => roots_list = Some(v),
-            "--scan-root" => scan_root = Some(PathBuf::from(v)),
+            // The first is the repository, which paths are shown relative to.
+            "--scan-root" => scan_roots.push(PathBuf::from(v)),
             "--trust" => trusted.push(PathBuf::from(v)),
             "--libstd" => libstd = Some(PathBuf::from(v)),
             other => return Err(format!("unknown argument {other}")),
@@ -1566,8 +1569,8 @@ fn real_main() -> Result<bool, String> {
     }
     let objects_list = objects_list.ok_or("--objects is required")?;
     let roots_list = roots_list.ok_or("--roots is required")?;
-    let scan_root = scan_root.ok_or("--scan-root is required")?;
-    let _ = SCAN_ROOT.set(scan_root.clone());
+    let scan_root = scan_roots.first().cloned().ok_or("--scan-root is required")?;
+    let _ = SCAN_ROOT.set(scan_root);
     let read = |p: &str| std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"));
     let objects: Vec<PathBuf> = read(&objects_list)?.lines().filter(|l| !l.is_empty()).map(PathBuf::from).collect();
     // CORE \t METHOD \t ROOT-SYMBOL, in the order the cores were named.
@@ -1582,7 +1585,7 @@ fn real_main() -> Result<bool, String> {
         }
     }
     let mut an = Analysis::new(&objects, libstd)?;
-    let mut scanner = SourceScanner { root: scan_root, trusted, package_statics: HashMap::new() };
+    let mut scanner = SourceScanner { roots: scan_roots, trusted, package_statics: HashMap::new() };
     let mut all_pass = true;
     const SHOWN_MAX: usize = 40;
     for (core, roots) in &cores {
