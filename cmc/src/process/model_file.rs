@@ -26,6 +26,11 @@
 //!
 //! Invariants are C functions `int NAME(const struct cmc_view *)` in the
 //! shared object `properties` names (see `cmc.h`); nonzero means it holds.
+//!
+//! [`parse`] checks the text alone and touches no file, so any text is safe
+//! to give it (the fuzz target `model_file` does); [`read`] reads the file,
+//! parses it, then checks the program, the data directory and the preload
+//! and loads the invariants.
 
 use std::ffi::{CString, c_void};
 use std::path::{Path, PathBuf};
@@ -92,17 +97,78 @@ struct Raw {
 /// A model file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelFileError {
+    /// The file cannot be read.
     #[error("{path}: {message}")]
-    Read { path: PathBuf, message: String },
+    Read {
+        /// The model file.
+        path: PathBuf,
+        /// Why, as the system says.
+        message: String,
+    },
+    /// The text is not TOML, or has an unknown key or a value of the wrong
+    /// type.
     #[error("{path}: {message}")]
-    Parse { path: PathBuf, message: String },
+    Parse {
+        /// The model file.
+        path: PathBuf,
+        /// The TOML reader's message, which names the line and the key.
+        message: String,
+    },
+    /// A key's value cannot be used.
     #[error("{path}: key `{key}`: {message}")]
-    Key { path: PathBuf, key: &'static str, message: String },
+    Key {
+        /// The model file.
+        path: PathBuf,
+        /// The key.
+        key: &'static str,
+        /// What is wrong with its value.
+        message: String,
+    },
 }
 
 /// A model file, read: the program model and how to search it.
 pub struct ModelFile {
+    /// The program as nodes, with the environment and the invariants.
     pub model: ProgramModel,
+    /// The search, `states_max` and `det`.
+    pub options: Options,
+}
+
+/// A model file's text, checked as far as it can be without the file
+/// system: every key and type, the counts and budgets, the search, and
+/// `properties` against `invariants`. Relative paths are joined to the
+/// file's folder, but nothing is resolved, opened or loaded: that is
+/// [`read`]'s, and so are the limits [`Config::validate`] checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parsed {
+    /// The model's name: the file's stem.
+    pub name: String,
+    /// `program`, joined to the file's folder.
+    pub program: PathBuf,
+    /// `args`: the arguments after the node number.
+    pub args: Vec<String>,
+    /// `nodes`, a `u8` (whether 1 to 8 is [`Config::validate`]'s).
+    pub nodes: u8,
+    /// `crashes`, `drops`, `timeouts` and `clients`.
+    pub budgets: Budgets,
+    /// `request`, as bytes.
+    pub request: Vec<u8>,
+    /// `snapshots_max`, if set.
+    pub snapshots_max: Option<usize>,
+    /// `snapshots_mib_max`, if set.
+    pub snapshots_mib_max: Option<u64>,
+    /// `transitions_max`, if set.
+    pub transitions_max: Option<usize>,
+    /// `stream`.
+    pub stream: bool,
+    /// `data_dir`, joined to the file's folder (not yet resolved).
+    pub data_dir: Option<PathBuf>,
+    /// `log_dir`, joined to the file's folder.
+    pub log_dir: Option<PathBuf>,
+    /// `properties` (joined to the file's folder) and `invariants`, if
+    /// the file names any.
+    pub properties: Option<(PathBuf, Vec<String>)>,
+    /// The search, `states_max` and `det`.
     pub options: Options,
 }
 
@@ -111,14 +177,71 @@ pub struct ModelFile {
 pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ModelFileError::Read { path: path.to_path_buf(), message: e.to_string() })?;
-    let raw: Raw = toml::from_str(&text)
+    let parsed = parse(&text, path)?;
+    let key = |key: &'static str, message: String| ModelFileError::Key { path: path.to_path_buf(), key, message };
+    if !parsed.program.is_file() {
+        return Err(key("program", format!("{} is not a file", parsed.program.display())));
+    }
+    let mut config = Config::new(&parsed.program, parsed.nodes);
+    config.args = parsed.args;
+    config.budgets = parsed.budgets;
+    config.request = parsed.request;
+    if let Some(m) = parsed.snapshots_max {
+        config.snapshots_max = m;
+    }
+    if let Some(m) = parsed.snapshots_mib_max {
+        config.snapshots_mib_max = m;
+    }
+    config.stream = parsed.stream;
+    if let Some(d) = &parsed.data_dir {
+        let dir = std::fs::canonicalize(d).map_err(|e| key("data_dir", format!("{}: {e}", d.display())))?;
+        if !dir.is_dir() {
+            return Err(key("data_dir", format!("{} is not a directory", dir.display())));
+        }
+        config.data_dir = Some(dir);
+    }
+    if let Some(m) = parsed.transitions_max {
+        config.transitions_max = m;
+    }
+    config.log_dir = parsed.log_dir;
+    config.validate().map_err(|e| match e {
+        ProcessError::Config { key: k, reason } => key(k, reason),
+        e => key("program", e.to_string()),
+    })?;
+
+    let mut model = ProgramModel::new(parsed.name, config);
+    model.model_file = Some(path.display().to_string());
+    if let Some((so, invariants)) = &parsed.properties {
+        let library = Library::open(so).map_err(|m| key("properties", m))?;
+        for name in invariants {
+            let f = library.symbol(name).map_err(|m| key("invariants", m))?;
+            let lib = Arc::clone(&library);
+            model.properties.push(ProgramProperty {
+                name: name.clone(),
+                kind: Kind::Always,
+                predicate: Box::new(move |w: &ProcessWorld| {
+                    let _keep_loaded = &lib;
+                    let view = CmcView::of(w);
+                    // SAFETY: `f` was found in the library, which `lib`
+                    // keeps loaded, under the signature cmc.h declares:
+                    // `int NAME(const struct cmc_view *)`; the view is a
+                    // complete, initialised `struct cmc_view`.
+                    unsafe { f(&*view) != 0 }
+                }),
+            });
+        }
+    }
+    Ok(ModelFile { model, options: parsed.options })
+}
+
+/// Checks the text of the model file at `path` (named in errors; relative
+/// paths in the text are joined to its folder) without touching the file
+/// system: no file is read, resolved or loaded, so any text is safe here.
+pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
+    let raw: Raw = toml::from_str(text)
         .map_err(|e| ModelFileError::Parse { path: path.to_path_buf(), message: e.to_string().trim().to_string() })?;
     let key = |key: &'static str, message: String| ModelFileError::Key { path: path.to_path_buf(), key, message };
     let dir = path.parent().unwrap_or(Path::new("."));
-    let program = dir.join(&raw.program);
-    if !program.is_file() {
-        return Err(key("program", format!("{} is not a file", program.display())));
-    }
     // `Config::validate` checks 1 to 8; this, that it is a u8 at all.
     let nodes = u8::try_from(raw.nodes)
         .map_err(|_| key("nodes", format!("{} nodes (limit nodes_max = {})", raw.nodes, limits::NODES_MAX)))?;
@@ -126,40 +249,15 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
         u8::try_from(v)
             .map_err(|_| key(k, format!("{v} is not 0 to {m} (limit budget_max = {m})", m = limits::BUDGET_MAX)))
     };
-    let mut config = Config::new(&program, nodes);
-    config.args = raw.args;
-    config.budgets = Budgets {
+    let budgets = Budgets {
         crashes: budget("crashes", raw.crashes)?,
         drops: budget("drops", raw.drops)?,
         timeouts: budget("timeouts", raw.timeouts)?,
         clients: budget("clients", raw.clients)?,
     };
-    config.request = raw.request.into_bytes();
-    if let Some(m) = raw.snapshots_max {
-        config.snapshots_max = usize::try_from(m).map_err(|_| key("snapshots_max", format!("{m} is too large")))?;
-    }
-    if let Some(m) = raw.snapshots_mib_max {
-        config.snapshots_mib_max = m;
-    }
-    config.stream = raw.stream;
-    if let Some(d) = &raw.data_dir {
-        let dir = std::fs::canonicalize(dir.join(d))
-            .map_err(|e| key("data_dir", format!("{}: {e}", dir.join(d).display())))?;
-        if !dir.is_dir() {
-            return Err(key("data_dir", format!("{} is not a directory", dir.display())));
-        }
-        config.data_dir = Some(dir);
-    }
-    if let Some(m) = raw.transitions_max {
-        config.transitions_max = usize::try_from(m).map_err(|_| key("transitions_max", format!("{m} is too large")))?;
-    }
-    if let Some(d) = &raw.log_dir {
-        config.log_dir = Some(dir.join(d));
-    }
-    config.validate().map_err(|e| match e {
-        ProcessError::Config { key: k, reason } => key(k, reason),
-        e => key("program", e.to_string()),
-    })?;
+    let too_large = |k: &'static str, m: u64| usize::try_from(m).map_err(|_| key(k, format!("{m} is too large")));
+    let snapshots_max = raw.snapshots_max.map(|m| too_large("snapshots_max", m)).transpose()?;
+    let transitions_max = raw.transitions_max.map(|m| too_large("transitions_max", m)).transpose()?;
 
     let search = match raw.search.as_deref().unwrap_or("bfs") {
         "bfs" => Search::Bfs { depth_max: raw.depth_max },
@@ -189,36 +287,28 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
     }
     let options = Options { search, states_max: raw.states_max, det: raw.det, deadlock: false };
 
-    let name = path.file_stem().map_or("model".to_string(), |s| s.to_string_lossy().into_owned());
-    let mut model = ProgramModel::new(name, config);
-    model.model_file = Some(path.display().to_string());
-    match (&raw.properties, raw.invariants.is_empty()) {
-        (None, true) => {}
+    let properties = match (raw.properties, raw.invariants.is_empty()) {
+        (None, true) => None,
         (None, false) => return Err(key("invariants", "invariants need `properties`, the shared object".into())),
         (Some(_), true) => return Err(key("invariants", "`properties` names a shared object but no invariant".into())),
-        (Some(so), false) => {
-            let so = dir.join(so);
-            let library = Library::open(&so).map_err(|m| key("properties", m))?;
-            for name in &raw.invariants {
-                let f = library.symbol(name).map_err(|m| key("invariants", m))?;
-                let lib = Arc::clone(&library);
-                model.properties.push(ProgramProperty {
-                    name: name.clone(),
-                    kind: Kind::Always,
-                    predicate: Box::new(move |w: &ProcessWorld| {
-                        let _keep_loaded = &lib;
-                        let view = CmcView::of(w);
-                        // SAFETY: `f` was found in the library, which `lib`
-                        // keeps loaded, under the signature cmc.h declares:
-                        // `int NAME(const struct cmc_view *)`; the view is a
-                        // complete, initialised `struct cmc_view`.
-                        unsafe { f(&*view) != 0 }
-                    }),
-                });
-            }
-        }
-    }
-    Ok(ModelFile { model, options })
+        (Some(so), false) => Some((dir.join(so), raw.invariants)),
+    };
+    Ok(Parsed {
+        name: path.file_stem().map_or("model".to_string(), |s| s.to_string_lossy().into_owned()),
+        program: dir.join(raw.program),
+        args: raw.args,
+        nodes,
+        budgets,
+        request: raw.request.into_bytes(),
+        snapshots_max,
+        snapshots_mib_max: raw.snapshots_mib_max,
+        transitions_max,
+        stream: raw.stream,
+        data_dir: raw.data_dir.map(|d| dir.join(d)),
+        log_dir: raw.log_dir.map(|d| dir.join(d)),
+        properties,
+        options,
+    })
 }
 
 type Predicate = unsafe extern "C" fn(*const CmcView) -> i32;
@@ -280,4 +370,43 @@ fn dlerror() -> String {
     }
     // SAFETY: non-null, NUL-terminated, valid until the next dl call here.
     unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::{ModelFileError, parse};
+    use crate::search::Search;
+
+    #[test]
+    fn parse_joins_paths_to_the_files_folder_and_opens_none() {
+        let text = "program = \"nope\"\nnodes = 3\ncrashes = 1\ndata_dir = \"data\"\nlog_dir = \"/tmp/logs\"\n\
+                    properties = \"p.so\"\ninvariants = [\"a\", \"b\"]\n";
+        let p = parse(text, Path::new("dir/m.toml")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.name, "m");
+        assert_eq!(p.program, PathBuf::from("dir/nope"));
+        assert_eq!((p.nodes, p.budgets.crashes), (3, 1));
+        assert_eq!(p.data_dir, Some(PathBuf::from("dir/data")));
+        assert_eq!(p.log_dir, Some(PathBuf::from("/tmp/logs")));
+        assert_eq!(p.properties, Some((PathBuf::from("dir/p.so"), vec!["a".to_string(), "b".to_string()])));
+        assert_eq!(p.options.search, Search::Bfs { depth_max: None });
+    }
+
+    #[test]
+    fn parse_errors_name_the_key_and_the_file() {
+        for (text, expected) in [
+            ("program = \"p\"\nnodes = 300\n", "nodes"),
+            ("program = \"p\"\nnodes = 1\ndrops = -1\n", "drops"),
+            ("program = \"p\"\nnodes = 1\nsearch = \"dfs\"\n", "depth_max"),
+            ("program = \"p\"\nnodes = 1\nseed = 3\n", "seed"),
+            ("program = \"p\"\nnodes = 1\ninvariants = [\"a\"]\n", "invariants"),
+        ] {
+            let err = parse(text, Path::new("m.toml")).err().unwrap_or_else(|| panic!("{text}: accepted"));
+            assert!(matches!(&err, ModelFileError::Key { key, .. } if *key == expected), "{text}: {err}");
+            assert!(err.to_string().starts_with("m.toml: "), "{err}");
+        }
+        let err = parse("program = [", Path::new("m.toml")).err().expect("rejected");
+        assert!(matches!(err, ModelFileError::Parse { .. }), "{err}");
+    }
 }
