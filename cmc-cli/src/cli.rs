@@ -205,9 +205,7 @@ fn check(args: CheckArgs) -> Result<u8> {
     let entry = find(&catalog, name)?;
     let mut overrides = Overrides { nodes: args.nodes, network: args.network, ..Overrides::default() };
     for kv in &args.settings {
-        let (k, v) = kv.split_once('=').ok_or_else(|| anyhow!("--set {kv}: expected KEY=VALUE"))?;
-        let v: u64 = v.trim().parse().with_context(|| format!("--set {kv}: the value is not a number"))?;
-        overrides.settings.push((k.trim().to_string(), v));
+        overrides.settings.push(parse_set(kv)?);
     }
     for (k, v) in [
         ("drops", args.drops),
@@ -312,6 +310,15 @@ pub(crate) fn save(path: &Path, cex: &CounterexampleFile) -> Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     std::fs::write(path, cex.to_json()).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Reads a `--set KEY=VALUE` argument: the key and the number, each
+/// trimmed. Whether the core has the key, and the value fits it, is the
+/// catalog's to check ([`Entry::build`]).
+pub fn parse_set(kv: &str) -> Result<(String, u64)> {
+    let (k, v) = kv.split_once('=').ok_or_else(|| anyhow!("--set {kv}: expected KEY=VALUE"))?;
+    let v: u64 = v.trim().parse().with_context(|| format!("--set {kv}: the value is not a number"))?;
+    Ok((k.trim().to_string(), v))
 }
 
 /// Reads a `--time-max SECONDS` argument: a positive, finite number.
