@@ -155,11 +155,24 @@ fn replay_steps<E: Explore>(
     report.distinct_states = report.trace.len() as u64;
     let last = path.len();
     if let Check::Error(failing) = check {
+        let recorded = file.error.as_ref().map(|e| e.message.as_str()).unwrap_or_default();
         let error = match failing {
-            Some(action) => e.apply(&world, &action, &mut next).err(),
+            // Only an enabled action's step can have failed, and the engine
+            // applies no other: a file naming one does not fit.
+            Some(action) => match e.actions(&world, &mut actions).map(|()| actions.contains(&action)) {
+                Ok(true) => e.apply(&world, &action, &mut next).err(),
+                Ok(false) => {
+                    return diverged(
+                        last,
+                        format!(
+                            "at the end, {action} is not enabled in the replayed world; the file recorded: {recorded}"
+                        ),
+                    );
+                }
+                Err(error) => Some(error),
+            },
             None => (0..e.properties().len()).find_map(|i| e.holds(i, &world).err()),
         };
-        let recorded = file.error.as_ref().map(|e| e.message.as_str()).unwrap_or_default();
         let Some(error) = error else {
             let what = match failing {
                 Some(action) => format!("{action} does not fail"),
