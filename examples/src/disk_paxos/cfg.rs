@@ -154,6 +154,12 @@ const UNSUPPORTED: [&str; 16] = [
     "INSTANCE",
 ];
 
+/// How deep sets may nest in a value. The core's constants are sets of
+/// model values or of integers, one deep; the bound makes a deeper value an
+/// error naming its line rather than a stack overflow (the reader recurses
+/// into sets).
+const SET_DEPTH_MAX: usize = 4;
+
 fn is_keyword(s: &str) -> bool {
     SECTIONS.contains(&s) || UNSUPPORTED.contains(&s)
 }
@@ -199,7 +205,8 @@ impl Reader<'_> {
         }
     }
 
-    fn value(&mut self) -> Result<Value, CfgError> {
+    /// A value inside `depth` sets.
+    fn value(&mut self, depth: usize) -> Result<Value, CfgError> {
         let t = self.next("a value")?;
         match t.tok {
             Tok::Int(i) => Ok(Value::Int(i)),
@@ -212,13 +219,19 @@ impl Reader<'_> {
                 other => Err(self.error(t.line, format!("expected an integer after `-`, found {other}"))),
             },
             Tok::Sym(s) if s == "{" => {
+                if depth == SET_DEPTH_MAX {
+                    return Err(self.error(
+                        t.line,
+                        format!("sets nested more than {SET_DEPTH_MAX} deep (limit set_depth_max = {SET_DEPTH_MAX})"),
+                    ));
+                }
                 let mut items = Vec::new();
                 if matches!(self.peek(), Some(Token { tok: Tok::Sym(s), .. }) if s == "}") {
                     self.at += 1;
                     return Ok(Value::Set(items));
                 }
                 loop {
-                    items.push(self.value()?);
+                    items.push(self.value(depth + 1)?);
                     let sep = self.next("`,` or `}`")?;
                     match sep.tok {
                         Tok::Sym(s) if s == "," => {}
@@ -348,7 +361,7 @@ fn parse(file: &str, text: &str) -> Result<Parsed, CfgError> {
                 while let Some((name, line)) = r.name() {
                     let op = r.next("`=` or `<-`")?;
                     let def = match &op.tok {
-                        Tok::Sym(s) if s == "=" => Def::Value(r.value()?),
+                        Tok::Sym(s) if s == "=" => Def::Value(r.value(0)?),
                         Tok::Sym(s) if s == "<-" => match r.next("an operator name")?.tok {
                             Tok::Ident(o) if !is_keyword(&o) => Def::Subst(o),
                             Tok::Sym(s) if s == "[" => {
