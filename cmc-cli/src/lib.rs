@@ -5,5 +5,7 @@
 
 pub mod calibrate;
 pub mod cli;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod program;
 pub mod repro;
