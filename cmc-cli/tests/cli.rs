@@ -482,3 +482,26 @@ fn no_node_outlives_cmc_killed_by_sigkill() {
     let (status, _) = cmc_signalled_mid_search("sigkill-probe", nix::sys::signal::Signal::SIGKILL);
     assert_eq!(status.signal(), Some(nix::libc::SIGKILL), "{status}");
 }
+
+/// Hostile input of each kind the command reads (issue 12, item 8; the
+/// fuzz targets' findings among them) exits 2 with an error, not a panic
+/// (101), an abort or a crash.
+#[test]
+fn hostile_inputs_exit_2_not_a_panic() {
+    let regressions = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions");
+    let deep_sets = regressions.join("cfg/sets-nested-50000-deep.cfg");
+    let error_not_enabled = regressions.join("counterexample/error-action-not-enabled.json");
+    let model = scratch("hostile.toml");
+    std::fs::write(&model, "program = \"/bin/true\"\nnodes = [[[[\n").unwrap();
+    for (args, expected) in [
+        (vec!["calibrate", "--config", deep_sets.to_str().unwrap(), "MCDiskPaxos"], "sets nested more than 4 deep"),
+        (vec!["replay", error_not_enabled.to_str().unwrap()], "FLUSH(0) is not enabled"),
+        (vec!["--model-file", model.to_str().unwrap()], "TOML parse error"),
+        (vec!["check", "lock-service", "--set", "bug_lost_wakeup"], "--set bug_lost_wakeup: expected KEY=VALUE"),
+    ] {
+        let out = cmc(&args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected) && !stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
