@@ -406,7 +406,7 @@ mod tests {
             assert!(matches!(&err, ModelFileError::Key { key, .. } if *key == expected), "{text}: {err}");
             assert!(err.to_string().starts_with("m.toml: "), "{err}");
         }
-        let err = parse("program = [", Path::new("m.toml")).err().expect("rejected");
+        let err = parse("program = [", Path::new("m.toml")).expect_err("rejected");
         assert!(matches!(err, ModelFileError::Parse { .. }), "{err}");
     }
 }
