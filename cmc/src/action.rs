@@ -33,46 +33,89 @@ use crate::world::World;
 pub enum Action {
     /// Build initial world number `variant` (first step of every trace).
     Init {
+        /// Which initial world: 0 for a message-passing core.
         variant: u32,
     },
+    /// DELIVER: a message in flight reaches its receiver, which steps on
+    /// [`Event::Deliver`](crate::Event::Deliver). FIFO delivers the head of
+    /// a channel; a bag, any message.
     Deliver {
+        /// The sender.
         from: NodeId,
+        /// The receiver.
         to: NodeId,
+        /// The message.
         msg: Payload,
     },
+    /// DROP: the network loses a message, spending one drop. FIFO resets
+    /// the connection: both directions emptied, each end told by a RESET.
     Drop {
+        /// The sender.
         from: NodeId,
+        /// The receiver.
         to: NodeId,
+        /// The message.
         msg: Payload,
     },
+    /// DUP: a bag gains a second copy of a message, spending one dup.
     Dup {
+        /// The sender.
         from: NodeId,
+        /// The receiver.
         to: NodeId,
+        /// The message.
         msg: Payload,
     },
+    /// FIRE: an armed timer fires (disarmed first), spending one timeout
+    /// when the model has a timeout budget.
     Fire {
+        /// The node whose timer fires.
         node: NodeId,
+        /// The timer.
         timer: u8,
     },
+    /// FLUSH: a node's oldest pending persist reaches disk
+    /// ([`Core::apply_persist`](crate::Core::apply_persist), then
+    /// [`Event::Flushed`](crate::Event::Flushed)).
     Flush {
+        /// The node.
         node: NodeId,
     },
+    /// WAKE: a pending wake is delivered.
     Wake {
+        /// The node.
         node: NodeId,
+        /// The waiter.
         waiter: u8,
     },
+    /// CLIENT: a node receives its next client request.
     Client {
+        /// The node.
         node: NodeId,
     },
+    /// CRASH: a node crashes and restarts, spending one crash. The first
+    /// `keep` of its pending persists reach disk and the rest are lost;
+    /// its volatile bytes, timers, wakes and channels are cleared, and
+    /// every peer is told by a RESET.
     Crash {
+        /// The node.
         node: NodeId,
+        /// How many of its pending persists, oldest first, survive: from
+        /// 0 to all of them.
         keep: u8,
     },
+    /// RESET: a node is told that its connection to a peer was reset (by a
+    /// FIFO drop or a crash at either end).
     Reset {
+        /// The node told.
         node: NodeId,
+        /// The peer at the connection's other end.
         peer: NodeId,
     },
+    /// ACTION: a direct-actions core takes one of its actions.
     Direct {
+        /// The action, below
+        /// [`DirectActions::actions`](crate::DirectActions::actions).
         index: u16,
     },
 }
@@ -81,6 +124,7 @@ pub enum Action {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{count} possible actions in one world (limit actions_per_state = {max})", max = limits::ACTIONS_PER_STATE)]
 pub struct TooManyActions {
+    /// How many there were.
     pub count: usize,
 }
 

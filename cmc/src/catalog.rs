@@ -13,12 +13,16 @@ use crate::search::{Control, Options, check_with};
 /// A model whose core type is hidden: a core's [`Model`], or (on Linux) a
 /// program's [`ProgramModel`](crate::process::ProgramModel).
 pub trait DynModel: Send + Sync {
+    /// What identifies the model in reports and counterexample files.
     fn identity(&self) -> Identity;
     /// What the model is, as `(key, value)` lines for reports and
     /// snapshots: a core's name, settings and environment; a program's
     /// name, arguments, request and environment. No times and no paths.
     fn header(&self) -> Vec<(&'static str, String)>;
+    /// Runs the search `options` ask for, polling `control`.
     fn check(&self, options: &Options, control: &mut dyn Control) -> Result<Report, DynError>;
+    /// Replays a counterexample file against the model (with `det`, every
+    /// step twice), as [`replay`] does for a core.
     fn replay(&self, file: &CounterexampleFile, det: bool) -> Result<Report, DynError>;
 }
 
@@ -26,8 +30,10 @@ pub trait DynModel: Send + Sync {
 /// search that starts and fails is a report with an `error` verdict).
 #[derive(Debug, thiserror::Error)]
 pub enum DynError {
+    /// A core's model that cannot be checked as declared.
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// A counterexample file that does not fit the model.
     #[error(transparent)]
     Replay(#[from] ReplayError),
     /// A program model's configuration: the program, the preload, a limit.
@@ -117,8 +123,15 @@ impl DynModel for crate::process::ProgramModel {
 /// environment. Anything not given keeps the model's default.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Overrides {
+    /// Settings by key, applied in order (`--set KEY=VALUE`).
     pub settings: Vec<(String, u64)>,
+    /// The number of nodes, checked against [`limits::NODES_MAX`] when the
+    /// model is built (`u64`, so that a value too large is named, not
+    /// wrapped).
+    ///
+    /// [`limits::NODES_MAX`]: crate::limits::NODES_MAX
     pub nodes: Option<u64>,
+    /// How messages travel.
     pub network: Option<Network>,
     /// Budgets by key (`drops`, `dups`, `crashes`, `clients`, `timeouts`).
     pub budgets: Vec<(String, u64)>,
@@ -145,8 +158,11 @@ type Build = dyn Fn(&Overrides) -> Result<Box<dyn DynModel>, ModelError> + Send 
 
 /// One named model of the catalog.
 pub struct Entry {
+    /// The core's [`Core::NAME`], by which `cmc check NAME` finds it.
     pub name: &'static str,
+    /// One line on what the model is, for `cmc check --list`.
     pub about: &'static str,
+    /// The core's setting keys, with their defaults and docs.
     pub settings: &'static [SettingKey],
     build: Box<Build>,
 }
@@ -179,6 +195,7 @@ impl Entry {
         Entry { name: C::NAME, about, settings: <C::Settings as Settings>::KEYS, build: Box::new(build) }
     }
 
+    /// The model with `overrides` applied, validated.
     pub fn build(&self, overrides: &Overrides) -> Result<Box<dyn DynModel>, ModelError> {
         (self.build)(overrides)
     }

@@ -47,26 +47,49 @@ pub enum Event<'a> {
     /// Build the initial state. Message-passing cores get it once per node,
     /// in node order, with `variant` 0. A direct-actions core gets it with
     /// each `variant < DirectActions::initial_states`, one initial world each.
-    Init { variant: u32 },
+    Init {
+        /// Which initial state to build: 0 for a message-passing core.
+        variant: u32,
+    },
     /// The oldest message from `from` on this node's channel (any copy, in
     /// bag mode) arrives.
-    Deliver { from: NodeId, msg: &'a [u8] },
+    Deliver {
+        /// The node that sent it.
+        from: NodeId,
+        /// Its bytes, at most [`limits::PAYLOAD_BYTES_MAX`].
+        msg: &'a [u8],
+    },
     /// Armed timer `timer` fired; it is disarmed.
-    Fire { timer: u8 },
+    Fire {
+        /// The timer, below [`limits::TIMERS_MAX`].
+        timer: u8,
+    },
     /// The oldest pending persist reached disk; `apply_persist` has run.
     Flushed,
     /// A wake of waiter `waiter` emitted earlier is delivered.
-    Wake { waiter: u8 },
-    /// A client request arrives; `index` counts this node's requests from 0.
-    Client { index: u8 },
+    Wake {
+        /// The waiter, below [`limits::WAITERS_MAX`].
+        waiter: u8,
+    },
+    /// A client request arrives.
+    Client {
+        /// This node's requests before this one: 0 for its first.
+        index: u8,
+    },
     /// The node crashed and restarts: volatile bytes are zero, durable bytes
     /// hold what reached disk.
     Restart,
     /// The connection to `peer` was reset (a drop in FIFO mode, or a crash
     /// at either end).
-    Reset { peer: NodeId },
+    Reset {
+        /// The node at the connection's other end.
+        peer: NodeId,
+    },
     /// Direct-actions cores only: take `Next` disjunct number `index`.
-    Action { index: u16 },
+    Action {
+        /// The action, below [`DirectActions::actions`].
+        index: u16,
+    },
 }
 
 impl fmt::Display for Event<'_> {
@@ -89,8 +112,11 @@ impl fmt::Display for Event<'_> {
 /// there are, and the run's settings. All of it is fixed for a run.
 #[derive(Debug)]
 pub struct Context<'a, S> {
+    /// The node stepping, below `nodes`.
     pub node: NodeId,
+    /// How many nodes the model has, 1 to [`limits::NODES_MAX`].
     pub nodes: u8,
+    /// The core's settings for this run.
     pub settings: &'a S,
 }
 
@@ -98,11 +124,22 @@ pub struct Context<'a, S> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PayloadKind {
     /// A message, sent from one node to another.
-    Message { from: NodeId, to: NodeId },
+    Message {
+        /// The sender.
+        from: NodeId,
+        /// The receiver.
+        to: NodeId,
+    },
     /// A persist record of a node, pending or applied.
-    Persist { node: NodeId },
+    Persist {
+        /// The node whose record it is.
+        node: NodeId,
+    },
     /// A reply a node emitted into the ghost log.
-    Reply { node: NodeId },
+    Reply {
+        /// The node that replied.
+        node: NodeId,
+    },
 }
 
 /// The shape of a direct-actions (calibration) core: the world is one state,
@@ -122,6 +159,53 @@ pub struct DirectActions {
 /// the compiler reject padding (`IntoBytes`) and guarantee that every byte
 /// pattern is a state (`FromBytes`), so the world's bytes are the state and
 /// nothing else is.
+///
+/// A core that answers each client request once it is durable: a request
+/// queues a persist record, [`Core::apply_persist`] counts it in the
+/// durable byte, and the reply waits for [`Event::Flushed`]. With two
+/// requests and a crash (which may lose a pending record), no reply ever
+/// runs ahead of the disk:
+///
+/// ```
+/// use cmc::{Context, Core, Effects, Event, Model, NoSettings, Options, Verdict, check};
+/// use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+///
+/// struct Counter;
+///
+/// #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+/// #[repr(C)]
+/// struct CounterState {
+///     /// Durable: requests that reached the disk.
+///     saved: u8,
+/// }
+///
+/// impl Core for Counter {
+///     const NAME: &'static str = "counter";
+///     type State = CounterState;
+///     type Settings = NoSettings;
+///     const DURABLE: usize = 1;
+///
+///     fn step(_ctx: &Context<'_, NoSettings>, state: &mut CounterState, event: Event<'_>, out: &mut Effects) {
+///         match event {
+///             Event::Client { .. } => out.persist(&[1]),
+///             Event::Flushed => out.reply(&[state.saved]),
+///             _ => {}
+///         }
+///     }
+///
+///     fn apply_persist(_ctx: &Context<'_, NoSettings>, state: &mut CounterState, record: &[u8]) {
+///         state.saved += record[0];
+///     }
+/// }
+///
+/// let model = Model::<Counter>::new(NoSettings)
+///     .clients(2)
+///     .crashes(1)
+///     .always("replies_durable", |w| w.replies().count() <= w.state(0).saved as usize);
+/// let report = check(&model, &Options::default())?;
+/// assert_eq!(report.verdict, Verdict::Pass);
+/// # Ok::<(), cmc::ModelError>(())
+/// ```
 pub trait Core: 'static {
     /// The name the catalog, reports and counterexample files use.
     const NAME: &'static str;
@@ -178,9 +262,14 @@ pub trait Core: 'static {
 /// One setting a core accepts: its key, its default and what it means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SettingKey {
+    /// The key: the field's name, as `--set KEY=VALUE` and model
+    /// declarations spell it.
     pub name: &'static str,
+    /// The value [`Default`] gives the field.
     pub default: u64,
+    /// The largest value the field's type holds.
     pub max: u64,
+    /// The field's doc comment, which `cmc check --list` shows.
     pub doc: &'static str,
 }
 
@@ -199,10 +288,24 @@ pub trait Settings: FromBytes + IntoBytes + Immutable + KnownLayout + Copy + fmt
 /// A setting could not be applied.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SettingError {
+    /// The core has no setting of that name.
     #[error("unknown setting `{key}` (known: {known})")]
-    Unknown { key: String, known: String },
+    Unknown {
+        /// The key asked for.
+        key: String,
+        /// The keys the core has, separated by commas.
+        known: String,
+    },
+    /// The value does not fit the setting's type.
     #[error("setting `{key}` = {value} is out of range (at most {max})")]
-    OutOfRange { key: String, value: u64, max: u64 },
+    OutOfRange {
+        /// The key.
+        key: String,
+        /// The value asked for.
+        value: u64,
+        /// The largest value the setting holds.
+        max: u64,
+    },
 }
 
 /// Declares a core's settings struct: every field an unsigned integer with a
@@ -319,6 +422,7 @@ pub struct Payload {
 }
 
 impl Payload {
+    /// The payload of no bytes.
     pub const EMPTY: Payload = Payload { len: 0, bytes: [0; limits::PAYLOAD_BYTES_MAX] };
 
     /// `None` when `bytes` is longer than the limit.
@@ -332,6 +436,7 @@ impl Payload {
         Some(p)
     }
 
+    /// The payload's bytes.
     pub fn as_slice(&self) -> &[u8] {
         &self.bytes[..self.len as usize]
     }
@@ -346,26 +451,68 @@ impl fmt::Debug for Payload {
 /// One effect of a step, in emission order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Effect {
-    Send { to: NodeId, msg: Payload },
-    Arm { timer: u8 },
-    Cancel { timer: u8 },
-    Persist { record: Payload },
-    Wake { waiter: u8 },
-    Reply { msg: Payload },
+    /// [`Effects::send`]: a message put on the network.
+    Send {
+        /// The receiver.
+        to: NodeId,
+        /// The message.
+        msg: Payload,
+    },
+    /// [`Effects::arm`]: a timer armed.
+    Arm {
+        /// The timer, below [`limits::TIMERS_MAX`].
+        timer: u8,
+    },
+    /// [`Effects::cancel`]: a timer disarmed.
+    Cancel {
+        /// The timer, below [`limits::TIMERS_MAX`].
+        timer: u8,
+    },
+    /// [`Effects::persist`]: a durable write queued.
+    Persist {
+        /// The record [`Core::apply_persist`] will be given.
+        record: Payload,
+    },
+    /// [`Effects::wake`]: a wake made pending.
+    Wake {
+        /// The waiter, below [`limits::WAITERS_MAX`].
+        waiter: u8,
+    },
+    /// [`Effects::reply`]: a reply appended to the ghost log.
+    Reply {
+        /// The reply.
+        msg: Payload,
+    },
 }
 
 /// A limit a core crossed inside one step. Reported as an error naming the
 /// core, node, event and limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EffectError {
+    /// More than [`limits::EFFECTS_PER_STEP`] effects.
     #[error("more than {max} effects in one step (limit effects_per_step)", max = limits::EFFECTS_PER_STEP)]
     TooManyEffects,
+    /// A message, persist record or reply over
+    /// [`limits::PAYLOAD_BYTES_MAX`] bytes.
     #[error("a {what} of {len} bytes (limit payload_bytes_max = {max})", max = limits::PAYLOAD_BYTES_MAX)]
-    PayloadTooLong { what: &'static str, len: usize },
+    PayloadTooLong {
+        /// Which: `message`, `persist record` or `reply`.
+        what: &'static str,
+        /// Its length, in bytes.
+        len: usize,
+    },
+    /// A timer number not below [`limits::TIMERS_MAX`].
     #[error("timer {timer} (limit timers_max = {max}: timers are 0..{max})", max = limits::TIMERS_MAX)]
-    TimerOutOfRange { timer: u8 },
+    TimerOutOfRange {
+        /// The number given.
+        timer: u8,
+    },
+    /// A waiter number not below [`limits::WAITERS_MAX`].
     #[error("waiter {waiter} (limit waiters_max = {max}: waiters are 0..{max})", max = limits::WAITERS_MAX)]
-    WaiterOutOfRange { waiter: u8 },
+    WaiterOutOfRange {
+        /// The number given.
+        waiter: u8,
+    },
 }
 
 /// The effects of one step. A core can add effects only through these

@@ -26,39 +26,73 @@ use crate::world::{Fingerprint, Shape, World, fingerprint};
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("core `{core}`, node {node}, event {event}: {kind}")]
 pub struct StepError {
+    /// The core's [`Core::NAME`].
     pub core: &'static str,
+    /// The node that stepped.
     pub node: NodeId,
+    /// The event it stepped on, as [`Event`]'s `Display` shows it, or
+    /// `apply_persist` or `DUP` for an error outside `step`.
     pub event: String,
+    /// What went wrong.
     pub kind: StepErrorKind,
 }
 
 /// What went wrong in one step.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum StepErrorKind {
+    /// `step` changed one of the first [`Core::DURABLE`] bytes.
     #[error("step changed durable bytes (only apply_persist may)")]
     DurableChanged,
+    /// `apply_persist` changed a byte after the first [`Core::DURABLE`].
     #[error("apply_persist changed volatile bytes (it may change only the first DURABLE bytes)")]
     PersistChangedVolatile,
+    /// The step crossed a limit of [`Effects`].
     #[error("{0}")]
     Effect(EffectError),
+    /// A send to a node the model does not have.
     #[error("send to node {to}, but the model has {nodes} nodes")]
-    NoSuchNode { to: NodeId, nodes: u8 },
+    NoSuchNode {
+        /// The receiver named.
+        to: NodeId,
+        /// The model's node count.
+        nodes: u8,
+    },
+    /// A send from a node to itself.
     #[error("send to itself (a node has no channel to itself)")]
     SendToSelf,
+    /// A send or a DUP would put more than [`limits::QUEUE_MAX`] messages
+    /// on one channel.
     #[error("channel {from}->{to} would hold more than {max} messages (limit messages_per_channel_max)", max = limits::QUEUE_MAX)]
-    ChannelFull { from: NodeId, to: NodeId },
+    ChannelFull {
+        /// The sender.
+        from: NodeId,
+        /// The receiver.
+        to: NodeId,
+    },
+    /// A persist would leave the node more than [`limits::QUEUE_MAX`]
+    /// pending persists.
     #[error("more than {max} pending persists (limit pending_persists_max)", max = limits::QUEUE_MAX)]
     PersistsFull,
+    /// A reply would put more than [`limits::QUEUE_MAX`] replies in the
+    /// ghost log.
     #[error("the ghost log would hold more than {max} replies (limit replies_max)", max = limits::QUEUE_MAX)]
     RepliesFull,
+    /// A direct-actions core emitted an effect.
     #[error("an effect from a direct-actions core (its world is one state: no messages, timers, persists or replies)")]
     EffectInDirect,
+    /// A direct-actions core emitted an effect and then called
+    /// [`Effects::not_enabled`].
     #[error(
         "an effect, then not_enabled() (a direct-actions core emits no effects, and an action that is not enabled has none)"
     )]
     EffectThenNotEnabled,
+    /// A message-passing core called [`Effects::not_enabled`].
     #[error("not_enabled() from a message-passing core (only direct-actions cores may)")]
     NotEnabledOutsideDirect,
+    /// More possible actions in one world than
+    /// [`limits::ACTIONS_PER_STATE`]. No step makes this kind at present:
+    /// the searches report the [`TooManyActions`] of [`Engine::actions`]
+    /// as it is.
     #[error("{0}")]
     TooManyActions(TooManyActions),
     /// `--det` ran the same call (`step`, or `apply_persist`: the error's
@@ -94,6 +128,9 @@ fn step_error<C: Core>(node: NodeId, event: Event<'_>, kind: StepErrorKind) -> B
 }
 
 impl<'m, C: Core> Engine<'m, C> {
+    /// An engine for `model`, validated first ([`Model::validate`]). With
+    /// `det`, every `step` and `apply_persist` runs twice and a difference
+    /// is [`StepErrorKind::Nondeterministic`].
     pub fn new(model: &'m Model<C>, det: bool) -> Result<Engine<'m, C>, ModelError> {
         model.validate()?;
         let direct = C::direct_actions(&model.settings).map(|d| d.actions);
@@ -112,6 +149,7 @@ impl<'m, C: Core> Engine<'m, C> {
         })
     }
 
+    /// What is fixed for the model's worlds: nodes, state size, network.
     pub fn shape(&self) -> &Shape {
         &self.shape
     }

@@ -61,18 +61,35 @@ pub struct Attributes {
     /// configuration found: `$CMC_PRELOAD`, or the one embedded in `cmc`
     /// ([`find_preload`](crate::process::find_preload)).
     pub preload: Option<&'static Path>,
+    /// `nodes = N`: the number of nodes, 1 to 8.
     pub nodes: Option<u8>,
+    /// `network = fifo` or `network = bag`.
     pub network: Option<Network>,
+    /// `drops = N`: the drop budget ([`Model::drops`]).
     pub drops: Option<u8>,
+    /// `dups = N`: the dup budget ([`Model::dups`]).
     pub dups: Option<u8>,
+    /// `crashes = N`: the crash budget ([`Model::crashes`]).
     pub crashes: Option<u8>,
+    /// `clients = N`: client requests per node ([`Model::clients`]).
     pub clients: Option<u8>,
+    /// `timeouts = N`: the timeout budget ([`Model::timeouts`]).
     pub timeouts: Option<u8>,
+    /// `search = bfs` (the default), `dfs` or `simulate`, with
+    /// `depth_max`, `walks`, `walk_length` and `seed`.
     pub search: Search,
+    /// `states_max = N`: stop (incomplete) past this many distinct
+    /// states. No bound by default.
     pub states_max: Option<u64>,
+    /// `time_max_s = N`: stop (incomplete) after this many seconds, which
+    /// the runner's clock enforces. No bound by default.
     pub time_max_s: Option<u64>,
+    /// `det`: run every step twice and compare (`--det`).
     pub det: bool,
+    /// `deadlock`: a world with no enabled action is a violation of
+    /// `deadlock` (`--deadlock`).
     pub deadlock: bool,
+    /// `expect = pass` (the default) or `expect = violation("NAME")`.
     pub expect: Expect,
     /// `Some(reason)`: listed but run only with `--ignored`.
     pub ignore: Option<&'static str>,
@@ -106,8 +123,11 @@ pub struct Declared {
     pub module: &'static str,
     /// The function's name.
     pub function: &'static str,
+    /// `file!()` of the declaration, for messages.
     pub file: &'static str,
+    /// `line!()` of the declaration, for messages.
     pub line: u32,
+    /// The attribute's keys.
     pub attributes: Attributes,
     /// Builds the model with the given attributes applied on top of the
     /// body's.

@@ -6,6 +6,8 @@
 //! the environment's actions and return a [`Report`]. The engine does no I/O:
 //! files, clocks and terminals belong to the caller (`cmc-runner`).
 
+#![warn(missing_docs)]
+
 // Lets `cmc::settings!` expand inside this crate's own tests.
 extern crate self as cmc;
 
@@ -26,7 +28,11 @@ pub mod world;
 #[cfg(target_os = "linux")]
 pub mod process;
 
+/// The `linkme` crate, for the code `#[cmc::model]` and [`reads_models!`]
+/// write, so that a crate declaring models needs no dependency on it.
 pub use linkme;
+/// The `zerocopy` crate, for the code [`settings!`] writes, so that its
+/// derives need no dependency of the declaring crate.
 pub use zerocopy;
 
 /// Declares a model as a test: see the `cmc-macros` crate.

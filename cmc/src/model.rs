@@ -47,52 +47,205 @@ impl Budgets {
 /// A model that cannot be checked as declared.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ModelError {
+    /// No nodes, or more than [`limits::NODES_MAX`].
     #[error("{nodes} nodes (limit nodes_max = {max}; at least 1)", max = limits::NODES_MAX)]
-    Nodes { nodes: u64 },
+    Nodes {
+        /// The count asked for.
+        nodes: u64,
+    },
+    /// The core's settings type is over [`limits::SETTINGS_BYTES_MAX`]
+    /// bytes (a type [`crate::settings!`] did not declare).
     #[error("core `{core}` has settings of {size} bytes (limit settings_bytes_max = {max})", max = limits::SETTINGS_BYTES_MAX)]
-    SettingsTooLarge { core: &'static str, size: usize },
+    SettingsTooLarge {
+        /// The core's [`Core::NAME`].
+        core: &'static str,
+        /// The settings' size, in bytes.
+        size: usize,
+    },
+    /// [`Core::DURABLE`] is larger than the state.
     #[error(
         "core `{core}` declares DURABLE = {durable}, but its state is {state_size} bytes (DURABLE is at most the state's size)"
     )]
-    DurableTooLarge { core: &'static str, durable: usize, state_size: usize },
+    DurableTooLarge {
+        /// The core's [`Core::NAME`].
+        core: &'static str,
+        /// Its [`Core::DURABLE`], in bytes.
+        durable: usize,
+        /// The size of its [`Core::State`], in bytes.
+        state_size: usize,
+    },
+    /// A budget over [`limits::BUDGET_MAX`].
     #[error("budget `{key}` = {value} (limit budget_max = {max})", max = limits::BUDGET_MAX)]
-    BudgetTooLarge { key: String, value: u64 },
+    BudgetTooLarge {
+        /// The budget's key, one of [`Budgets::KEYS`].
+        key: String,
+        /// The value asked for.
+        value: u64,
+    },
+    /// A budget key not in [`Budgets::KEYS`].
     #[error("unknown budget `{key}` (known: drops, dups, crashes, clients, timeouts)")]
-    UnknownBudget { key: String },
+    UnknownBudget {
+        /// The key asked for.
+        key: String,
+    },
+    /// A direct-actions core with more actions than
+    /// [`limits::ACTIONS_PER_STATE`].
     #[error("core `{core}` declares {actions} direct actions (limit actions_per_state = {max})", max = limits::ACTIONS_PER_STATE)]
-    TooManyDirectActions { core: &'static str, actions: usize },
+    TooManyDirectActions {
+        /// The core's [`Core::NAME`].
+        core: &'static str,
+        /// Its [`DirectActions::actions`](crate::DirectActions::actions).
+        actions: usize,
+    },
+    /// A direct-actions core with other than one node.
     #[error("core `{core}` uses direct actions, so the model has exactly 1 node, not {nodes}")]
-    DirectNodes { core: &'static str, nodes: u8 },
+    DirectNodes {
+        /// The core's [`Core::NAME`].
+        core: &'static str,
+        /// The count asked for.
+        nodes: u8,
+    },
+    /// A direct-actions core with a budget set.
     #[error(
         "core `{core}` uses direct actions, so the model has no budgets (its world is one state), but {budget} is set"
     )]
-    DirectBudgets { core: &'static str, budget: &'static str },
+    DirectBudgets {
+        /// The core's [`Core::NAME`].
+        core: &'static str,
+        /// The first budget set, one of [`Budgets::KEYS`].
+        budget: &'static str,
+    },
+    /// A direct-actions core whose
+    /// [`DirectActions::initial_states`](crate::DirectActions::initial_states)
+    /// is 0.
     #[error("core `{core}` declares 0 initial states")]
-    NoInitialStates { core: &'static str },
+    NoInitialStates {
+        /// The core's [`Core::NAME`].
+        core: &'static str,
+    },
+    /// A dup budget on the FIFO network.
     #[error("the dup budget needs the bag network (FIFO never duplicates)")]
     DupsNeedBag,
+    /// A declaration expects a violation of a property the model does not
+    /// have (`#[cmc::model(expect = violation("..."))]`).
     #[error("the model expects a violation of `{name}`, but has no such property (it has: {known})")]
-    UnknownExpectedProperty { name: String, known: String },
+    UnknownExpectedProperty {
+        /// The property expected to fail.
+        name: String,
+        /// The model's property names, separated by commas.
+        known: String,
+    },
+    /// Two properties share a name.
     #[error("two properties are named `{name}`")]
-    DuplicateProperty { name: String },
+    DuplicateProperty {
+        /// The name.
+        name: String,
+    },
+    /// A property named `""`.
     #[error("a property has an empty name")]
     EmptyPropertyName,
+    /// A property named [`DEADLOCK`](crate::search::DEADLOCK) in a search
+    /// with [`Options::deadlock`](crate::Options::deadlock) set.
     #[error(
         "a property is named `deadlock`, the name --deadlock gives a world with no enabled action: rename the property"
     )]
     DeadlockPropertyName,
+    /// [`Core::validate`] rejected the settings.
     #[error("core `{core}`: {message}")]
-    BadSettings { core: &'static str, message: String },
+    BadSettings {
+        /// The core's [`Core::NAME`].
+        core: &'static str,
+        /// What `validate` said, naming the key.
+        message: String,
+    },
+    /// A setting could not be set by key ([`Model::set`]).
     #[error("core `{core}`: {error}")]
-    Setting { core: &'static str, error: crate::core::SettingError },
+    Setting {
+        /// The core's [`Core::NAME`].
+        core: &'static str,
+        /// Which key, and why.
+        error: crate::core::SettingError,
+    },
 }
 
 /// A core, its settings, its environment and its properties.
+///
+/// Built with [`Model::new`] and the builder methods, each of which sets
+/// one part and says its default and its limit. The builder checks
+/// nothing: [`Model::validate`] checks every limit, and the searches call
+/// it before they start, so a model over one is a [`ModelError`], never a
+/// truncated search.
+///
+/// A two-node model with a planted bug, checked once as written and once
+/// with the bug selected by key, as `--set bug_reply_early=1` would:
+///
+/// ```
+/// # use cmc::{Context, Core, Effects, Event};
+/// # use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+/// # cmc::settings! {
+/// #     pub struct CounterSettings {
+/// #         /// Planted bug: reply before the request is durable.
+/// #         bug_reply_early: u8 = 0,
+/// #     }
+/// # }
+/// # struct Counter;
+/// # #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+/// # #[repr(C)]
+/// # struct CounterState { saved: u8 }
+/// # impl Core for Counter {
+/// #     const NAME: &'static str = "counter";
+/// #     type State = CounterState;
+/// #     type Settings = CounterSettings;
+/// #     const DURABLE: usize = 1;
+/// #     fn step(ctx: &Context<'_, CounterSettings>, state: &mut CounterState, event: Event<'_>, out: &mut Effects) {
+/// #         match event {
+/// #             Event::Client { .. } if ctx.settings.bug_reply_early != 0 => out.reply(&[state.saved]),
+/// #             Event::Client { .. } => out.persist(&[1]),
+/// #             Event::Flushed => out.reply(&[state.saved]),
+/// #             _ => {}
+/// #         }
+/// #     }
+/// #     fn apply_persist(_ctx: &Context<'_, CounterSettings>, state: &mut CounterState, record: &[u8]) {
+/// #         state.saved += record[0];
+/// #     }
+/// # }
+/// use cmc::{Model, Network, Options, Verdict, check};
+///
+/// // `Counter` answers each client request once it is durable; its state
+/// // is the count of durable requests.
+/// let model = || {
+///     Model::<Counter>::new(CounterSettings::default())
+///         .nodes(2)
+///         .network(Network::Fifo)
+///         .clients(2)
+///         .crashes(1)
+///         .always("replies_durable", |w| {
+///             (0..w.nodes()).all(|n| w.replies().filter(|(m, _)| *m == n).count() <= w.state(n).saved as usize)
+///         })
+/// };
+/// let report = check(&model(), &Options::default())?;
+/// assert_eq!(report.verdict, Verdict::Pass);
+///
+/// let mut buggy = model();
+/// buggy.set("bug_reply_early", 1)?;
+/// let report = check(&buggy, &Options::default())?;
+/// assert_eq!(report.verdict, Verdict::Violation);
+/// assert_eq!(report.property.as_deref(), Some("replies_durable"));
+/// # Ok::<(), cmc::ModelError>(())
+/// ```
 pub struct Model<C: Core> {
+    /// The core's settings: [`Model::new`]'s argument, changed by key with
+    /// [`Model::set`].
     pub settings: C::Settings,
+    /// The number of nodes: [`Model::nodes`].
     pub nodes: u8,
+    /// How messages travel: [`Model::network`].
     pub network: Network,
+    /// What the environment may do on one path: [`Model::budgets`] and the
+    /// methods for each budget.
     pub budgets: Budgets,
+    /// The properties, in the order they were added, which is the order
+    /// they are checked in.
     pub properties: Vec<Property<C>>,
 }
 
@@ -103,50 +256,82 @@ impl<C: Core> Model<C> {
         Model { settings, nodes: 1, network: Network::Fifo, budgets: Budgets::default(), properties: Vec::new() }
     }
 
+    /// Sets the number of nodes, numbered `0..nodes`. Default 1; from 1
+    /// to [`limits::NODES_MAX`] (8), and exactly 1 for a direct-actions
+    /// core.
     pub fn nodes(mut self, nodes: u8) -> Self {
         self.nodes = nodes;
         self
     }
+    /// Sets how messages travel: [`Network::Fifo`] (the default), one
+    /// ordered channel per pair of nodes, or [`Network::Bag`], an
+    /// unordered multiset that may duplicate.
     pub fn network(mut self, network: Network) -> Self {
         self.network = network;
         self
     }
+    /// Sets the drop budget: messages the network may lose on one path,
+    /// over all channels. On FIFO a drop resets the connection (both
+    /// directions emptied, each end told by a RESET). Default 0; at most
+    /// [`limits::BUDGET_MAX`] (255, which the type enforces).
     pub fn drops(mut self, n: u8) -> Self {
         self.budgets.drops = n;
         self
     }
+    /// Sets the dup budget: messages the network may duplicate on one
+    /// path. Bag only: with FIFO, any dup budget is
+    /// [`ModelError::DupsNeedBag`]. Default 0; at most
+    /// [`limits::BUDGET_MAX`].
     pub fn dups(mut self, n: u8) -> Self {
         self.budgets.dups = n;
         self
     }
+    /// Sets the crash budget: crashes on one path, over all nodes. A crash
+    /// keeps any prefix of the node's pending persists, zeroes its
+    /// volatile bytes, empties its channels and restarts it. Default 0; at
+    /// most [`limits::BUDGET_MAX`].
     pub fn crashes(mut self, n: u8) -> Self {
         self.budgets.crashes = n;
         self
     }
+    /// Sets the client requests each node receives on one path (each a
+    /// CLIENT action and an [`Event::Client`](crate::Event::Client)).
+    /// Default 0; at most [`limits::BUDGET_MAX`].
     pub fn clients(mut self, n: u8) -> Self {
         self.budgets.clients = n;
         self
     }
+    /// Sets the timeout budget: timer firings on one path, over all nodes.
+    /// By default there is none, and an armed timer may fire at any time;
+    /// at most [`limits::BUDGET_MAX`].
     pub fn timeouts(mut self, n: u8) -> Self {
         self.budgets.timeouts = Some(n);
         self
     }
+    /// Sets every budget at once, replacing what [`Model::drops`],
+    /// [`Model::dups`], [`Model::crashes`], [`Model::clients`] and
+    /// [`Model::timeouts`] set. Default [`Budgets::default`]: none.
     pub fn budgets(mut self, budgets: Budgets) -> Self {
         self.budgets = budgets;
         self
     }
 
-    /// Adds an invariant.
+    /// Adds an invariant: `p` must hold in every reachable world. Names
+    /// are unique and not empty ([`Model::validate`]).
     pub fn always(mut self, name: &str, p: impl Fn(&View<'_, C>) -> bool + Send + Sync + 'static) -> Self {
         self.properties.push(Property::new(name, Kind::Always, p));
         self
     }
-    /// Adds a reachability property.
+    /// Adds a reachability property: `p` must hold in at least one
+    /// reachable world, which the report shows as a witness. A complete
+    /// search that found none reports a violation.
     pub fn sometimes(mut self, name: &str, p: impl Fn(&View<'_, C>) -> bool + Send + Sync + 'static) -> Self {
         self.properties.push(Property::new(name, Kind::Sometimes, p));
         self
     }
-    /// Adds a bounded-liveness property.
+    /// Adds a bounded-liveness property: `p` must hold in every reachable
+    /// world with no enabled action (and at the end of every simulated
+    /// walk that ran out of actions).
     pub fn eventually(mut self, name: &str, p: impl Fn(&View<'_, C>) -> bool + Send + Sync + 'static) -> Self {
         self.properties.push(Property::new(name, Kind::Eventually, p));
         self
@@ -235,12 +420,17 @@ impl<C: Core> Model<C> {
 /// machine.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Identity {
+    /// The core's [`Core::NAME`]; for a program, `program:` and the
+    /// model's name.
     pub core: String,
     /// Every setting, in declaration order (a JSON object in files).
     #[serde(with = "ordered_map")]
     pub settings: Vec<(String, u64)>,
+    /// The number of nodes.
     pub nodes: u8,
+    /// How messages travel.
     pub network: Network,
+    /// The budgets.
     pub budgets: Budgets,
     /// For a program: the model file that declares it, so that `cmc replay`
     /// can rebuild it.

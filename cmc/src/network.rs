@@ -29,6 +29,8 @@ pub enum Network {
 }
 
 impl Network {
+    /// The mode's name, as `--network` and files spell it: `fifo` or
+    /// `bag`.
     pub fn name(self) -> &'static str {
         match self {
             Network::Fifo => "fifo",
@@ -51,8 +53,11 @@ impl std::str::FromStr for Network {
 /// One message in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Msg {
+    /// The sender.
     pub from: NodeId,
+    /// The receiver.
     pub to: NodeId,
+    /// The message's bytes.
     pub payload: Payload,
 }
 

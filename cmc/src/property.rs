@@ -26,6 +26,8 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The kind's name, as reports spell it: `always`, `sometimes` or
+    /// `eventually`.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Always => "always",
@@ -45,12 +47,20 @@ type Predicate<C> = dyn Fn(&View<'_, C>) -> bool + Send + Sync;
 
 /// A named property of a model.
 pub struct Property<C: Core> {
+    /// The name reports and counterexample files use; unique in a model.
     pub name: String,
+    /// When the predicate must hold.
     pub kind: Kind,
     pub(crate) predicate: Box<Predicate<C>>,
 }
 
 impl<C: Core> Property<C> {
+    /// A property named `name` of kind `kind`. [`Model::always`],
+    /// [`Model::sometimes`] and [`Model::eventually`] make and add one.
+    ///
+    /// [`Model::always`]: crate::Model::always
+    /// [`Model::sometimes`]: crate::Model::sometimes
+    /// [`Model::eventually`]: crate::Model::eventually
     pub fn new(
         name: impl Into<String>,
         kind: Kind,
@@ -59,6 +69,7 @@ impl<C: Core> Property<C> {
         Property { name: name.into(), kind, predicate: Box::new(predicate) }
     }
 
+    /// Whether the predicate holds in the world `view` shows.
     pub fn holds(&self, view: &View<'_, C>) -> bool {
         (self.predicate)(view)
     }
@@ -77,14 +88,17 @@ pub struct View<'a, C: Core> {
 }
 
 impl<'a, C: Core> View<'a, C> {
+    /// A view of `world`, a world of a model of `C` with `settings`.
     pub fn new(world: &'a World, settings: &'a C::Settings) -> Self {
         View { world, settings }
     }
 
+    /// How many nodes the world has.
     pub fn nodes(&self) -> u8 {
         self.world.nodes()
     }
 
+    /// The model's core settings.
     pub fn settings(&self) -> &C::Settings {
         self.settings
     }

@@ -18,20 +18,40 @@ use crate::search::{Checker, CoreExplorer, DEADLOCK, Explore, Options, Search};
 /// Why a counterexample file cannot be replayed against a model.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
+    /// The model rebuilt from the file cannot be checked.
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// The file is for another core.
     #[error("the file is for core `{file}`, not `{model}`")]
-    WrongCore { file: String, model: String },
+    WrongCore {
+        /// The core the file names.
+        file: String,
+        /// The model's [`Core::NAME`].
+        model: String,
+    },
+    /// The file's property is not one of the model's (nor a deadlock).
     #[error("the file names property `{0}`, which the model does not have")]
     UnknownProperty(String),
+    /// An action token does not parse.
     #[error("step {step}: {message}")]
-    BadAction { step: usize, message: String },
+    BadAction {
+        /// The step, from 1.
+        step: usize,
+        /// What the parser said.
+        message: String,
+    },
+    /// The file has no steps, not even the initial world.
     #[error("the file has no steps")]
     Empty,
     /// The file does not fit the model: the model, its settings or the
     /// code changed since it was saved, or the file was edited or cut.
     #[error("step {step}: {message}")]
-    Diverged { step: usize, message: String },
+    Diverged {
+        /// The step, from 1.
+        step: usize,
+        /// What differs.
+        message: String,
+    },
 }
 
 /// Replays `file` against `model` (which the caller rebuilt from the file's

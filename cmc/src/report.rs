@@ -25,6 +25,8 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The verdict's name, as reports and JSON spell it: `pass`,
+    /// `violation`, `incomplete` or `error`.
     pub fn name(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -45,42 +47,60 @@ pub struct Step {
     pub label: String,
     /// The world's 128-bit fingerprint, in hex.
     pub fingerprint: String,
+    /// The world after the action.
     pub world: WorldText,
 }
 
 /// A world, decoded for people: node states through their `Debug`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorldText {
+    /// Every node, in node order.
     pub nodes: Vec<NodeText>,
     /// Messages in flight: `from->to: hex`.
     pub network: Vec<String>,
     /// The ghost log: `node: hex`.
     pub replies: Vec<String>,
+    /// Drops left on this path.
     pub drops_left: u8,
+    /// Dups left on this path.
     pub dups_left: u8,
+    /// Crashes left on this path.
     pub crashes_left: u8,
+    /// Timeouts left on this path; `None` when the model has no timeout
+    /// budget.
     pub timeouts_left: Option<u8>,
 }
 
 /// One node of a decoded world.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeText {
+    /// The node's state: a core's through its `Debug`, a program's as its
+    /// front end shows it.
     pub state: String,
     /// What a program node wrote to its stdout and stderr during this
     /// step, captured when the trace is rendered (empty for cores).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub output: String,
+    /// Armed timers, ascending.
     pub timers: Vec<u8>,
+    /// Pending wakes, by waiter, ascending.
     pub wakes: Vec<u8>,
+    /// Peers whose connection reset the node has yet to be told of,
+    /// ascending.
     pub resets: Vec<u8>,
+    /// Client requests the node has yet to receive.
     pub clients_left: u8,
+    /// Pending persist records, oldest first, as the core shows them
+    /// ([`Core::show_payload`](crate::Core::show_payload)) or in hex.
     pub pending_persists: Vec<String>,
 }
 
 /// A reachability property's witness.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Witness {
+    /// The `sometimes` property.
     pub property: String,
+    /// A shortest trace (BFS) to a world where it holds.
     pub trace: Vec<Step>,
 }
 
@@ -90,17 +110,22 @@ pub struct Witness {
 /// stay at the node count whatever the search's length.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ProcessCounts {
+    /// Seccomp filters installed: one per node's template.
     pub filters_installed: u64,
+    /// Programs exec'd: one template per node.
     pub execs: u64,
+    /// Node processes forked from parked ones: lives and snapshots.
     pub forks: u64,
 }
 
 /// What a search found.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
+    /// How the search ended.
     pub verdict: Verdict,
     /// The failed property, for a violation.
     pub property: Option<String>,
+    /// The failed property's kind, for a violation.
     pub kind: Option<Kind>,
     /// Why the search is incomplete, or what the error is.
     pub reason: Option<String>,
@@ -115,8 +140,11 @@ pub struct Report {
     /// `deadlock` (`--deadlock`).
     #[serde(default)]
     pub deadlock: bool,
+    /// The model searched.
     pub model: Identity,
+    /// Distinct worlds found (fingerprints stored).
     pub distinct_states: u64,
+    /// Successors computed, seen before or not.
     pub generated_states: u64,
     /// The depth reached, counting the initial state as 1.
     pub depth: u32,
@@ -326,7 +354,11 @@ fn render_output(s: &mut String, output: &str) {
 /// One step of a counterexample file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileStep {
+    /// The action token, as [`Action`](crate::Action)'s `FromStr` reads it
+    /// (a program's as its front end does).
     pub action: String,
+    /// The 128-bit fingerprint of the world after the action, in hex,
+    /// which a replay must meet.
     pub fingerprint: String,
     /// Each program node's output during this step (empty when no node
     /// wrote any), for people: replay does not read it.
@@ -341,8 +373,11 @@ pub struct FileStep {
 pub struct CounterexampleFile {
     /// Format version, 1.
     pub cmc_counterexample: u32,
+    /// The model: enough to rebuild it from the catalog or its model file.
     pub model: Identity,
+    /// The failed property; empty for an error.
     pub property: String,
+    /// The failed property's kind ([`Kind::Always`] for an error).
     pub kind: Kind,
     /// The search that found it.
     pub search: String,
@@ -357,6 +392,8 @@ pub struct CounterexampleFile {
     /// what failed, which a replay must meet again at the end of `steps`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<FileError>,
+    /// The trace: the initial world's action first, then every action
+    /// with the fingerprint after it.
     pub steps: Vec<FileStep>,
 }
 
@@ -373,10 +410,13 @@ pub struct FileError {
 }
 
 impl CounterexampleFile {
+    /// The file's contents: pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
 
+    /// Reads a file's contents. Unknown fields are errors, so a file of a
+    /// later format is refused rather than misread.
     pub fn from_json(text: &str) -> Result<CounterexampleFile, serde_json::Error> {
         serde_json::from_str(text)
     }

@@ -38,17 +38,25 @@ pub fn fingerprint(bytes: &[u8]) -> Fingerprint {
 /// Per-node environment the engine owns, kept in the header.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NodeEnv {
+    /// Client requests this node has yet to receive.
     pub clients_left: u8,
+    /// Armed timers: bit `t` for timer `t`.
     pub timers: u16,
+    /// Pending wakes: bit `w` for waiter `w`.
     pub wakes: u8,
+    /// Pending resets: bit `p` for a reset of the connection to peer `p`,
+    /// not yet told to this node.
     pub resets: u8,
 }
 
 /// What is fixed for a run and needed to read a world's bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
+    /// The number of nodes.
     pub nodes: u8,
+    /// The size of one node's state, in bytes.
     pub state_size: usize,
+    /// How messages travel, which decides the network's encoding.
     pub network: Network,
     /// A direct-actions core: the encoding is the state bytes alone.
     pub direct: bool,
@@ -106,6 +114,7 @@ impl World {
         self.replies.clone_from(&other.replies);
     }
 
+    /// How many nodes the world has.
     pub fn nodes(&self) -> u8 {
         self.env.len() as u8
     }
@@ -116,6 +125,8 @@ impl World {
         &self.states[at..at + state_size]
     }
 
+    /// The engine's environment of node `n`: clients left, timers, wakes,
+    /// resets.
     pub fn env(&self, n: NodeId) -> NodeEnv {
         self.env[n as usize]
     }

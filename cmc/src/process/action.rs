@@ -57,6 +57,7 @@ const IN: i16 = libc::POLLIN | libc::POLLRDNORM;
 /// next one merged, as TCP may.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Part {
+    /// The whole message, as it was written.
     Whole,
     /// The first `k` bytes, `0 < k < len`; the rest stays first, and is
     /// not split again.
@@ -68,38 +69,64 @@ pub enum Part {
 /// One possible step of the process environment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ProcessAction {
+    /// DELIVER: the oldest message travelling toward `node` on `conn`
+    /// reaches it, to its blocked read or into its receive buffer.
     Deliver {
+        /// The receiving node.
         node: u8,
+        /// The connection.
         conn: Label,
+        /// How much of it: [`Part::Whole`] unless `stream = true`.
         part: Part,
     },
+    /// EOF: `node` reads the end of `conn`, whose peer is gone and which
+    /// has nothing travelling toward it.
     Eof {
+        /// The reading node.
         node: u8,
+        /// The connection.
         conn: Label,
     },
-    /// `from`: the dialing node, or `None` for a client of the checker.
+    /// ACCEPT: `node` takes the oldest connection waiting from `from`.
     Accept {
+        /// The accepting node.
         node: u8,
+        /// The dialing node, or `None` for a client of the checker.
         from: Option<u8>,
     },
     /// The oldest message on `conn` travelling toward node `to`; `end`
     /// names which of its ends on a connection node `to` dialled to itself,
     /// where `to` alone does not say, and is `None` on every other.
     Drop {
+        /// The connection.
         conn: Label,
+        /// The node the lost message travelled toward.
         to: u8,
+        /// Which end, on a connection a node dialled to itself.
         end: Option<Side>,
     },
+    /// TIMEOUT: `node`'s wait (a read, an accept, a sleep, a timerfd, a
+    /// poll) ends at its deadline, the logical clock advancing one
+    /// second and one timeout spent; a wait whose deadline the clock has
+    /// passed already ends with neither.
     Timeout {
+        /// The waiting node.
         node: u8,
     },
+    /// CLIENT: a client of the checker connects to `node` and sends the
+    /// model's request (if not empty), spending one of the node's
+    /// clients.
     Client {
+        /// The node connected to.
         node: u8,
     },
-    /// `keep`: with changes of its data directory pending, how many of
-    /// them (oldest first) reached the disk; `None` when none is pending.
+    /// CRASH: `node`'s process is killed and a new life of it started,
+    /// spending one crash.
     Crash {
+        /// The node.
         node: u8,
+        /// With changes of its data directory pending, how many of them
+        /// (oldest first) reached the disk; `None` when none is pending.
         keep: Option<u8>,
     },
 }

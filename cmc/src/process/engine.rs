@@ -89,6 +89,7 @@ impl ProcessEngine {
         })
     }
 
+    /// The configuration it runs, with a stop slot of its own.
     pub fn config(&self) -> &Config {
         &self.config
     }
@@ -99,6 +100,7 @@ impl ProcessEngine {
         self.config.stop.set(stop);
     }
 
+    /// What it has cost so far: its own counts and its supervisor's.
     pub fn stats(&self) -> Stats {
         let mut s = self.stats;
         if let Some(sup) = &self.supervisor {

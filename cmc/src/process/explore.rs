@@ -58,8 +58,11 @@ pub type ShowNode = dyn Fn(&[u8], Option<&[u8]>) -> String + Send + Sync;
 
 /// A named property of a program model.
 pub struct ProgramProperty {
+    /// The name reports and counterexample files use; unique in a model.
     pub name: String,
+    /// When the predicate must hold.
     pub kind: Kind,
+    /// Whether it holds in a world.
     pub predicate: Box<WorldPredicate>,
 }
 
@@ -68,7 +71,11 @@ pub struct ProgramProperty {
 pub struct ProgramModel {
     /// The model's name in reports (the model file's stem, say).
     pub name: String,
+    /// The program, its nodes, its environment and how the front end runs
+    /// it.
     pub config: Config,
+    /// The model's own properties, in the order they are checked;
+    /// [`NO_NODE_KILLED`] is checked after them.
     pub properties: Vec<ProgramProperty>,
     /// The model file it came from, recorded in counterexample files so
     /// that `cmc replay` can rebuild it.
@@ -90,6 +97,8 @@ impl Default for ProgramModel {
 }
 
 impl ProgramModel {
+    /// A model named `name` of the program `config` runs, with no
+    /// properties but [`NO_NODE_KILLED`].
     pub fn new(name: impl Into<String>, config: Config) -> ProgramModel {
         ProgramModel { name: name.into(), config, properties: Vec::new(), model_file: None, show: None }
     }
@@ -176,6 +185,7 @@ impl ProgramModel {
 pub enum ProcessStep {
     /// Every node started and run to quiescence.
     Start,
+    /// One action of the environment.
     Act(ProcessAction),
 }
 
@@ -201,7 +211,9 @@ impl FromStr for ProcessStep {
 /// A world and the actions that reach it.
 #[derive(Clone, Debug)]
 pub struct PathWorld {
+    /// The actions from the start, in order.
     pub path: Vec<ProcessAction>,
+    /// The world they make.
     pub world: ProcessWorld,
 }
 
@@ -225,6 +237,8 @@ pub struct ProcessExplorer<'m> {
 }
 
 impl<'m> ProcessExplorer<'m> {
+    /// An explorer of `model`, its configuration validated; starts no
+    /// process until the search asks for a world.
     pub fn new(model: &'m ProgramModel) -> Result<ProcessExplorer<'m>, ProcessError> {
         model.config.validate()?;
         let engine = ProcessEngine::new(model.config.clone())?;

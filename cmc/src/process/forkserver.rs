@@ -34,8 +34,12 @@ const ERESTARTNOINTR: i32 = 513;
 /// A process held in a notified call (its notification received, not
 /// answered).
 pub struct Parked {
+    /// Its process id.
     pub pid: i32,
+    /// Its pidfd, by which the supervisor signals it and learns of its
+    /// death.
     pub pidfd: OwnedFd,
+    /// The notification of the call it is held in.
     pub notif: Notif,
 }
 
@@ -46,7 +50,12 @@ pub enum ForkError {
     /// blocks or ignores [`SNAPSHOT_SIGNAL`].
     SignalBlocked,
     /// A process made a call other than those of the fork.
-    Unexpected { pid: i32, nr: i64 },
+    Unexpected {
+        /// The process.
+        pid: i32,
+        /// The call's number.
+        nr: i64,
+    },
     /// A process ended during the fork.
     Died,
     /// Nothing happened for the stall timeout.
@@ -54,7 +63,12 @@ pub enum ForkError {
     /// The search asked to stop (the reason) while the fork waited.
     Stopped(String),
     /// A system call of the supervisor failed.
-    Sys { call: &'static str, errno: Errno },
+    Sys {
+        /// The call.
+        call: &'static str,
+        /// Its error.
+        errno: Errno,
+    },
 }
 
 /// Makes `from` fork. On success `from` is parked again in the same call

@@ -95,8 +95,13 @@ const _: () = assert!(limits::BUDGET_MAX == u8::MAX as usize);
 /// most [`limits::BUDGET_MAX`], which its type enforces.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Budgets {
+    /// Crashes (CRASH), over all nodes. Default 0.
     pub crashes: u8,
+    /// Messages lost (DROP), over all connections. Default 0.
     pub drops: u8,
+    /// Waits ended by their deadline (TIMEOUT), over all nodes. Default 0:
+    /// no wait times out, except one whose deadline the clock has passed
+    /// already.
     pub timeouts: u8,
     /// Client connections per node.
     pub clients: u8,
@@ -105,10 +110,15 @@ pub struct Budgets {
 /// What to run: the program, how many nodes, the environment.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// The program every node runs: an x86-64 ELF executable, dynamically
+    /// linked ([`Config::validate`] checks).
     pub program: PathBuf,
     /// Arguments after the node number.
     pub args: Vec<String>,
+    /// The number of nodes, 1 to [`limits::NODES_MAX`]; node i runs
+    /// `PROGRAM i ARGS...` and listens on port [`PORT_BASE`] + i.
     pub nodes: u8,
+    /// What the environment may do on one path.
     pub budgets: Budgets,
     /// The bytes a client sends on a CLIENT connection.
     pub request: Vec<u8>,
@@ -285,63 +295,196 @@ fn check_program(path: &Path) -> Result<(), ProcessError> {
 /// system call, the file or the limit concerned.
 #[derive(Debug, thiserror::Error)]
 pub enum ProcessError {
+    /// A configuration key over its limit, or with a value that cannot be
+    /// used (a NUL byte in an argument, a data directory that cannot be
+    /// read).
     #[error("model key `{key}`: {reason}")]
-    Config { key: &'static str, reason: String },
+    Config {
+        /// The key, as a model file spells it.
+        key: &'static str,
+        /// What is wrong, with the limit.
+        reason: String,
+    },
+    /// The program cannot run as nodes: missing, not an x86-64 ELF
+    /// executable, or statically linked.
     #[error("program {path}: {reason}")]
-    Program { path: PathBuf, reason: String },
+    Program {
+        /// The program's path.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The preload library named is not a file, or cannot be found.
     #[error("preload {path}: {reason}")]
-    Preload { path: PathBuf, reason: String },
+    Preload {
+        /// The library's path.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// The embedded preload could not be written out.
     #[error(transparent)]
     EmbeddedPreload(#[from] preload::PreloadError),
+    /// Starting a node's template failed.
     #[error("node {node}: spawn failed while {step}: {errno}")]
-    Spawn { node: u8, step: &'static str, errno: Errno },
+    Spawn {
+        /// The node.
+        node: u8,
+        /// The step of the spawn that failed.
+        step: &'static str,
+        /// Its error.
+        errno: Errno,
+    },
+    /// A node made a call before the preload's hello: it runs without the
+    /// preload (statically linked, or the preload was not given).
     #[error(
         "node {node}: started without cmc-preload ({detail}); a target must be dynamically linked and run with cmc-preload.so"
     )]
-    MissingPreload { node: u8, detail: String },
+    MissingPreload {
+        /// The node.
+        node: u8,
+        /// What it did first.
+        detail: String,
+    },
+    /// The preload could not patch every vDSO entry point it found.
     #[error(
         "node {node}: cmc-preload found vDSO entry points {found:#x} but patched only {patched:#x}; the node could read real time or entropy"
     )]
-    VdsoUnpatched { node: u8, found: u32, patched: u32 },
+    VdsoUnpatched {
+        /// The node.
+        node: u8,
+        /// The entry points found, one bit each.
+        found: u32,
+        /// The entry points patched, one bit each.
+        patched: u32,
+    },
+    /// A node stayed silent longer than [`Config::stall_timeout`], in a
+    /// call the checker does not model or in none.
     #[error(
         "node {node}: silent for {seconds:.1} s in {call}, a call the checker does not model (limit stall_timeout)"
     )]
-    Stall { node: u8, call: String, seconds: f64 },
+    Stall {
+        /// The node.
+        node: u8,
+        /// The call it was in, or what it was doing.
+        call: String,
+        /// How long it was silent, in seconds.
+        seconds: f64,
+    },
+    /// A call, or a use of one, that the checker does not model.
     #[error("node {node}: {call} is not modelled: {detail}")]
-    Unmodelled { node: u8, call: String, detail: String },
+    Unmodelled {
+        /// The node.
+        node: u8,
+        /// The call, by name and number.
+        call: String,
+        /// What about it is not modelled.
+        detail: String,
+    },
     /// A call refused for what it would do to a file: change the file
     /// system, which is read-only to a node, or read time or entropy.
     #[error("node {node}: {call} of {path}: {detail}")]
-    File { node: u8, call: String, path: String, detail: String },
+    File {
+        /// The node.
+        node: u8,
+        /// The call, by name and number.
+        call: String,
+        /// The file, as the node named it.
+        path: String,
+        /// Why it is refused.
+        detail: String,
+    },
+    /// A call no target may make: an exec, a seccomp filter of its own,
+    /// or memory a fork would share.
     #[error("node {node}: {what} in a target is not supported ({call})")]
-    Forbidden { node: u8, what: &'static str, call: String },
+    Forbidden {
+        /// The node.
+        node: u8,
+        /// What the call would do.
+        what: &'static str,
+        /// The call, by name and number.
+        call: String,
+    },
+    /// A connect to a port no node listens on.
     #[error(
         "node {node}: connect to port {port}, which no node listens on (node i listens on 127.0.0.1 port 20000 + i, i below {nodes}); a connect never fails in the model, so this one has no answer"
     )]
-    NoSuchPort { node: u8, port: u16, nodes: u8 },
+    NoSuchPort {
+        /// The dialing node.
+        node: u8,
+        /// The port.
+        port: u16,
+        /// The model's node count.
+        nodes: u8,
+    },
     /// A node ended before the search's first action with a status other
     /// than 0: its start failed, and nothing of it would be checked.
     #[error("node {node}: {how} before the search's first action (at START): nothing of it would be checked")]
-    EndedAtStart { node: u8, how: String },
+    EndedAtStart {
+        /// The node.
+        node: u8,
+        /// How it ended: `exited with status 1`, say.
+        how: String,
+    },
+    /// Every node exited before the search's first action.
     #[error("every node exited at START, before the search's first action: there is nothing to check")]
     NothingAtStart,
+    /// A node crossed a limit: one of [`limits`], or the logical clock's
+    /// last second.
     #[error("node {node}: {detail} (limit {limit} = {max})")]
-    Limit { node: u8, limit: &'static str, max: usize, detail: String },
+    Limit {
+        /// The node.
+        node: u8,
+        /// The limit's name, as the manual spells it.
+        limit: &'static str,
+        /// Its value.
+        max: usize,
+        /// What would have crossed it.
+        detail: String,
+    },
+    /// The seccomp filter could not be built (libseccomp's error).
     #[error("{0}")]
     Filter(String),
+    /// A system call of the supervisor's own failed.
     #[error("supervisor: {call} failed: {errno}")]
-    Sys { call: &'static str, errno: Errno },
+    Sys {
+        /// The call.
+        call: &'static str,
+        /// Its error.
+        errno: Errno,
+    },
+    /// A system call of the supervisor's about one node failed.
     #[error("node {node}: supervisor's {call} failed: {errno}")]
-    NodeSys { node: u8, call: &'static str, errno: Errno },
+    NodeSys {
+        /// The node.
+        node: u8,
+        /// The call.
+        call: &'static str,
+        /// Its error.
+        errno: Errno,
+    },
+    /// An action was asked for that the world does not enable (a replayed
+    /// file that does not fit, or the front end's own bookkeeping).
     #[error("action {action} is not enabled in this world")]
-    NotEnabled { action: String },
+    NotEnabled {
+        /// The action, or what was asked for.
+        action: String,
+    },
+    /// A world rebuilt from its actions differs from the world found.
     #[error(
         "rebuilding the world reached by {action} (after {actions} actions) gave a different world than when it was found: the program is not deterministic under the checker (--det shows where)"
     )]
-    Diverged { action: String, actions: usize },
+    Diverged {
+        /// The last action of the path (`START` for none).
+        action: String,
+        /// The path's length, in actions.
+        actions: usize,
+    },
     /// Not a failure: the search was asked to stop (Ctrl-C, a time cap)
     /// while this step ran, and the step was cut short.
     #[error("stopped: {reason}")]
-    Stopped { reason: String },
+    Stopped {
+        /// Why: what the [`Stop`](crate::Stop) said.
+        reason: String,
+    },
 }

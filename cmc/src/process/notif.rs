@@ -14,9 +14,13 @@ use nix::libc;
 /// One received notification.
 #[derive(Clone, Copy, Debug)]
 pub struct Notif {
+    /// The kernel's id of the notification, which the answer names.
     pub id: u64,
+    /// The calling thread's id, as the supervisor's pid namespace sees it.
     pub pid: u32,
+    /// The system call's number (x86-64).
     pub nr: i64,
+    /// The call's six arguments, as registers.
     pub args: [u64; 6],
     /// The instruction pointer after the call's `syscall` instruction.
     pub ip: u64,

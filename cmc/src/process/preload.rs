@@ -42,23 +42,57 @@ const TEMP_ATTEMPTS_MAX: u32 = 16;
 /// directory or file concerned.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum PreloadError {
+    /// The cache directory could not be made or read.
     #[error("preload cache directory {path}: {error}")]
-    Directory { path: PathBuf, error: Arc<std::io::Error> },
+    Directory {
+        /// The directory.
+        path: PathBuf,
+        /// What the system said.
+        error: Arc<std::io::Error>,
+    },
+    /// The cache directory's path names something else.
     #[error("preload cache directory {path}: not a directory")]
-    NotADirectory { path: PathBuf },
+    NotADirectory {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The cache directory belongs to another user.
     #[error(
         "preload cache directory {path}: owned by uid {owner}, not by this user (uid {uid}); \
          remove it or set XDG_CACHE_HOME"
     )]
-    NotOwned { path: PathBuf, owner: u32, uid: u32 },
+    NotOwned {
+        /// The directory.
+        path: PathBuf,
+        /// Its owner's uid.
+        owner: u32,
+        /// This process's uid.
+        uid: u32,
+    },
+    /// Other users may write in the cache directory.
     #[error(
         "preload cache directory {path}: mode {mode:o} lets other users write in it (chmod 700 it or set XDG_CACHE_HOME)"
     )]
-    Writable { path: PathBuf, mode: u32 },
+    Writable {
+        /// The directory.
+        path: PathBuf,
+        /// Its mode bits.
+        mode: u32,
+    },
+    /// The library file could not be written or checked.
     #[error("preload library {path}: {error}")]
-    File { path: PathBuf, error: Arc<std::io::Error> },
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        error: Arc<std::io::Error>,
+    },
+    /// No preload is embedded for this architecture.
     #[error("no preload library for {arch}: the process front end runs on x86-64 only")]
-    Unsupported { arch: &'static str },
+    Unsupported {
+        /// The architecture, as `std::env::consts::ARCH` names it.
+        arch: &'static str,
+    },
 }
 
 impl PreloadError {

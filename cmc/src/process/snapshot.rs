@@ -50,6 +50,8 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Keeps `parked` as a snapshot, counted alive in `pool` until it is
+    /// dropped, which kills the process.
     pub fn new(parked: Parked, pool: &Rc<Pool>) -> Snapshot {
         pool.live.set(pool.live.get() + 1);
         Snapshot { parked: RefCell::new(parked), pool: pool.clone() }
@@ -83,7 +85,10 @@ impl Drop for Snapshot {
 /// world.
 #[derive(Clone)]
 pub struct Checkpoint {
+    /// The world.
     pub world: ProcessWorld,
+    /// Each node's parked process, in node order; `None` for a node that
+    /// exited.
     pub nodes: Vec<Option<Rc<Snapshot>>>,
 }
 
@@ -153,6 +158,8 @@ pub struct Store {
 }
 
 impl Store {
+    /// An empty store of at most `snapshots_max` snapshots taking at most
+    /// `snapshots_mib_max` MiB, as estimated.
     pub fn new(snapshots_max: usize, snapshots_mib_max: u64) -> Store {
         Store {
             snapshots: HashMap::new(),

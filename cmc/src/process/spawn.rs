@@ -72,17 +72,25 @@ const STEPS: [&str; 12] = [
 
 /// What to start.
 pub struct Spec<'a> {
+    /// The program.
     pub path: &'a CStr,
+    /// Its arguments, the program's name first.
     pub argv: &'a [CString],
+    /// Its whole environment (`LD_PRELOAD` among it).
     pub envp: &'a [CString],
+    /// Its working directory.
     pub cwd: &'a CStr,
+    /// The seccomp filter it installs before its `execve`.
     pub filter: &'a [libc::sock_filter],
+    /// `/dev/null`, its stdin.
     pub devnull: BorrowedFd<'a>,
+    /// Where its stdout and stderr go.
     pub log: BorrowedFd<'a>,
     /// The child end of the hand-off socket pair.
     pub handoff_child: BorrowedFd<'a>,
     /// The parent end, read after the fork.
     pub handoff_parent: BorrowedFd<'a>,
+    /// The CPU to pin it to, if any.
     pub cpu: Option<usize>,
     /// How long the child may take to reach its `execve`.
     pub timeout_ms: i32,
@@ -91,15 +99,20 @@ pub struct Spec<'a> {
 /// A started template: its `execve` is under way (the program's first
 /// notified calls follow).
 pub struct Spawned {
+    /// Its process id.
     pub pid: i32,
+    /// Its pidfd.
     pub pidfd: OwnedFd,
+    /// Its filter's notification listener, handed over from the child.
     pub listener: OwnedFd,
 }
 
 /// A spawn that failed: the step and the error.
 #[derive(Debug)]
 pub struct SpawnError {
+    /// The step that failed, one of the steps listed above.
     pub step: &'static str,
+    /// Its error.
     pub errno: Errno,
 }
 

@@ -71,6 +71,7 @@ pub struct Counters {
     pub filters_installed: u64,
     /// Processes forked from a parked one (lives and snapshots).
     pub forks: u64,
+    /// Seccomp notifications received.
     pub notifications: u64,
 }
 
@@ -92,6 +93,7 @@ pub struct Supervisor {
     pub(super) cwd: CString,
     pub(super) cpu: Option<usize>,
     old_affinity: Option<libc::cpu_set_t>,
+    /// What it has done so far.
     pub counters: Counters,
     /// Per node, the instruction pointer of the preload's call that lifts
     /// CPUID faulting (its hello's `cpuid_gate`; 0 before the hello).

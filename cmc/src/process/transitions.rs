@@ -94,6 +94,9 @@ pub struct Transitions {
 }
 
 impl Transitions {
+    /// An empty cache of at most `transitions_max` changes (0: it keeps
+    /// none); once half of them are new since the last turn, the older
+    /// half goes, except those used again.
     pub fn new(transitions_max: usize) -> Transitions {
         Transitions { young: HashMap::new(), old: HashMap::new(), transitions_max, key: Vec::new() }
     }

@@ -9,41 +9,61 @@ use super::world::{Life, ProcessWorld};
 /// `CMC_VIEW_VERSION` in `cmc.h`.
 pub const VIEW_VERSION: u32 = 1;
 
+/// `struct cmc_record`: a state or durable record.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CmcRecord {
+    /// Bytes used, 0 to [`limits::STATE_BYTES_MAX`].
     pub len: u8,
+    /// The record's bytes, then zeros.
     pub bytes: [u8; limits::STATE_BYTES_MAX],
 }
 
+/// `struct cmc_node_view`: one node.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CmcNodeView {
     /// `CMC_LIVE` 0, `CMC_EXITED` 1, `CMC_SIGNALED` 2.
     pub life: u8,
+    /// 1 once the node wrote a record to fd 193, else 0.
     pub has_durable: u8,
+    /// Zero: padding C would add, made explicit.
     pub reserved: [u8; 2],
+    /// The exit code or the signal; 0 while live.
     pub status: i32,
+    /// The last record written to fd 3.
     pub state: CmcRecord,
+    /// The last record written to fd 193.
     pub durable: CmcRecord,
 }
 
+/// `struct cmc_reply`: one reply of the ghost log.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CmcReply {
+    /// The node that wrote it on a client connection.
     pub node: u8,
+    /// Bytes used, 0 to [`limits::WRITE_BYTES_MAX`].
     pub len: u8,
+    /// The reply's bytes, then zeros.
     pub bytes: [u8; limits::WRITE_BYTES_MAX],
 }
 
+/// `struct cmc_view`: what a C invariant is given of one world.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CmcView {
+    /// [`VIEW_VERSION`].
     pub version: u32,
+    /// Nodes used in `node`, 1 to [`limits::NODES_MAX`].
     pub nodes: u32,
+    /// The logical clock, in seconds: one per TIMEOUT.
     pub clock: u32,
+    /// Entries used in `reply`.
     pub replies: u32,
+    /// Every node; the first `nodes` are used, the rest zero.
     pub node: [CmcNodeView; limits::NODES_MAX],
+    /// The ghost log, oldest first; the first `replies` are used.
     pub reply: [CmcReply; limits::REPLIES_MAX],
 }
 

@@ -64,8 +64,12 @@ pub enum ConnKind {
 /// connections by the node they reach.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Label {
+    /// Who opened it.
     pub kind: ConnKind,
+    /// The dialer of a `Node` connection; the node reached by a client or
+    /// timer connection.
     pub node: u8,
+    /// Its number among that node's connections of this kind, from 0.
     pub k: u8,
 }
 
@@ -99,6 +103,7 @@ impl std::str::FromStr for Label {
 pub enum End {
     /// Not yet accepted (the target end only).
     Pending = 0,
+    /// Open: its owner may read and write.
     Open = 1,
     /// Closed by its owner; the owner is still alive.
     Closed = 2,
@@ -121,18 +126,25 @@ impl End {
 /// connections and to the checker otherwise.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Conn {
+    /// The node dialled, whose listening socket accepts it.
     pub target: u8,
+    /// The state of the dialer's end.
     pub dialer_end: End,
+    /// The state of the target's end.
     pub target_end: End,
+    /// Messages in flight toward the target, oldest first, one per write.
     pub to_target: VecDeque<Vec<u8>>,
+    /// Messages in flight toward the dialer, oldest first, one per write.
     pub to_dialer: VecDeque<Vec<u8>>,
     /// Messages delivered to an end while its node polled, not yet read:
     /// the socket's receive buffer. A read takes from here first.
     pub at_target: VecDeque<Vec<u8>>,
+    /// The same at the dialer's end.
     pub at_dialer: VecDeque<Vec<u8>>,
     /// Under `stream = true`: the oldest message toward the end is the
     /// rest of one split already, and is not split again.
     pub split_target: bool,
+    /// The same toward the dialer.
     pub split_dialer: bool,
 }
 
@@ -204,7 +216,9 @@ impl Conn {
 /// Which end of a connection a descriptor is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Side {
+    /// The end of whoever connected.
     Dialer = 0,
+    /// The end the target accepted.
     Target = 1,
 }
 
@@ -212,9 +226,19 @@ pub enum Side {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VFd {
     /// A socket not (yet) connected: bound to `port`, maybe listening.
-    Socket { port: Option<u16>, listening: bool },
+    Socket {
+        /// The port bound, if any.
+        port: Option<u16>,
+        /// Whether `listen` was called on it.
+        listening: bool,
+    },
     /// One end of a connection.
-    Conn { label: Label, side: Side },
+    Conn {
+        /// The connection.
+        label: Label,
+        /// Which end.
+        side: Side,
+    },
     /// `/dev/urandom` and its kin: reads draw from the node's random stream.
     Random,
     /// An epoll instance; what it watches is the node's `epolls` entry.
@@ -224,25 +248,60 @@ pub enum VFd {
     /// A file of the node's data directory, open at `offset`; `mode` bits:
     /// 1 readable, 2 writable, 4 appending, 8 every write durable
     /// (`O_SYNC`, `O_DSYNC`).
-    File { inode: u32, offset: u32, mode: u8 },
+    File {
+        /// The file, by its number in [`Disk::files`].
+        inode: u32,
+        /// Where the next read or write starts, in bytes.
+        offset: u32,
+        /// The mode bits above.
+        mode: u8,
+    },
     /// The data directory itself (to `fsync` its names, or list them:
     /// `pos` entries listed so far).
-    Dir { pos: u32 },
+    Dir {
+        /// Entries listed so far.
+        pos: u32,
+    },
 }
 
 /// One change of a node's data directory not yet durable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DiskOp {
     /// Bytes written to file `inode` at `offset`.
-    Write { inode: u32, offset: u32, bytes: Vec<u8> },
+    Write {
+        /// The file.
+        inode: u32,
+        /// Where the bytes start, in bytes.
+        offset: u32,
+        /// The bytes.
+        bytes: Vec<u8>,
+    },
     /// File `inode` cut, or grown with zeros, to `len` bytes.
-    Truncate { inode: u32, len: u32 },
+    Truncate {
+        /// The file.
+        inode: u32,
+        /// Its new length, in bytes.
+        len: u32,
+    },
     /// Name `name` made to name file `inode` (a create).
-    Link { name: Vec<u8>, inode: u32 },
+    Link {
+        /// The name.
+        name: Vec<u8>,
+        /// The file.
+        inode: u32,
+    },
     /// Name `name` removed.
-    Unlink { name: Vec<u8> },
+    Unlink {
+        /// The name.
+        name: Vec<u8>,
+    },
     /// Name `from` renamed `to`, atomically (what `to` named is gone).
-    Rename { from: Vec<u8>, to: Vec<u8> },
+    Rename {
+        /// The old name.
+        from: Vec<u8>,
+        /// The new name.
+        to: Vec<u8>,
+    },
 }
 
 /// A node's data directory (model key `data_dir`): flat, files only. What
@@ -252,12 +311,16 @@ pub enum DiskOp {
 /// directory its names; a crash keeps a prefix of the rest.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Disk {
+    /// Durable files' contents, by inode.
     pub files: BTreeMap<u32, Vec<u8>>,
+    /// Durable names, each naming an inode.
     pub names: BTreeMap<Vec<u8>, u32>,
+    /// Changes not yet durable, oldest first.
     pub pending: Vec<DiskOp>,
 }
 
 impl Disk {
+    /// Whether the directory has no file, no name and no pending change.
     pub fn is_empty(&self) -> bool {
         self.files.is_empty() && self.names.is_empty() && self.pending.is_empty()
     }
@@ -433,7 +496,9 @@ impl TimerFd {
 /// What became of a node's process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Life {
+    /// Running, or blocked in a call.
     Live,
+    /// Exited with this status.
     Exited(i32),
     /// Killed by a signal it caused (not by a CRASH action).
     Signaled(i32),
@@ -444,15 +509,20 @@ pub enum Life {
 pub enum Blocked {
     /// Running (never at quiescence) or exited.
     Nothing,
+    /// `accept` on a listening socket with no connection ready.
     Accept {
+        /// The listening socket.
         fd: i32,
     },
+    /// A read of a connection with nothing received.
     Read {
+        /// The connection's descriptor.
         fd: i32,
     },
     /// `nanosleep`, `clock_nanosleep` (and so `sleep`, `usleep`): asleep
     /// until logical second `until`; TIMEOUT wakes it.
     Sleep {
+        /// The logical second it wakes at.
         until: u32,
     },
     /// `pause`: only a signal would end it, and none is modelled, so no
@@ -462,10 +532,12 @@ pub enum Blocked {
     /// `watch` names, and with a timeout until logical second `until`
     /// (`None`: none, so TIMEOUT ends it only to expire a watched timer).
     Poll {
+        /// The logical second its timeout ends at, if it has one.
         until: Option<u32>,
     },
     /// A read of timerfd `fd`, armed and not expired: TIMEOUT expires it.
     Timer {
+        /// The timerfd.
         fd: i32,
     },
 }
@@ -473,13 +545,17 @@ pub enum Blocked {
 /// One node's part of the world.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeWorld {
+    /// Whether its process lives, and how it ended if not.
     pub life: Life,
+    /// The modelled call it waits in.
     pub blocked: Blocked,
+    /// Client connections it has yet to receive (CLIENT).
     pub clients_left: u8,
     /// Connects made so far: the `k` of its next connection.
     pub dials: u8,
     /// Timer connections made so far at this node.
     pub timer_conns: u8,
+    /// Bytes drawn from its random stream so far, in every life.
     pub random_used: u64,
     /// The last record written to fd 3 (empty until the first).
     pub state: Vec<u8>,
@@ -492,7 +568,9 @@ pub struct NodeWorld {
     /// What the node has written to fd 3 and fd 193 past its last whole
     /// record: the start of its next one.
     pub state_in: Vec<u8>,
+    /// The same for fd 193.
     pub durable_in: Vec<u8>,
+    /// The descriptors the checker answers for, by number.
     pub fds: BTreeMap<i32, VFd>,
     /// Descriptors the checker owns that are non-blocking (`O_NONBLOCK`).
     pub nonblock: BTreeSet<i32>,
@@ -532,8 +610,11 @@ impl NodeWorld {
 /// One global state of the process front end.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProcessWorld {
+    /// Crashes left on this path.
     pub crashes: u8,
+    /// Drops left on this path.
     pub drops: u8,
+    /// Timeouts left on this path.
     pub timeouts: u8,
     /// Logical seconds: one per TIMEOUT.
     pub clock: u32,
@@ -541,7 +622,9 @@ pub struct ProcessWorld {
     /// two merged): a constant of the run, like the node count, so not in
     /// the encoding.
     pub stream: bool,
+    /// Every node, in node order.
     pub nodes: Vec<NodeWorld>,
+    /// Every connection, in label order.
     pub conns: BTreeMap<Label, Conn>,
     /// The ghost log: (node, bytes written on a client connection).
     pub replies: Vec<(u8, Vec<u8>)>,

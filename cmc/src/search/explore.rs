@@ -23,7 +23,10 @@ use crate::world::{Fingerprint, World, fingerprint};
 
 /// A state graph the searches can explore.
 pub trait Explore {
+    /// A world, decoded: what actions are taken in and properties read.
     type World;
+    /// One edge of the graph; its `Display` is the token traces and
+    /// counterexample files show.
     type Action: Copy + PartialEq + fmt::Display;
 
     /// A world to build into (its contents do not matter).
@@ -192,6 +195,7 @@ pub struct CoreExplorer<'m, C: Core> {
 }
 
 impl<'m, C: Core> CoreExplorer<'m, C> {
+    /// The state graph of the model `engine` applies actions of.
     pub fn new(engine: Engine<'m, C>) -> Self {
         CoreExplorer { engine, buf: Vec::new(), failed: None }
     }

@@ -31,11 +31,26 @@ pub enum Search {
     /// Breadth-first (TLC's semantics); with `depth_max`, worlds deeper than
     /// it are not explored and a search they would have extended is
     /// incomplete.
-    Bfs { depth_max: Option<u32> },
+    Bfs {
+        /// The deepest worlds explored, the initial state being depth 1;
+        /// `None` for no bound.
+        depth_max: Option<u32>,
+    },
     /// Depth-first to `depth_max` (the initial state is depth 1).
-    Dfs { depth_max: u32 },
+    Dfs {
+        /// The deepest worlds explored, the initial state being depth 1.
+        depth_max: u32,
+    },
     /// `walks` seeded random walks of at most `walk_length` actions.
-    Simulate { walks: u64, walk_length: u32, seed: u64 },
+    Simulate {
+        /// How many walks.
+        walks: u64,
+        /// The most actions one walk takes after its initial world.
+        walk_length: u32,
+        /// The seed: walk `i` draws from a generator seeded from
+        /// (`seed`, `i`), so the same seed gives the same walks.
+        seed: u64,
+    },
 }
 
 impl Search {
@@ -55,6 +70,7 @@ impl Search {
 /// How to search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
+    /// Which search, with its bounds. Default: BFS with no depth bound.
     pub search: Search,
     /// Stop (incomplete) rather than store more distinct states than this.
     pub states_max: Option<u64>,
@@ -74,8 +90,11 @@ impl Default for Options {
 /// Progress, as a search reports it to its [`Control`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Progress {
+    /// Distinct worlds found so far (fingerprints stored).
     pub distinct_states: u64,
+    /// Successors computed so far, seen before or not.
     pub generated_states: u64,
+    /// The deepest world reached so far, the initial state being depth 1.
     pub depth: u32,
     /// BFS: the depth whose worlds are being expanded, and how many of
     /// them are left to expand. `None` for the other searches.
@@ -108,6 +127,7 @@ pub trait Control {
 pub struct Stop(Arc<dyn Fn() -> Option<String> + Send + Sync>);
 
 impl Stop {
+    /// A request that asks `requested` whether, and why, to stop.
     pub fn new(requested: impl Fn() -> Option<String> + Send + Sync + 'static) -> Stop {
         Stop(Arc::new(requested))
     }
