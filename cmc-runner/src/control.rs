@@ -33,6 +33,8 @@ pub struct RunControl {
 }
 
 impl RunControl {
+    /// A control that stops the search after `time_max` (none: no cap),
+    /// drawing the progress line when stderr is a terminal.
     pub fn new(time_max: Option<Duration>) -> RunControl {
         let now = Instant::now();
         RunControl { start: now, time_max, progress: std::io::stderr().is_terminal(), last_progress: now }
@@ -44,6 +46,7 @@ impl RunControl {
         RunControl { progress: false, ..RunControl::new(time_max) }
     }
 
+    /// Seconds since the control was made, which reports record.
     pub fn elapsed_s(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
     }

@@ -4,6 +4,8 @@
 //! them. It owns what the engine does not: the environment's overrides,
 //! files, snapshots, the clock and signals.
 
+#![warn(missing_docs)]
+
 pub mod control;
 pub mod harness;
 pub mod overrides;

@@ -14,18 +14,33 @@ use cmc::harness::Attributes;
 pub struct Overrides {
     /// (variable, value) as given, for the report and the reproduce line.
     pub given: Vec<(String, String)>,
+    /// `CMC_SEED`: a simulation's seed (a model that simulates only).
     pub seed: Option<u64>,
+    /// `CMC_WALKS`: a simulation's walks (a model that simulates only).
     pub walks: Option<u64>,
+    /// `CMC_WALK_LENGTH`: a simulation's longest walk, in actions (a model
+    /// that simulates only).
     pub walk_length: Option<u32>,
+    /// `CMC_DEPTH_MAX`: the depth bound of BFS or DFS, the initial state
+    /// being depth 1.
     pub depth_max: Option<u32>,
+    /// `CMC_STATES_MAX`: stop (incomplete) past this many distinct states.
     pub states_max: Option<u64>,
+    /// `CMC_TIME_MAX_S`: stop (incomplete) after this many seconds.
     pub time_max_s: Option<u64>,
+    /// `CMC_NODES`: the number of nodes, 1 to 8.
     pub nodes: Option<u8>,
+    /// `CMC_DROPS`: the drop budget.
     pub drops: Option<u8>,
+    /// `CMC_DUPS`: the dup budget (cores with the bag network only).
     pub dups: Option<u8>,
+    /// `CMC_CRASHES`: the crash budget.
     pub crashes: Option<u8>,
+    /// `CMC_CLIENTS`: client requests (or connections) per node.
     pub clients: Option<u8>,
+    /// `CMC_TIMEOUTS`: the timeout budget.
     pub timeouts: Option<u8>,
+    /// `CMC_DET`: run every step twice and compare.
     pub det: Option<bool>,
     /// `CMC_DEADLOCK`: a world with no enabled action is a violation of
     /// `deadlock`. Cores only: a program model ignores it, as it ignores
@@ -109,6 +124,8 @@ impl Overrides {
         Ok(o)
     }
 
+    /// Whether no variable overrides anything (`CMC_PRELOAD` and
+    /// `CMC_REPLAY` do not): the model's snapshot is then compared.
     pub fn is_empty(&self) -> bool {
         self.given.is_empty()
     }

@@ -69,6 +69,7 @@ pub enum Update {
 /// How snapshots are compared and written, from the environment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Policy {
+    /// `INSTA_UPDATE`: what is written when a snapshot is new or differs.
     pub update: Update,
     /// `INSTA_FORCE_PASS`: a differing snapshot does not fail the model.
     pub force_pass: bool,
@@ -112,9 +113,17 @@ pub enum Outcome {
     Accepted(PathBuf),
     /// There is no stored snapshot; `written` is the `.snap.new` (or `None`
     /// when nothing was written).
-    New { written: Option<PathBuf> },
+    New {
+        /// The `.snap.new` written, if any.
+        written: Option<PathBuf>,
+    },
     /// The stored snapshot differs: `diff` is a unified diff, old to new.
-    Differs { diff: String, written: Option<PathBuf> },
+    Differs {
+        /// A unified diff, old to new.
+        diff: String,
+        /// The `.snap.new` written, if any.
+        written: Option<PathBuf>,
+    },
 }
 
 impl Snapshot<'_> {
