@@ -1,5 +1,7 @@
 //! Example protocol cores, each with planted bugs selected through settings.
 
+#![warn(missing_docs)]
+
 pub mod disk_paxos;
 pub mod lock_service;
 pub mod primary_backup;

@@ -47,8 +47,11 @@ cmc::settings! {
 
 /// Message tags; each carries a request id.
 pub mod msg {
+    /// `Acquire(r)`, user to server: request `r` for the lock.
     pub const ACQUIRE: u8 = 1;
+    /// `Grant(r)`, server to user: request `r` holds the lock.
     pub const GRANT: u8 = 2;
+    /// `Release(r)`, user to server: the holder of request `r` lets go.
     pub const RELEASE: u8 = 3;
 }
 

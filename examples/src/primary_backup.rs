@@ -56,7 +56,9 @@ pub const VALUE_MAX: u8 = 7;
 
 /// Message tags: `Write` carries a value, `Ack` a bitmap of values.
 pub mod msg {
+    /// `Write(v)`, primary to backup: store value `v`.
     pub const WRITE: u8 = 1;
+    /// `Ack(bitmap)`, backup to primary: the values durable on its disk.
     pub const ACK: u8 = 2;
 }
 

@@ -50,15 +50,21 @@ cmc::settings! {
 
 /// A participant's vote.
 pub mod vote {
+    /// Not voted yet.
     pub const NONE: u8 = 0;
+    /// Yes: ready to commit.
     pub const YES: u8 = 1;
+    /// No: the transaction must abort.
     pub const NO: u8 = 2;
 }
 
 /// A node's decision.
 pub mod decision {
+    /// Undecided.
     pub const NONE: u8 = 0;
+    /// Committed.
     pub const COMMIT: u8 = 1;
+    /// Aborted.
     pub const ABORT: u8 = 2;
 }
 
@@ -76,8 +82,12 @@ pub mod phase {
 
 /// Message tags. `Vote` carries the vote, `Decision` the decision.
 pub mod msg {
+    /// `Prepare`, coordinator to participant: asks for its vote.
     pub const PREPARE: u8 = 1;
+    /// `Vote(v)`, participant to coordinator: its vote, one of [`vote`](super::vote)'s.
     pub const VOTE: u8 = 2;
+    /// `Decision(d)`, coordinator to participant: the outcome, one of
+    /// [`decision`](super::decision)'s.
     pub const DECISION: u8 = 3;
 }
 

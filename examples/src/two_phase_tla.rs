@@ -26,16 +26,23 @@ cmc::settings! {
 
 /// `rmState[rm]`.
 pub mod rm {
+    /// `"working"`.
     pub const WORKING: u8 = 0;
+    /// `"prepared"`.
     pub const PREPARED: u8 = 1;
+    /// `"committed"`.
     pub const COMMITTED: u8 = 2;
+    /// `"aborted"`.
     pub const ABORTED: u8 = 3;
 }
 
 /// `tmState`.
 pub mod tm {
+    /// `"init"`.
     pub const INIT: u8 = 0;
+    /// `"committed"`.
     pub const COMMITTED: u8 = 1;
+    /// `"aborted"`.
     pub const ABORTED: u8 = 2;
 }
 
@@ -43,8 +50,11 @@ pub mod tm {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct TwoPhaseState {
+    /// `rmState`, one of [`rm`]'s values per resource manager.
     pub rm_state: [u8; RMS_MAX],
+    /// `tmState`, one of [`tm`]'s values.
     pub tm_state: u8,
+    /// `tmPrepared`, by bit r.
     pub tm_prepared: u8,
     /// `[type |-> "Prepared", rm |-> r] \in msgs`, by bit r.
     pub msgs_prepared: u8,
@@ -54,6 +64,7 @@ pub struct TwoPhaseState {
     pub msgs_abort: u8,
 }
 
+/// The core `two-phase-tla`.
 pub struct TwoPhaseTla;
 
 const PER_RM: u16 = 5;

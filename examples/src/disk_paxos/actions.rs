@@ -40,13 +40,62 @@ use super::state::{Block, Dims, DiskPaxosState, INIT_DB, NOT_AN_INPUT};
 /// (1-based).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Act {
-    StartBallot { p: usize, j: usize },
-    Phase0Read { p: usize, d: usize },
-    Phase1or2Write { p: usize, d: usize },
-    Phase1or2Read { p: usize, d: usize, q: usize, j: usize },
-    EndPhase1or2 { p: usize },
-    Fail { p: usize, ip: u8 },
-    EndPhase0 { p: usize, j: usize },
+    /// `StartBallot(p)`: `p` starts phase 1 with ballot `ballot(p, j)`.
+    StartBallot {
+        /// The process.
+        p: usize,
+        /// The ballot's position in `Ballot(p)`.
+        j: usize,
+    },
+    /// `Phase0Read(p, d)`: `p`, recovering, reads its own block on disk
+    /// `d`.
+    Phase0Read {
+        /// The process.
+        p: usize,
+        /// The disk.
+        d: usize,
+    },
+    /// `Phase1or2Write(p, d)`: `p` writes its block to disk `d`.
+    Phase1or2Write {
+        /// The process.
+        p: usize,
+        /// The disk.
+        d: usize,
+    },
+    /// `Phase1or2Read(p, d, q)`: `p` reads `q`'s block on disk `d`; `j`
+    /// 0 also stands for the `THEN` branch, and each `j` for the `ELSE`
+    /// branch's `StartBallot(p)` with ballot `ballot(p, j)`.
+    Phase1or2Read {
+        /// The reading process.
+        p: usize,
+        /// The disk.
+        d: usize,
+        /// The process whose block is read.
+        q: usize,
+        /// The `ELSE` branch's ballot's position in `Ballot(p)`.
+        j: usize,
+    },
+    /// `EndPhase1or2(p)`: `p` ends its phase, having written and read a
+    /// majority of disks.
+    EndPhase1or2 {
+        /// The process.
+        p: usize,
+    },
+    /// `Fail(p)`: `p` fails and restarts in phase 0 with input `ip`.
+    Fail {
+        /// The process.
+        p: usize,
+        /// Its new input, 1-based.
+        ip: u8,
+    },
+    /// `EndPhase0(p)`: `p` ends recovery and starts phase 1 with ballot
+    /// `ballot(p, j)`.
+    EndPhase0 {
+        /// The process.
+        p: usize,
+        /// The ballot's position in `Ballot(p)`.
+        j: usize,
+    },
 }
 
 /// Indices of process `p`'s disjuncts.

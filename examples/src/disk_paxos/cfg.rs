@@ -19,9 +19,11 @@ use super::tla::Names;
 /// A configuration cmc does not understand, with the file and line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CfgError {
+    /// The configuration file, as the caller named it.
     pub file: String,
     /// 1-based; `None` for what is missing from the whole file.
     pub line: Option<usize>,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -50,8 +52,10 @@ pub enum Module {
 }
 
 impl Module {
+    /// Every module, in the order errors list them.
     pub const ALL: [Module; 4] = [Module::McDiskPaxos, Module::MutOwnValue, Module::MutNoAbort, Module::MutSkipRead];
 
+    /// The module's name, as `tlc` and `cmc calibrate` take it.
     pub fn name(self) -> &'static str {
         match self {
             Module::McDiskPaxos => "MCDiskPaxos",
@@ -83,11 +87,15 @@ impl Module {
 /// What a configuration asks for, in the core's terms.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Calibration {
+    /// The module TLC runs.
     pub module: Module,
+    /// The constants, as the core's settings.
     pub settings: DiskPaxosSettings,
+    /// The model values' names, for printing states as TLC does.
     pub names: Names,
-    /// `INIT`'s and `NEXT`'s operators.
+    /// `INIT`'s operator.
     pub init: String,
+    /// `NEXT`'s operator.
     pub next: String,
     /// `INVARIANT(S)`, in the file's order.
     pub invariants: Vec<String>,

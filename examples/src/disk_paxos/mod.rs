@@ -13,8 +13,8 @@
 //! The configuration's constants are settings: `procs` (N), `disks`
 //! (`Disk = 1..disks`), `inputs` (|Inputs|; model values are numbered
 //! 1..inputs in TLC's order, their names' order, and `NotAnInput` is 0), `k`
-//! (K), `ballot_layout` and `quorum_kind`. [`cfg`] reads them from a TLC
-//! configuration file.
+//! (K), `ballot_layout` and `quorum_kind`. [`cfg`](mod@cfg) reads them from
+//! a TLC configuration file.
 //!
 //! Planted bugs, the three mutant modules of the calibration set, each
 //! replacing one action: `bug_own_value` (`MutOwnValue`: phase 1 proposes

@@ -29,8 +29,11 @@ pub const NOT_AN_INPUT: u8 = 0;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct Block {
+    /// `mbal`: the largest ballot the process has begun.
     pub mbal: u8,
+    /// `bal`: the largest ballot in which it reached phase 2.
     pub bal: u8,
+    /// `inp`: the value it proposed in ballot `bal` (0: `NotAnInput`).
     pub inp: u8,
 }
 
@@ -41,14 +44,20 @@ pub const INIT_DB: Block = Block { mbal: 0, bal: 0, inp: NOT_AN_INPUT };
 #[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct Dims {
+    /// N, the processes.
     pub procs: u8,
+    /// |Disk|.
     pub disks: u8,
+    /// |Inputs|.
     pub inputs: u8,
+    /// K, ballots per process.
     pub k: u8,
+    /// BallotLayout: 0 block, 1 interleaved, 2 asym.
     pub ballot_layout: u8,
 }
 
 impl Dims {
+    /// The dimensions of a run with settings `s`.
     pub fn of(s: &DiskPaxosSettings) -> Dims {
         Dims { procs: s.procs, disks: s.disks, inputs: s.inputs, k: s.k, ballot_layout: s.ballot_layout }
     }
@@ -71,6 +80,7 @@ impl Dims {
 #[derive(Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct DiskPaxosState {
+    /// The run's dimensions (not a variable of the specification).
     pub dims: Dims,
     /// `input[p]`.
     pub input: [u8; PROCS_MAX],

@@ -16,6 +16,7 @@ use super::state::{Block, DiskPaxosState};
 pub struct Names {
     /// The inputs' names, in TLC's order (by name).
     pub inputs: Vec<String>,
+    /// `NotAnInput`'s name.
     pub not_an_input: String,
     /// Fields print as `[bal, mbal, inp]` (modules `MutOwnValue` and
     /// `MutSkipRead`) rather than `[mbal, bal, inp]`.
