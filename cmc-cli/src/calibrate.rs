@@ -24,6 +24,7 @@ use cmc_examples::disk_paxos::{DiskPaxosState, actions, model_with, tla};
 use crate::cli::exit_code;
 use cmc_runner::control::{RunControl, catch_interrupt};
 
+/// The arguments of `cmc calibrate`.
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
     /// The TLC configuration file, as `tlc -config FILE.cfg`.

@@ -3,6 +3,8 @@
 //! their counterexamples. Glue over `cmc`, `cmc-runner` and the example
 //! cores; the binary calls [`cli::main`].
 
+#![warn(missing_docs)]
+
 pub mod calibrate;
 pub mod cli;
 #[doc(hidden)]
