@@ -7,6 +7,8 @@
 
 pub mod calibrate;
 pub mod cli;
+// Public for the fuzz targets (`fuzz/`) and the test that replays their
+// findings, not for users: hidden from the documentation.
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod program;
