@@ -87,7 +87,12 @@ for t in "${targets[@]}"; do
     if [ $status -ne 0 ]; then
         grep -vE '^#[0-9]+' "$log" | tail -n 60 >&2
         failed+=("$t")
-        for a in $(find fuzz/artifacts -maxdepth 1 -name "$t-*" -newer "$corpus/$t.stamp" -type f | sort); do
+        artifacts=$(find fuzz/artifacts -maxdepth 1 -name "$t-*" -newer "$corpus/$t.stamp" -type f | sort)
+        if [ -z "$artifacts" ]; then
+            # A stack overflow kills libFuzzer before it can save the input.
+            echo "fuzz: $t failed (exit $status) and saved no input: see its log above" >&2
+        fi
+        for a in $artifacts; do
             echo "fuzz: $t crashed (exit $status) on $a" >&2
             echo "  reproduce: $bin_dir/$t $a" >&2
             echo "  minimize:  $bin_dir/$t -minimize_crash=1 -runs=2000 -exact_artifact_path=fuzz/regressions/$t/NAME $a" >&2
