@@ -11,6 +11,7 @@ use crate::property::{Kind, Property, View};
 /// Environment budgets, fixed for a run. Each is at most
 /// [`limits::BUDGET_MAX`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Budgets {
     /// Messages the network may lose.
     pub drops: u8,
@@ -419,6 +420,7 @@ impl<C: Core> Model<C> {
 /// A model's identity: enough to rebuild it from the catalog on another
 /// machine.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Identity {
     /// The core's [`Core::NAME`]; for a program, `program:` and the
     /// model's name.

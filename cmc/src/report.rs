@@ -353,6 +353,7 @@ fn render_output(s: &mut String, output: &str) {
 
 /// One step of a counterexample file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FileStep {
     /// The action token, as [`Action`](crate::Action)'s `FromStr` reads it
     /// (a program's as its front end does).

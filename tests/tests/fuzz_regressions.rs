@@ -130,6 +130,9 @@ fn fixed_findings_are_errors_naming_what_is_wrong() {
             "error-action-not-enabled.json",
             "step 1: at the end, FLUSH(0) is not enabled in the replayed world",
         ),
+        // A misspelt budget read as its default: `imeouts` meant timers
+        // that fire whenever armed.
+        ("counterexample", "misspelt-budget-key.json", "unknown field `imeouts`"),
     ] {
         let (_, body) = TARGETS.into_iter().find(|(t, _)| *t == target).expect("a target");
         let path = fuzz_dir().join("regressions").join(target).join(file);

@@ -177,3 +177,26 @@ fn an_edited_or_cut_counterexample_does_not_fit_and_says_where() {
     let e = replay(&m, &wrong, false).unwrap_err();
     assert_eq!(e.to_string(), "step 2: DELIVER(1->0, 07) is not enabled in the replayed world");
 }
+
+/// A misspelt key anywhere in a counterexample file is an error, not a
+/// default: `imeouts` would otherwise read as "timers fire whenever armed".
+#[test]
+fn a_misspelt_key_anywhere_in_a_counterexample_file_is_an_error() {
+    let (_, file) = violation();
+    let json: serde_json::Value = serde_json::from_str(&file.to_json()).unwrap();
+    for (path, key) in
+        [(vec!["model"], "nodez"), (vec!["model", "budgets"], "imeouts"), (vec!["steps", "0"], "fingerprnt")]
+    {
+        let mut bad = json.clone();
+        let mut at = &mut bad;
+        for p in &path {
+            at = match p.parse::<usize>() {
+                Ok(i) => &mut at[i],
+                Err(_) => &mut at[*p],
+            };
+        }
+        at.as_object_mut().unwrap().insert(key.to_string(), serde_json::json!(1));
+        let e = CounterexampleFile::from_json(&bad.to_string()).unwrap_err();
+        assert!(e.to_string().contains(&format!("unknown field `{key}`")), "{path:?}: {e}");
+    }
+}
