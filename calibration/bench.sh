@@ -9,7 +9,7 @@
 set -euo pipefail
 runs=${1:-5}
 cd "$(dirname "$0")/.."
-cargo build --release -q -p cmc-runner --bin cmc
+cargo build --release -q -p cmc-cli --bin cmc
 cmc=target/release/cmc
 
 field() { grep -m1 "\"$1\":" | sed -e 's/.*: *//' -e 's/[",]//g'; }

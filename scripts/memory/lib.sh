@@ -44,9 +44,9 @@ mem_tools() {
     fi
 }
 
-# The checker and the preload (shared target/), and the MSan builds.
+# The checker (shared target/; the preload is embedded in it), and the MSan builds.
 mem_build_c() {
-    (cd "$MEM_ROOT" && cargo build --quiet --release -p cmc-runner -p cmc-preload)
+    (cd "$MEM_ROOT" && cargo build --quiet --release -p cmc-cli)
     make -s -f "$MEM_ROOT/scripts/memory/msan.mk" "OUT=$MSAN_OUT" "MSAN_EXITCODE=$MSAN_EXITCODE"
 }
 
@@ -54,7 +54,7 @@ mem_build_c() {
 # target directory so that the shared target/ keeps its cache.
 mem_build_cores() {
     (cd "$MEM_ROOT" && CARGO_TARGET_DIR=$MEMORY_TARGET cargo build --quiet --release \
-        -p cmc-runner -p cmc-memory-probe --features cmc/valgrind)
+        -p cmc-cli -p cmc-memory-probe --features cmc/valgrind)
 }
 
 # mem_msan_model SRC DST DEPTH: DST is the model file SRC with its program
