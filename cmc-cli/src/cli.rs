@@ -237,7 +237,7 @@ fn check(args: CheckArgs) -> Result<u8> {
     let saved = match report.counterexample() {
         Some(cex) => {
             let path = args.save.clone().unwrap_or_else(|| default_save_path(name));
-            save(&path, &cex)?;
+            save(&path, &cex, &mut report, name)?;
             Some(path)
         }
         None => None,
@@ -247,6 +247,9 @@ fn check(args: CheckArgs) -> Result<u8> {
         eprintln!("reproduce: {rerun}");
         if let Some(path) = saved {
             eprintln!("replay:    cmc replay {}", path.display());
+        }
+        if let Some(chart) = &report.chart {
+            eprintln!("chart:     {chart}");
         }
     }
     Ok(exit_code(report.verdict))
@@ -303,13 +306,20 @@ pub(crate) fn default_save_path(name: &str) -> PathBuf {
     target.join("cmc").join(format!("{name}.cex.json"))
 }
 
-pub(crate) fn save(path: &Path, cex: &CounterexampleFile) -> Result<()> {
+/// Writes the counterexample file of `report` at `path` and its sequence
+/// chart beside it, and records the chart's path in the report (for its
+/// JSON and the lines printed after it). `title` heads the chart.
+pub(crate) fn save(path: &Path, cex: &CounterexampleFile, report: &mut Report, title: &str) -> Result<()> {
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    std::fs::write(path, cex.to_json()).with_context(|| format!("writing {}", path.display()))
+    std::fs::write(path, cex.to_json()).with_context(|| format!("writing {}", path.display()))?;
+    let chart = cmc::chart::path_beside(path);
+    std::fs::write(&chart, cmc::chart::html(title, report)).with_context(|| format!("writing {}", chart.display()))?;
+    report.chart = Some(chart.display().to_string());
+    Ok(())
 }
 
 /// Reads a `--set KEY=VALUE` argument: the key and the number, each

@@ -26,7 +26,7 @@ pub fn run(path: &Path, json: bool, det: bool, time_max: Option<f64>, save_to: O
     let saved = match report.counterexample() {
         Some(cex) => {
             let p = save_to.map(Path::to_path_buf).unwrap_or_else(|| default_save_path(&m.model.name));
-            save(&p, &cex)?;
+            save(&p, &cex, &mut report, &m.model.name)?;
             Some(p)
         }
         None => None,
@@ -37,6 +37,9 @@ pub fn run(path: &Path, json: bool, det: bool, time_max: Option<f64>, save_to: O
         eprintln!("reproduce: cmc --model-file {}{det}", path.display());
         if let Some(p) = saved {
             eprintln!("replay:    cmc replay {}", p.display());
+        }
+        if let Some(chart) = &report.chart {
+            eprintln!("chart:     {chart}");
         }
     }
     Ok(exit_code(report.verdict))

@@ -211,6 +211,10 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
             std::fs::create_dir_all(&cx.save_dir)
                 .and_then(|()| std::fs::write(&path, cex.to_json()))
                 .map_err(|e| format!("{name}: writing {}: {e}", path.display()))?;
+            let chart = cmc::chart::path_beside(&path);
+            std::fs::write(&chart, cmc::chart::html(&name, &report))
+                .map_err(|e| format!("{name}: writing {}: {e}", chart.display()))?;
+            report.chart = Some(chart.display().to_string());
             Some(path)
         }
         None => None,
@@ -220,6 +224,9 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
         let mut s = format!("reproduce: {test}\n");
         if let Some(p) = &saved {
             s.push_str(&format!("replay:    CMC_REPLAY={} {test}\n", p.display()));
+        }
+        if let Some(chart) = &report.chart {
+            s.push_str(&format!("chart:     {chart}\n"));
         }
         s
     };

@@ -13,6 +13,7 @@ extern crate self as cmc;
 
 pub mod action;
 pub mod catalog;
+pub mod chart;
 pub mod core;
 pub mod engine;
 pub mod harness;

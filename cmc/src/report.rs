@@ -58,6 +58,10 @@ pub struct WorldText {
     pub nodes: Vec<NodeText>,
     /// Messages in flight: `from->to: hex`.
     pub network: Vec<String>,
+    /// The same messages, in the same order, with who sent them to whom:
+    /// what a picture of the trace needs (`chart`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<MessageText>,
     /// The ghost log: `node: hex`.
     pub replies: Vec<String>,
     /// Drops left on this path.
@@ -69,6 +73,22 @@ pub struct WorldText {
     /// Timeouts left on this path; `None` when the model has no timeout
     /// budget.
     pub timeouts_left: Option<u8>,
+}
+
+/// A message in flight, for pictures of a trace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageText {
+    /// The sender: a node, or `None` for a program's client.
+    pub from: Option<u8>,
+    /// The receiver: a node, or `None` for a program's client (a reply on
+    /// its connection).
+    pub to: Option<u8>,
+    /// The channel it travels on, in order within it (FIFO) or not (a
+    /// core's bag): `0->1` for a core, a connection and its direction for
+    /// a program (`0.0 ->2`, `c1.0 <-1`).
+    pub channel: String,
+    /// The message as traces show it.
+    pub text: String,
 }
 
 /// One node of a decoded world.
@@ -170,6 +190,10 @@ pub struct Report {
     /// checked in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_action: Option<String>,
+    /// Where the trace's sequence chart was written (`chart::html`), when
+    /// the caller wrote one: a file's business, not the search's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart: Option<String>,
     /// For each `sometimes` property that held: a world where it did.
     pub witnesses: Vec<Witness>,
 }

@@ -12,12 +12,12 @@ use std::str::FromStr;
 
 use super::action::{BadProcessAction, ProcessAction};
 use super::engine::ProcessEngine;
-use super::world::{Life, ProcessWorld};
+use super::world::{ConnKind, Life, ProcessWorld};
 use super::{Config, ProcessError};
 use crate::model::{Budgets as CoreBudgets, Identity};
 use crate::network::Network;
 use crate::property::Kind;
-use crate::report::{NodeText, ProcessCounts, Step, WorldText};
+use crate::report::{MessageText, NodeText, ProcessCounts, Step, WorldText};
 use crate::search::Explore;
 use crate::trace::hex;
 use crate::world::Fingerprint;
@@ -520,15 +520,18 @@ impl Explore for ProcessExplorer<'_> {
                 }
             })
             .collect();
-        let mut network = Vec::new();
+        let mut messages = Vec::new();
         for (label, c) in &w.conns {
-            for m in &c.to_target {
-                network.push(format!("{label} ->{}: {}", c.target, hex(m)));
-            }
-            for m in &c.to_dialer {
-                network.push(format!("{label} <-{}: {}", c.target, hex(m)));
+            // A node connection's dialer is a node; a client's or a timer's
+            // is not.
+            let dialer = (label.kind == ConnKind::Node).then_some(label.node);
+            let to_target = c.to_target.iter().map(|m| (dialer, Some(c.target), format!("{label} ->{}", c.target), m));
+            let to_dialer = c.to_dialer.iter().map(|m| (Some(c.target), dialer, format!("{label} <-{}", c.target), m));
+            for (from, to, channel, m) in to_target.chain(to_dialer) {
+                messages.push(MessageText { from, to, channel, text: hex(m) });
             }
         }
+        let network = messages.iter().map(|m| format!("{}: {}", m.channel, m.text)).collect();
         Step {
             action: action.to_string(),
             label: action.to_string(),
@@ -536,6 +539,7 @@ impl Explore for ProcessExplorer<'_> {
             world: WorldText {
                 nodes,
                 network,
+                messages,
                 replies: w.replies.iter().map(|(n, b)| format!("{n}: {}", hex(b))).collect(),
                 drops_left: w.drops,
                 dups_left: 0,

@@ -17,7 +17,7 @@ use crate::core::{Core, PayloadKind};
 use crate::engine::Engine;
 use crate::model::Identity;
 use crate::property::{Kind, View};
-use crate::report::{NodeText, ProcessCounts, Step, WorldText};
+use crate::report::{MessageText, NodeText, ProcessCounts, Step, WorldText};
 use crate::trace::hex;
 use crate::world::{Fingerprint, World, fingerprint};
 
@@ -233,16 +233,23 @@ impl<'m, C: Core> CoreExplorer<'m, C> {
             })
             .collect();
         let (drops, dups, crashes, timeouts) = world.budgets_left();
+        let messages: Vec<MessageText> = world
+            .messages()
+            .iter()
+            .map(|m| {
+                let kind = PayloadKind::Message { from: m.from, to: m.to };
+                MessageText {
+                    from: Some(m.from),
+                    to: Some(m.to),
+                    channel: format!("{}->{}", m.from, m.to),
+                    text: show::<C>(model, kind, m.payload.as_slice()),
+                }
+            })
+            .collect();
         WorldText {
             nodes,
-            network: world
-                .messages()
-                .iter()
-                .map(|m| {
-                    let kind = PayloadKind::Message { from: m.from, to: m.to };
-                    format!("{}->{}: {}", m.from, m.to, show::<C>(model, kind, m.payload.as_slice()))
-                })
-                .collect(),
+            network: messages.iter().map(|m| format!("{}: {}", m.channel, m.text)).collect(),
+            messages,
             replies: world
                 .replies()
                 .map(|(n, b)| format!("{n}: {}", show::<C>(model, PayloadKind::Reply { node: n }, b)))

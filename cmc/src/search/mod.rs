@@ -388,6 +388,7 @@ impl<E: Explore> Checker<E> {
             forks: None,
             trace: Vec::new(),
             failed_action: None,
+            chart: None,
             witnesses: Vec::new(),
         }
     }
