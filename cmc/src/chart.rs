@@ -208,7 +208,8 @@ pub fn html(title: &str, report: &Report) -> String {
     };
     let row_y = |k: usize| TOP + k * ROW_HEIGHT + ROW_HEIGHT / 2;
     let rows = trace.len() + usize::from(report.failed_action.is_some()) + 1;
-    let width = LEFT + lanes * LANE_WIDTH + 20;
+    // Room on the right for the last lane's marks and replies.
+    let width = LEFT + lanes * LANE_WIDTH + 200;
     let height = TOP + rows * ROW_HEIGHT + 20;
 
     let mut svg = String::new();
