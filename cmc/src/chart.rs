@@ -180,6 +180,7 @@ fn mark(token: &Token) -> Option<String> {
             None => "crash; restart".to_string(),
         },
         "RESET" => "reset".to_string(),
+        "DUP" => "duplicated".to_string(),
         "ACCEPT" => "accept".to_string(),
         "EOF" => "end of stream".to_string(),
         "TIMEOUT" => "timeout".to_string(),

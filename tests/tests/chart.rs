@@ -51,6 +51,10 @@ fn check_chart(r: &Report) {
             }
             None => assert!(delivered.is_empty(), "step {}: {} delivers nothing", k + 1, step.action),
         }
+        for kind in ["DUP", "CRASH", "FIRE", "FLUSH", "CLIENT", "RESET", "WAKE"] {
+            let marked = html.contains(&format!("data-step=\"{}\" data-kind=\"{kind}\"", k + 1));
+            assert_eq!(marked, step.action.starts_with(&format!("{kind}(")), "step {}: {}", k + 1, step.action);
+        }
         let lost = msgs.iter().filter(|m| m.0 == "lost" && m.4 == Some(k + 1)).count();
         if step.action.starts_with("DROP(") {
             assert!(lost >= 1, "step {}: a drop loses a message", k + 1);
