@@ -42,7 +42,8 @@ impl Drop for Headless {
 
 /// Starts Chromium with a `width` by `height` window.
 pub fn launch(width: u32, height: u32) -> Result<Headless> {
-    let profile = std::env::temp_dir().join(format!("cmc-browser-{}-{:?}", std::process::id(), std::thread::current().id()));
+    let profile =
+        std::env::temp_dir().join(format!("cmc-browser-{}-{:?}", std::process::id(), std::thread::current().id()));
     let _ = std::fs::remove_dir_all(&profile);
     std::fs::create_dir_all(&profile).with_context(|| format!("creating {}", profile.display()))?;
     let browser = Browser::new(LaunchOptions {

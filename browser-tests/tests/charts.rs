@@ -2,7 +2,7 @@
 //! and arrows of a counterexample's chart, read from the rendered page,
 //! against the trace the chart was made from.
 
-use cmc::{Options, Report, Verdict, check, chart};
+use cmc::{Options, Report, Verdict, chart, check};
 use cmc_browser_tests::{eval, launch, open};
 use cmc_examples::two_phase;
 
@@ -80,7 +80,12 @@ fn a_chart_in_a_browser_has_the_trace_s_lifelines_and_arrows() -> anyhow::Result
     assert_eq!(crashes.as_u64(), Some(crash_steps as u64));
 
     // The screenshot, for people: beside the page.
-    let png = tab.capture_screenshot(headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption::Png, None, None, true)?;
+    let png = tab.capture_screenshot(
+        headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption::Png,
+        None,
+        None,
+        true,
+    )?;
     std::fs::write(dir.join("two_phase-bug_no_persist_decision.png"), png)?;
     Ok(())
 }

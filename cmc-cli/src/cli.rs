@@ -53,6 +53,8 @@ enum Command {
     Replay(ReplayArgs),
     /// Check Disk Paxos from a TLC configuration file, as `tlc -workers 1 -deadlock -config FILE.cfg MODULE.tla`.
     Calibrate(crate::calibrate::CalibrateArgs),
+    /// Walk a model in the browser, one action at a time (a web server on 127.0.0.1).
+    Explore(Box<crate::explore::ExploreArgs>),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -154,6 +156,7 @@ pub fn main() -> ExitCode {
         (Some(Command::Check(args)), _) => check(*args),
         (Some(Command::Replay(args)), _) => replay(args),
         (Some(Command::Calibrate(args)), _) => crate::calibrate::run(&args),
+        (Some(Command::Explore(args)), _) => crate::explore::run(&args),
         (None, Some(file)) => crate::program::run(&file, cli.json, cli.det, cli.time_max, cli.save.as_deref()),
         (None, None) => {
             eprintln!("cmc: error: give a command (check, replay, calibrate) or --model-file FILE; see cmc --help");

@@ -91,6 +91,10 @@ pub fn main(target: Target<'_>) -> ExitCode {
         eprintln!("cmc: no model is named `{filter}` in this test target (--exact)");
         return ExitCode::from(101);
     }
+    if overrides.explore.is_some() && !(args.exact && args.filter.is_some()) && !args.list {
+        eprintln!("cmc: CMC_EXPLORE serves one model in the browser: name it, `-- --exact NAME`");
+        return ExitCode::from(101);
+    }
     if let Some(file) = &overrides.replay
         && !(args.exact && args.filter.is_some())
         && !args.list
@@ -194,6 +198,13 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
     let model = (d.build)(&attributes).map_err(|e| format!("{name} ({}:{}): {e}", d.file, d.line))?;
     if let Some(file) = &cx.overrides.replay {
         return replay(d, &*model, &attributes, file);
+    }
+    if let Some(port) = cx.overrides.explore {
+        let served = crate::explore::serve(&*model, &name, port, |address| {
+            // Printed at once: libtest shows a test's output only at its end.
+            eprintln!("cmc: exploring {name} at http://{address}/ (Ctrl-C to stop)");
+        });
+        return served.map_err(|e| format!("{name}: CMC_EXPLORE={port}: {e}").into());
     }
     let options = Options {
         search: attributes.search,

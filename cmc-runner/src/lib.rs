@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod control;
+pub mod explore;
 pub mod harness;
 pub mod overrides;
 pub mod snapshot;

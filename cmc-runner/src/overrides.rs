@@ -54,6 +54,10 @@ pub struct Overrides {
     /// run, instead of searching it. Not an override either: it is checked
     /// against the model's identity, overrides included.
     pub replay: Option<PathBuf>,
+    /// `CMC_EXPLORE=PORT`: serves the one model run in the browser on
+    /// 127.0.0.1:PORT (`cmc explore`), instead of searching it, until the
+    /// test is stopped. Not an override either.
+    pub explore: Option<u16>,
 }
 
 /// The variables [`Overrides::from_env`] reads; any other `CMC_*` variable
@@ -75,6 +79,7 @@ pub const VARIABLES: &[&str] = &[
     "CMC_DEADLOCK",
     "CMC_PRELOAD",
     "CMC_REPLAY",
+    "CMC_EXPLORE",
 ];
 
 impl Overrides {
@@ -113,6 +118,10 @@ impl Overrides {
                 }
                 "CMC_REPLAY" => {
                     o.replay = Some(PathBuf::from(value));
+                    continue;
+                }
+                "CMC_EXPLORE" => {
+                    o.explore = Some(num(&name, &value, "65535")?);
                     continue;
                 }
                 "CMC_DET" => o.det = Some(boolean(&name, &value)?),

@@ -9,6 +9,7 @@ use crate::network::Network;
 use crate::replay::{ReplayError, replay};
 use crate::report::{CounterexampleFile, Report};
 use crate::search::{Control, Options, check_with};
+use crate::session::{Session, Walker};
 
 /// A model whose core type is hidden: a core's [`Model`], or (on Linux) a
 /// program's [`ProgramModel`](crate::process::ProgramModel).
@@ -24,6 +25,9 @@ pub trait DynModel: Send + Sync {
     /// Replays a counterexample file against the model (with `det`, every
     /// step twice), as [`replay`] does for a core.
     fn replay(&self, file: &CounterexampleFile, det: bool) -> Result<Report, DynError>;
+    /// A session that walks the model one action at a time, as `cmc
+    /// explore` serves it.
+    fn session(&self) -> Result<Box<dyn Session + '_>, DynError>;
 }
 
 /// Why a [`DynModel`] could not be built, searched or replayed at all (a
@@ -77,6 +81,10 @@ where
     fn replay(&self, file: &CounterexampleFile, det: bool) -> Result<Report, DynError> {
         Ok(replay(self, file, det)?)
     }
+    fn session(&self) -> Result<Box<dyn Session + '_>, DynError> {
+        let engine = crate::engine::Engine::new(self, false)?;
+        Ok(Box::new(Walker::new(crate::search::CoreExplorer::new(engine))))
+    }
 }
 
 /// A program as nodes. The explorer, which owns the node processes, is made
@@ -116,6 +124,9 @@ impl DynModel for crate::process::ProgramModel {
         }
         let explorer = crate::process::ProcessExplorer::new(self)?.with_det(det);
         Ok(crate::replay::replay_with(explorer, file, det)?)
+    }
+    fn session(&self) -> Result<Box<dyn Session + '_>, DynError> {
+        Ok(Box::new(Walker::new(crate::process::ProcessExplorer::new(self)?)))
     }
 }
 

@@ -190,13 +190,13 @@ fn mark(token: &Token) -> Option<String> {
     Some(text)
 }
 
-/// The HTML page of `report`'s trace: its sequence chart and its worlds.
-/// `title` heads the page (the model's name).
-pub fn html(title: &str, report: &Report) -> String {
-    let trace = &report.trace;
+/// The sequence chart of `trace` alone, as an `<svg>` element: what
+/// [`html`] puts in its page, and what `cmc explore` draws of a walk.
+/// `failed_action` is an error's failed step, drawn after the trace.
+pub fn svg(trace: &[Step], network: Network, failed_action: Option<&str>) -> String {
     let nodes = trace.first().map_or(0, |s| s.world.nodes.len());
     let tokens: Vec<Token> = trace.iter().map(|s| parse_token(&s.action)).collect();
-    let flights = flights(trace, report.model.network, &tokens);
+    let flights = flights(trace, network, &tokens);
     let clients = flights.iter().any(|f| f.from.is_none() || f.to.is_none());
     let lanes = nodes + usize::from(clients);
     // The clients' lane, when there is one, is the first.
@@ -208,7 +208,7 @@ pub fn html(title: &str, report: &Report) -> String {
         LEFT + lane * LANE_WIDTH + LANE_WIDTH / 2
     };
     let row_y = |k: usize| TOP + k * ROW_HEIGHT + ROW_HEIGHT / 2;
-    let rows = trace.len() + usize::from(report.failed_action.is_some()) + 1;
+    let rows = trace.len() + usize::from(failed_action.is_some()) + 1;
     // Room on the right for the last lane's marks and replies.
     let width = LEFT + lanes * LANE_WIDTH + 200;
     let height = TOP + rows * ROW_HEIGHT + 20;
@@ -293,7 +293,7 @@ pub fn html(title: &str, report: &Report) -> String {
             }
         }
     }
-    if let Some(action) = &report.failed_action {
+    if let Some(action) = failed_action {
         let k = trace.len();
         let _ = writeln!(
             svg,
@@ -345,7 +345,15 @@ pub fn html(title: &str, report: &Report) -> String {
         svg.push_str("</g>\n");
     }
     svg.push_str("</svg>\n");
+    svg
+}
 
+/// The HTML page of `report`'s trace: its sequence chart and its worlds.
+/// `title` heads the page (the model's name).
+pub fn html(title: &str, report: &Report) -> String {
+    let trace = &report.trace;
+    let nodes = trace.first().map_or(0, |s| s.world.nodes.len());
+    let svg = svg(trace, report.model.network, report.failed_action.as_deref());
     let mut page = String::new();
     let _ = write!(
         page,

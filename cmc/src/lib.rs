@@ -23,6 +23,7 @@ pub mod property;
 pub mod replay;
 pub mod report;
 pub mod search;
+pub mod session;
 pub mod trace;
 pub mod world;
 
