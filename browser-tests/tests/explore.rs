@@ -64,6 +64,26 @@ fn a_planted_bug_is_reproduced_in_the_explorer_by_clicks_alone() -> anyhow::Resu
     tab.find_element("#forward")?.click()?;
     wait_for(&tab, &holds, &serde_json::json!("false"))?;
 
+    // A counterexample file loads to its start, and forward steps through
+    // it to the same end.
+    tab.find_element("#restart")?.click()?;
+    wait_for(&tab, "document.getElementById('title').textContent", &serde_json::json!("lock-service (step 0)"))?;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("explore");
+    std::fs::create_dir_all(&dir)?;
+    let cex = dir.join("lock-service-bug_lost_wakeup.cex.json");
+    std::fs::write(&cex, found.counterexample().expect("a counterexample").to_json())?;
+    // As a person loads it: through the page's file input.
+    tab.find_element("#load")?.set_input_files(&[cex.to_str().expect("a UTF-8 path")])?;
+    wait_for(&tab, "document.getElementById('forward').disabled", &serde_json::json!(false))?;
+    for k in 0..found.trace.len() {
+        tab.find_element("#forward")?.click()?;
+        let title = serde_json::json!(format!("lock-service (step {})", k + 1));
+        wait_for(&tab, "document.getElementById('title').textContent", &title)?;
+    }
+    wait_for(&tab, &holds, &serde_json::json!("false"))?;
+    let forward = eval(&tab, "document.getElementById('forward').disabled")?;
+    assert_eq!(forward, serde_json::json!(true), "the end of the file");
+
     let png = tab.capture_screenshot(
         headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption::Png,
         None,
