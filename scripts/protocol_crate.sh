@@ -16,6 +16,10 @@
 #
 #   scripts/protocol_crate.sh
 set -eu
+# The checks below are of a plain run: no CI (which writes no snapshot),
+# no insta setting, no override (which skips the snapshot).
+unset CI INSTA_UPDATE INSTA_FORCE_PASS
+for v in $(env | sed -n 's/^\(CMC_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 root=$(cd "$(dirname "$0")/.." && pwd)
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR_PROTOCOL_CRATE:-$root/target/protocol-crate}"
 crate="$root/examples/protocol-crate"

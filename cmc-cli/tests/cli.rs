@@ -505,3 +505,48 @@ fn hostile_inputs_exit_2_not_a_panic() {
         assert!(stderr.contains(expected) && !stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+/// Sends one raw HTTP request to `address` and returns its status code.
+fn http_status(address: &str, request: &str) -> u16 {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(address).expect("the explorer listens");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    reply.split_whitespace().nth(1).and_then(|code| code.parse().ok()).unwrap_or(0)
+}
+
+/// `cmc explore` answers only requests that name its own loopback address,
+/// and changes its walk only for JSON, which another site's page cannot
+/// send it without a preflight: a page of any site the user visits must
+/// not drive it.
+#[test]
+fn the_explorer_answers_only_its_own_address_and_json() {
+    use std::io::BufRead as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cmc"))
+        .args(["explore", "two-phase", "--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("cmc runs");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.split_whitespace().find(|w| w.starts_with("http://")).expect("the address is printed").to_string();
+    let address = url.trim_start_matches("http://").trim_end_matches('/').to_string();
+    let post = |host: &str, content_type: &str, body: &str| {
+        format!(
+            "POST /api/take HTTP/1.1\r\nHost: {host}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let get = |host: &str| format!("GET /api/state HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    let statuses = [
+        http_status(&address, &get(&address)),
+        http_status(&address, &get("evil.example")),
+        http_status(&address, &post(&address, "text/plain", "\"INIT(0)\"")),
+        http_status(&address, &post(&address, "application/json", "\"INIT(0)\"")),
+        http_status(&address, &post(&address, "application/json", "\"NOT-AN-ACTION\"")),
+    ];
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(statuses, [200, 403, 415, 200, 400], "own GET, foreign Host, plain POST, JSON POST, bad token");
+}

@@ -10,6 +10,7 @@
 //! page shows is what a search would reach. Requests are answered one at a
 //! time, on the calling thread (a program model's processes belong to it).
 
+use std::io::Read as _;
 use std::net::{Ipv4Addr, SocketAddr};
 
 use serde::Serialize;
@@ -61,8 +62,12 @@ impl Explorer<'_> {
         match (method, url) {
             (Method::Get, "/api/state") => {}
             (Method::Post, "/api/take") => {
+                let token: String = serde_json::from_str(body).map_err(|e| format!("not a JSON string: {e}"))?;
+                if self.path.len() >= WALK_LENGTH_MAX {
+                    return Err(format!("the walk is {WALK_LENGTH_MAX} steps long (limit walk_length_max)"));
+                }
                 let mut path = self.path.clone();
-                path.push(body.trim().to_string());
+                path.push(token);
                 self.session.walk(&path)?;
                 self.path = path;
                 self.undone.clear();
@@ -73,8 +78,14 @@ impl Explorer<'_> {
                 }
             }
             (Method::Post, "/api/forward") => {
-                if let Some(token) = self.undone.pop() {
-                    self.path.push(token);
+                if let Some(token) = self.undone.last() {
+                    let mut path = self.path.clone();
+                    path.push(token.clone());
+                    // Walked before it is kept: a step that fails leaves the
+                    // walk as it was.
+                    self.session.walk(&path)?;
+                    self.undone.pop();
+                    self.path = path;
                 }
             }
             (Method::Post, "/api/restart") => {
@@ -93,6 +104,12 @@ impl Explorer<'_> {
                     ));
                 }
                 let path: Vec<String> = file.steps.iter().map(|s| s.action.clone()).collect();
+                if path.len() > WALK_LENGTH_MAX {
+                    return Err(format!(
+                        "the file has {} steps (limit walk_length_max = {WALK_LENGTH_MAX})",
+                        path.len()
+                    ));
+                }
                 self.session.walk(&path)?;
                 // Loaded to its start: "forward" steps through it.
                 self.undone = path.into_iter().rev().collect();
@@ -117,9 +134,18 @@ pub fn serve(model: &dyn DynModel, title: &str, port: u16, ready: impl FnOnce(So
     let mut explorer = Explorer { model, session, title: title.to_string(), path: Vec::new(), undone: Vec::new() };
     ready(address);
     for mut request in server.incoming_requests() {
+        if let Err((status, why)) = admissible(&request, address.port()) {
+            respond(request, status, "text/plain; charset=utf-8", why);
+            continue;
+        }
         let mut body = String::new();
-        if request.as_reader().read_to_string(&mut body).is_err() {
+        let limit = BODY_BYTES_MAX as u64 + 1;
+        if request.as_reader().take(limit).read_to_string(&mut body).is_err() {
             respond(request, 400, "text/plain", "the request's body is not text".to_string());
+            continue;
+        }
+        if body.len() > BODY_BYTES_MAX {
+            respond(request, 413, "text/plain", format!("a body over {BODY_BYTES_MAX} bytes (limit body_bytes_max)"));
             continue;
         }
         let url = request.url().to_string();
@@ -131,6 +157,30 @@ pub fn serve(model: &dyn DynModel, title: &str, port: u16, ready: impl FnOnce(So
                 Err(e) => respond(request, 400, "text/plain; charset=utf-8", e),
             },
         }
+    }
+    Ok(())
+}
+
+/// The largest request body (a counterexample file) the server reads.
+const BODY_BYTES_MAX: usize = 4 << 20;
+/// The longest walk the server keeps.
+const WALK_LENGTH_MAX: usize = 10_000;
+
+/// Whether a request may be answered: it names this server's own address
+/// (a page of another site that made its name resolve to 127.0.0.1, DNS
+/// rebinding, does not), and a request that changes the walk is JSON,
+/// which a page of another origin cannot send without a preflight this
+/// server never grants.
+fn admissible(request: &Request, port: u16) -> Result<(), (u16, String)> {
+    let header = |name: &'static str| {
+        request.headers().iter().find(|h| h.field.equiv(name)).map(|h| h.value.as_str().to_string())
+    };
+    let host = header("Host").unwrap_or_default();
+    if ![format!("127.0.0.1:{port}"), format!("localhost:{port}")].contains(&host) {
+        return Err((403, format!("Host `{host}`: this server answers only 127.0.0.1:{port} and localhost:{port}")));
+    }
+    if *request.method() == Method::Post && !header("Content-Type").is_some_and(|t| t.starts_with("application/json")) {
+        return Err((415, "a POST must be application/json".to_string()));
     }
     Ok(())
 }
@@ -222,7 +272,8 @@ function show(state) {
   document.getElementById("chart").innerHTML = state.chart;
 }
 async function call(url, body) {
-  const r = await fetch(url, { method: body === undefined && url === "/api/state" ? "GET" : "POST", body: body });
+  const post = { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+  const r = await fetch(url, url === "/api/state" ? { method: "GET" } : post);
   const t = await r.text();
   if (r.ok) show(JSON.parse(t)); else document.getElementById("error").textContent = t;
 }
@@ -231,7 +282,7 @@ document.getElementById("forward").onclick = () => call("/api/forward", "");
 document.getElementById("restart").onclick = () => call("/api/restart", "");
 document.getElementById("load").onchange = async (e) => {
   const f = e.target.files[0];
-  if (f) call("/api/load", await f.text());
+  if (f) call("/api/load", JSON.parse(await f.text()));
 };
 call("/api/state");
 </script>

@@ -182,10 +182,18 @@ impl Context {
     /// `cargo test` of one model of this target, with the overrides in
     /// force: it works from anywhere in the user's workspace.
     fn test_command(&self, model: &str) -> String {
-        let env = self.overrides.describe();
+        let env: Vec<String> = self.overrides.given.iter().map(|(k, v)| format!("{k}={}", shell_word(v))).collect();
+        let env = env.join(" ");
         let env = if env.is_empty() { env } else { format!("{env} ") };
         format!("{env}cargo test -p {} --test {} -- --exact {model}", self.package, self.target)
     }
+}
+
+/// `s` as one word for `sh`: as it is when it is plain, else in single
+/// quotes (a path with a space, a value with a leading blank).
+fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_./:,=@+-".contains(&b));
+    if plain { s.to_string() } else { format!("'{}'", s.replace('\'', "'\\''")) }
 }
 
 /// Runs one declared model: search, expectation, snapshot.
@@ -218,8 +226,10 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
 
     let saved = match report.counterexample() {
         Some(cex) => {
-            let path = cx.save_dir.join(format!("{}.cex.json", name.replace("::", "-")));
-            std::fs::create_dir_all(&cx.save_dir)
+            // A folder per target: two targets may declare models of one name.
+            let dir = cx.save_dir.join(&cx.target);
+            let path = dir.join(format!("{}.cex.json", name.replace("::", "-")));
+            std::fs::create_dir_all(&dir)
                 .and_then(|()| std::fs::write(&path, cex.to_json()))
                 .map_err(|e| format!("{name}: writing {}: {e}", path.display()))?;
             let chart = cmc::chart::path_beside(&path);
@@ -234,7 +244,7 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
         let test = cx.test_command(&name);
         let mut s = format!("reproduce: {test}\n");
         if let Some(p) = &saved {
-            s.push_str(&format!("replay:    CMC_REPLAY={} {test}\n", p.display()));
+            s.push_str(&format!("replay:    CMC_REPLAY={} {test}\n", shell_word(&p.display().to_string())));
         }
         if let Some(chart) = &report.chart {
             s.push_str(&format!("chart:     {chart}\n"));
@@ -330,4 +340,15 @@ fn replay(d: &Declared, model: &dyn DynModel, attributes: &Attributes, file: &Pa
     }
     println!("{name}: replayed {shown}: {}", report.to_text());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_word_with_a_space_or_a_quote_is_quoted_for_the_shell() {
+        assert_eq!(super::shell_word("/tmp/a.cex.json"), "/tmp/a.cex.json");
+        assert_eq!(super::shell_word("/home/me/My Projects/a.json"), "'/home/me/My Projects/a.json'");
+        assert_eq!(super::shell_word(" 5"), "' 5'");
+        assert_eq!(super::shell_word("it's"), "'it'\\''s'");
+    }
 }

@@ -85,9 +85,15 @@ impl Policy {
         let update = match var("INSTA_UPDATE").as_deref() {
             None | Some("") | Some("auto") if ci => Update::No,
             None | Some("") | Some("auto") | Some("new") => Update::New,
-            Some("always") | Some("1") => Update::Always,
+            // insta's `force` rewrites every snapshot, as `always` here;
+            // its `unseen` (new ones as `.snap`) is taken as `new`: here
+            // every snapshot written is one to review.
+            Some("always") | Some("1") | Some("force") => Update::Always,
+            Some("unseen") => Update::New,
             Some("no") | Some("0") => Update::No,
-            Some(other) => return Err(format!("INSTA_UPDATE={other}: expected auto, new, always or no")),
+            Some(other) => {
+                return Err(format!("INSTA_UPDATE={other}: expected auto, new, unseen, always, force or no"));
+            }
         };
         let force_pass = var("INSTA_FORCE_PASS").is_some_and(|v| v == "1" || v == "true");
         Ok(Policy { update, force_pass, ci })
@@ -152,7 +158,9 @@ impl Snapshot<'_> {
     pub fn check(&self, text: &str, policy: Policy) -> Result<Outcome, String> {
         let path = self.path();
         let stored = match std::fs::read_to_string(&path) {
-            Ok(s) => Some(body(&s).map_err(|e| format!("{}: {e}", path.display()))?.to_string()),
+            // A checkout with CRLF line ends (Windows' core.autocrlf) reads
+            // the same.
+            Ok(s) => Some(body(&s.replace("\r\n", "\n")).map_err(|e| format!("{}: {e}", path.display()))?.to_string()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(format!("reading {}: {e}", path.display())),
         };
@@ -267,6 +275,8 @@ mod tests {
         assert!(diff.contains("-states: 9\n+states: 10\n"), "{diff}");
         assert_eq!(written, Some(dir.join("b.snap.new")));
         assert_eq!(s.check("depth: 3\nstates: 9", NEW).unwrap(), Outcome::Same);
+        std::fs::write(s.path(), s.file("depth: 3\nstates: 9\n").replace('\n', "\r\n")).unwrap();
+        assert_eq!(s.check("depth: 3\nstates: 9\n", NEW).unwrap(), Outcome::Same, "CRLF line ends");
         assert!(!dir.join("b.snap.new").exists());
     }
 
@@ -279,6 +289,8 @@ mod tests {
         assert_eq!(env(&[]).update, Update::New);
         assert_eq!(env(&[("CI", "1"), ("INSTA_UPDATE", "always")]).update, Update::Always);
         assert!(Policy::from_env(|k| (k == "INSTA_UPDATE").then(|| "maybe".to_string())).is_err());
+        assert_eq!(env(&[("INSTA_UPDATE", "force")]).update, Update::Always);
+        assert_eq!(env(&[("INSTA_UPDATE", "unseen")]).update, Update::New);
         let dir = scratch("ci");
         let s = Snapshot { dir: &dir, model: "c", source: "t.rs" };
         let out = s.check("x\n", env(&[("CI", "true")])).unwrap();

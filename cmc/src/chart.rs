@@ -87,6 +87,20 @@ fn flights(trace: &[Step], network: Network, tokens: &[Token]) -> Vec<Flight> {
     // Per channel, the flights on it, in the world's order.
     let mut channels: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (k, step) in trace.iter().enumerate() {
+        // A crash loses every message to or from the crashed node, whatever
+        // its restart sends again (perhaps the same bytes): taken from the
+        // action, not from comparing the worlds.
+        if let ("CRASH", Some(n)) = (tokens[k].name.as_str(), tokens[k].node) {
+            for ids in channels.values_mut() {
+                ids.retain(|&id| {
+                    let touches = flights[id].from == Some(n) || flights[id].to == Some(n);
+                    if touches {
+                        flights[id].end = End::Lost(k);
+                    }
+                    !touches
+                });
+            }
+        }
         let mut now: BTreeMap<String, Vec<&MessageText>> = BTreeMap::new();
         for m in &step.world.messages {
             now.entry(m.channel.clone()).or_default().push(m);
@@ -411,3 +425,68 @@ table.worlds { border-collapse: collapse; font-family: monospace; font-size: 12p
 table.worlds td, table.worlds th { border: 1px solid #ccc; padding: 2px 6px; vertical-align: top; text-align: left; }
 pre.output { margin: 2px 0 0 0; color: #555; }
 ";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{NodeText, WorldText};
+
+    fn step(action: &str, messages: &[(u8, u8, &str)]) -> Step {
+        let node = NodeText {
+            state: String::new(),
+            output: String::new(),
+            timers: Vec::new(),
+            wakes: Vec::new(),
+            resets: Vec::new(),
+            clients_left: 0,
+            pending_persists: Vec::new(),
+        };
+        let messages: Vec<MessageText> = messages
+            .iter()
+            .map(|&(f, t, text)| MessageText {
+                from: Some(f),
+                to: Some(t),
+                channel: format!("{f}->{t}"),
+                text: text.to_string(),
+            })
+            .collect();
+        Step {
+            action: action.to_string(),
+            label: action.to_string(),
+            fingerprint: String::new(),
+            world: WorldText {
+                nodes: vec![node.clone(), node],
+                network: Vec::new(),
+                messages,
+                replies: Vec::new(),
+                drops_left: 0,
+                dups_left: 0,
+                crashes_left: 0,
+                timeouts_left: None,
+            },
+        }
+    }
+
+    #[test]
+    fn a_message_a_crash_lost_is_lost_even_if_the_restart_sends_the_same_bytes() {
+        let trace = [step("INIT(0)", &[(0, 1, "a")]), step("CRASH(0, 0)", &[(0, 1, "a")])];
+        let tokens: Vec<Token> = trace.iter().map(|s| parse_token(&s.action)).collect();
+        for network in [Network::Fifo, Network::Bag] {
+            let f = flights(&trace, network, &tokens);
+            assert_eq!(f.len(), 2, "the one sent at Init and the one sent again");
+            assert!(f[0].end == End::Lost(1) && f[0].sent == 0);
+            assert!(f[1].end == End::InFlight && f[1].sent == 1);
+        }
+    }
+
+    #[test]
+    fn a_delivery_takes_the_head_and_a_new_send_is_new() {
+        let trace =
+            [step("INIT(0)", &[(0, 1, "a"), (0, 1, "b")]), step("DELIVER(0->1, a)", &[(0, 1, "b"), (0, 1, "a")])];
+        let tokens: Vec<Token> = trace.iter().map(|s| parse_token(&s.action)).collect();
+        let f = flights(&trace, Network::Fifo, &tokens);
+        assert_eq!(f.len(), 3);
+        assert!(f[0].end == End::Delivered(1), "a, the head, delivered");
+        assert!(f[1].end == End::InFlight && f[2].end == End::InFlight && f[2].sent == 1);
+    }
+}
