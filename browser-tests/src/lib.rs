@@ -84,3 +84,11 @@ pub fn eval(tab: &Tab, js: &str) -> Result<serde_json::Value> {
     let r = tab.evaluate(js, false).with_context(|| format!("evaluating {js}"))?;
     Ok(r.value.unwrap_or(serde_json::Value::Null))
 }
+
+/// Writes a PNG screenshot of what `tab` shows to `file`, for people (the
+/// tests assert on the page, never on pixels).
+pub fn screenshot(tab: &Tab, file: &Path) -> Result<()> {
+    use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
+    let png = tab.capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)?;
+    std::fs::write(file, png).with_context(|| format!("writing {}", file.display()))
+}

@@ -3,7 +3,7 @@
 //! against the trace the chart was made from.
 
 use cmc::{Options, Report, Verdict, chart, check};
-use cmc_browser_tests::{eval, launch, open};
+use cmc_browser_tests::{eval, launch, open, screenshot};
 use cmc_examples::two_phase;
 
 /// A counterexample with deliveries, flushes and a crash.
@@ -80,12 +80,6 @@ fn a_chart_in_a_browser_has_the_trace_s_lifelines_and_arrows() -> anyhow::Result
     assert_eq!(crashes.as_u64(), Some(crash_steps as u64));
 
     // The screenshot, for people: beside the page.
-    let png = tab.capture_screenshot(
-        headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption::Png,
-        None,
-        None,
-        true,
-    )?;
-    std::fs::write(dir.join("two_phase-bug_no_persist_decision.png"), png)?;
+    screenshot(&tab, &dir.join("two_phase-bug_no_persist_decision.png"))?;
     Ok(())
 }

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use cmc::{Options, Verdict, check};
-use cmc_browser_tests::{eval, launch};
+use cmc_browser_tests::{eval, launch, screenshot};
 use cmc_examples::lock_service;
 
 fn model() -> cmc::Model<lock_service::LockService> {
@@ -84,14 +84,6 @@ fn a_planted_bug_is_reproduced_in_the_explorer_by_clicks_alone() -> anyhow::Resu
     let forward = eval(&tab, "document.getElementById('forward').disabled")?;
     assert_eq!(forward, serde_json::json!(true), "the end of the file");
 
-    let png = tab.capture_screenshot(
-        headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption::Png,
-        None,
-        None,
-        true,
-    )?;
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("explore");
-    std::fs::create_dir_all(&dir)?;
-    std::fs::write(dir.join("lock-service-bug_lost_wakeup.png"), png)?;
+    screenshot(&tab, &dir.join("lock-service-bug_lost_wakeup.png"))?;
     Ok(())
 }

@@ -72,30 +72,8 @@ struct CheckArgs {
     /// List the built-in cores with their settings.
     #[arg(long)]
     list: bool,
-    /// Set a core setting, KEY=VALUE (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    settings: Vec<String>,
-    /// Number of nodes (default: the model's).
-    #[arg(long)]
-    nodes: Option<u64>,
-    /// Network mode (default: the model's).
-    #[arg(long)]
-    network: Option<Network>,
-    /// Drop budget.
-    #[arg(long)]
-    drops: Option<u64>,
-    /// Dup budget (bag mode).
-    #[arg(long)]
-    dups: Option<u64>,
-    /// Crash budget.
-    #[arg(long)]
-    crashes: Option<u64>,
-    /// Client requests per node.
-    #[arg(long)]
-    clients: Option<u64>,
-    /// Timer firings over all nodes (default: unbounded).
-    #[arg(long)]
-    timeouts: Option<u64>,
+    #[command(flatten)]
+    model: ModelArgs,
     /// Search strategy.
     #[arg(long, value_enum, default_value = "bfs")]
     search: SearchKind,
@@ -129,6 +107,58 @@ struct CheckArgs {
     /// Where to save a counterexample (default: target/cmc/NAME.cex.json).
     #[arg(long)]
     save: Option<PathBuf>,
+}
+
+/// How a catalog core's model is set: its settings and environment, as
+/// `cmc check` and `cmc explore` take them.
+#[derive(Args, Debug)]
+pub struct ModelArgs {
+    /// Set a core setting, KEY=VALUE (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    settings: Vec<String>,
+    /// Number of nodes (default: the model's).
+    #[arg(long)]
+    nodes: Option<u64>,
+    /// Network mode (default: the model's).
+    #[arg(long)]
+    network: Option<Network>,
+    /// Drop budget.
+    #[arg(long)]
+    drops: Option<u64>,
+    /// Dup budget (bag mode).
+    #[arg(long)]
+    dups: Option<u64>,
+    /// Crash budget.
+    #[arg(long)]
+    crashes: Option<u64>,
+    /// Client requests per node.
+    #[arg(long)]
+    clients: Option<u64>,
+    /// Timer firings over all nodes (default: unbounded).
+    #[arg(long)]
+    timeouts: Option<u64>,
+}
+
+impl ModelArgs {
+    /// The catalog's overrides these arguments give.
+    pub fn overrides(&self) -> Result<Overrides> {
+        let mut overrides = Overrides { nodes: self.nodes, network: self.network, ..Overrides::default() };
+        for kv in &self.settings {
+            overrides.settings.push(parse_set(kv)?);
+        }
+        for (k, v) in [
+            ("drops", self.drops),
+            ("dups", self.dups),
+            ("crashes", self.crashes),
+            ("clients", self.clients),
+            ("timeouts", self.timeouts),
+        ] {
+            if let Some(v) = v {
+                overrides.budgets.push((k.to_string(), v));
+            }
+        }
+        Ok(overrides)
+    }
 }
 
 #[derive(Args, Debug)]
@@ -206,21 +236,7 @@ fn check(args: CheckArgs) -> Result<u8> {
     }
     let name = args.name.as_deref().unwrap_or_default();
     let entry = find(&catalog, name)?;
-    let mut overrides = Overrides { nodes: args.nodes, network: args.network, ..Overrides::default() };
-    for kv in &args.settings {
-        overrides.settings.push(parse_set(kv)?);
-    }
-    for (k, v) in [
-        ("drops", args.drops),
-        ("dups", args.dups),
-        ("crashes", args.crashes),
-        ("clients", args.clients),
-        ("timeouts", args.timeouts),
-    ] {
-        if let Some(v) = v {
-            overrides.budgets.push((k.to_string(), v));
-        }
-    }
+    let overrides = args.model.overrides()?;
     let search = match args.search {
         SearchKind::Bfs => Search::Bfs { depth_max: args.depth_max },
         SearchKind::Dfs => {

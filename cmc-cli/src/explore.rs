@@ -7,10 +7,9 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result, anyhow, bail};
 use clap::Args;
 
-use cmc::Network;
-use cmc::catalog::{DynModel, Overrides};
+use cmc::catalog::DynModel;
 
-use crate::cli::parse_set;
+use crate::cli::ModelArgs;
 
 /// The arguments of `cmc explore`.
 #[derive(Args, Debug)]
@@ -21,30 +20,8 @@ pub struct ExploreArgs {
     /// Explore the program a model file (TOML) names instead.
     #[arg(long, value_name = "FILE")]
     model_file: Option<PathBuf>,
-    /// Set a core setting, KEY=VALUE (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    settings: Vec<String>,
-    /// Number of nodes (default: the model's).
-    #[arg(long)]
-    nodes: Option<u64>,
-    /// Network mode (default: the model's).
-    #[arg(long)]
-    network: Option<Network>,
-    /// Drop budget.
-    #[arg(long)]
-    drops: Option<u64>,
-    /// Dup budget (bag mode).
-    #[arg(long)]
-    dups: Option<u64>,
-    /// Crash budget.
-    #[arg(long)]
-    crashes: Option<u64>,
-    /// Client requests per node.
-    #[arg(long)]
-    clients: Option<u64>,
-    /// Timer firings over all nodes (default: unbounded).
-    #[arg(long)]
-    timeouts: Option<u64>,
+    #[command(flatten)]
+    model: ModelArgs,
     /// The port to serve on, on 127.0.0.1 only (0: any free port).
     #[arg(long, default_value_t = 3000)]
     port: u16,
@@ -60,21 +37,7 @@ pub fn run(args: &ExploreArgs) -> Result<u8> {
                 .iter()
                 .find(|e| e.name == name)
                 .ok_or_else(|| anyhow!("unknown core `{name}` (cmc check --list shows them)"))?;
-            let mut overrides = Overrides { nodes: args.nodes, network: args.network, ..Overrides::default() };
-            for kv in &args.settings {
-                overrides.settings.push(parse_set(kv)?);
-            }
-            for (k, v) in [
-                ("drops", args.drops),
-                ("dups", args.dups),
-                ("crashes", args.crashes),
-                ("clients", args.clients),
-                ("timeouts", args.timeouts),
-            ] {
-                if let Some(v) = v {
-                    overrides.budgets.push((k.to_string(), v));
-                }
-            }
+            let overrides = args.model.overrides()?;
             (entry.build(&overrides)?, name.clone())
         }
         (None, Some(file)) => {
