@@ -6,57 +6,15 @@
 //! shortest trace.
 //!
 //! Memory per distinct state: its fingerprint in the seen set (16 bytes plus
-//! the table's slack) and its parent link (8 bytes). Worlds themselves are
+//! the table's slack) and its parent link (6 bytes). Worlds themselves are
 //! kept only for the current and the next level; a trace is rebuilt by
-//! re-running the parent links' actions.
+//! re-running the parent links' actions ([`store`]).
+
+mod store;
 
 use super::{Checker, Control, End, Explore, FpSet};
 use crate::world::Fingerprint;
-
-/// How a distinct state was first reached.
-#[derive(Clone, Copy)]
-struct Parent {
-    /// Index of the parent state, or `ROOT`.
-    parent: u32,
-    /// The action's position in the parent's action list, or the initial
-    /// variant for a root.
-    position: u32,
-}
-
-const ROOT: u32 = u32::MAX;
-
-/// One BFS level: worlds in their stored form. The states of a level are
-/// found one after another, so their ids are consecutive: the level keeps
-/// the first and, per world, only where its bytes end (8 bytes a world).
-#[derive(Default)]
-struct Level {
-    bytes: Vec<u8>,
-    first_id: u32,
-    ends: Vec<u64>,
-}
-
-impl Level {
-    fn push(&mut self, id: u32, world: &[u8]) {
-        if self.ends.is_empty() {
-            self.first_id = id;
-        }
-        debug_assert_eq!(id as usize, self.first_id as usize + self.ends.len(), "level ids are consecutive");
-        self.bytes.extend_from_slice(world);
-        self.ends.push(self.bytes.len() as u64);
-    }
-    fn len(&self) -> usize {
-        self.ends.len()
-    }
-    /// The id and stored bytes of world `k`.
-    fn get(&self, k: usize) -> (u32, &[u8]) {
-        let start = if k == 0 { 0 } else { self.ends[k - 1] as usize };
-        (self.first_id + k as u32, &self.bytes[start..self.ends[k] as usize])
-    }
-    fn clear(&mut self) {
-        self.bytes.clear();
-        self.ends.clear();
-    }
-}
+use store::{Level, POSITION_MAX, Parents, ROOT, path_to};
 
 /// One expanded world: its successors, computed but not yet looked up.
 struct Expansion<W, A> {
@@ -95,7 +53,7 @@ impl<W, A> Expansion<W, A> {
 struct Bfs<'a, E: Explore> {
     c: &'a mut Checker<E>,
     seen: FpSet,
-    parents: Vec<Parent>,
+    parents: Parents,
     /// Ids of the first witness of each `sometimes` property.
     witness_ids: Vec<Option<u32>>,
     witnessed: Vec<usize>,
@@ -103,7 +61,7 @@ struct Bfs<'a, E: Explore> {
 
 pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: Option<u32>, control: &mut dyn Control) -> End<E::Action> {
     let witness_ids = vec![None; c.properties.len()];
-    let mut bfs = Bfs { c, seen: FpSet::default(), parents: Vec::new(), witness_ids, witnessed: Vec::new() };
+    let mut bfs = Bfs { c, seen: FpSet::default(), parents: Parents::default(), witness_ids, witnessed: Vec::new() };
     let found = bfs.search(depth_max, control);
     let Bfs { c, parents, witness_ids, .. } = bfs;
     for (i, id) in witness_ids.iter().enumerate() {
@@ -126,53 +84,31 @@ enum Found<A> {
     Error { error: String, id: u32, failed: Option<A> },
 }
 
-/// Rebuilds the actions that reach state `id`, by following parent links to
-/// a root and re-running each action list.
-fn path_to<E: Explore>(c: &mut Checker<E>, parents: &[Parent], id: u32) -> Vec<E::Action> {
-    let mut chain = Vec::new();
-    let mut at = id;
-    loop {
-        let p = parents[at as usize];
-        chain.push(p.position);
-        if p.parent == ROOT {
-            break;
-        }
-        at = p.parent;
-    }
-    chain.reverse();
-    let e = &mut c.explorer;
-    let mut path = vec![e.init_action(chain[0])];
-    let mut world = e.empty_world();
-    let mut next = e.empty_world();
-    let mut actions = Vec::new();
-    if !matches!(e.initial(chain[0], &mut world), Ok(true)) {
-        return path;
-    }
-    for &position in &chain[1..] {
-        if e.actions(&world, &mut actions).is_err() {
-            return path;
-        }
-        let Some(&action) = actions.get(position as usize) else {
-            return path;
-        };
-        path.push(action);
-        if !matches!(e.apply(&world, &action, &mut next), Ok(true)) {
-            return path;
-        }
-        std::mem::swap(&mut world, &mut next);
-    }
-    path
-}
-
 impl<E: Explore> Bfs<'_, E> {
     /// Records a world reached for the first time (`bytes` is its encoding,
     /// `world` it decoded); checks its invariants.
-    fn discover(&mut self, world: &E::World, fp: Fingerprint, parent: Parent) -> Result<Option<u32>, Found<E::Action>> {
+    fn discover(
+        &mut self,
+        world: &E::World,
+        fp: Fingerprint,
+        parent: u32,
+        position: u32,
+    ) -> Result<Option<u32>, Found<E::Action>> {
         if !self.seen.insert(fp) {
             return Ok(None);
         }
         let id = self.parents.len() as u32;
-        self.parents.push(parent);
+        if position > POSITION_MAX {
+            // Not a bound users meet: cores list at most
+            // `actions_per_state` actions, programs fewer; but a core may
+            // declare more initial states than parent links can name.
+            let error = format!("action position {position} is beyond the search's limit of {POSITION_MAX}");
+            if parent == ROOT {
+                return Err(Found::End(End::Error { error, path: Vec::new(), failed: None }));
+            }
+            return Err(Found::Error { error, id: parent, failed: None });
+        }
+        self.parents.push(parent, position);
         self.c.distinct += 1;
         let mut witnessed = std::mem::take(&mut self.witnessed);
         let failed =
@@ -263,7 +199,7 @@ impl<E: Explore> Bfs<'_, E> {
                 if next.len() == 0 {
                     self.c.depth += 1;
                 }
-                if let Some(new_id) = self.discover(&exp.scratch, fp, Parent { parent: id, position })? {
+                if let Some(new_id) = self.discover(&exp.scratch, fp, id, position)? {
                     next.push(new_id, encoded);
                 }
             }
@@ -317,7 +253,7 @@ impl<E: Explore> Bfs<'_, E> {
                 self.c.depth = u32::from(self.c.distinct > 0);
                 return Found::End(End::Incomplete(format!("states_max = {m} reached")));
             }
-            match self.discover(&world, fp, Parent { parent: ROOT, position: variant }) {
+            match self.discover(&world, fp, ROOT, variant) {
                 Ok(Some(id)) => current.push(id, &stored),
                 Ok(None) => {}
                 Err(found) => {

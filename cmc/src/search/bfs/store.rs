@@ -1,0 +1,206 @@
+//! What breadth-first search keeps: the worlds of the level being expanded
+//! and of the next one, in their stored form, and one parent link per
+//! distinct state, from which a trace is rebuilt by re-running actions.
+//!
+//! Both are laid out for memory: a level of worlds of one size keeps no
+//! offsets, and parent links are six bytes, in fixed-size chunks that are
+//! never copied when the search grows.
+
+use super::super::{Checker, Explore};
+
+/// Entries per chunk of a [`Chunked`] array.
+const CHUNK: usize = 1 << 14;
+
+/// A growable array in fixed-size chunks: pushing never moves what is
+/// there, and the slack is at most one chunk (where a `Vec` that doubles
+/// may hold twice what it needs, and both copies while it moves).
+pub(crate) struct Chunked<T> {
+    chunks: Vec<Vec<T>>,
+    len: usize,
+}
+
+impl<T: Copy> Default for Chunked<T> {
+    fn default() -> Self {
+        Chunked { chunks: Vec::new(), len: 0 }
+    }
+}
+
+impl<T: Copy> Chunked<T> {
+    pub fn push(&mut self, value: T) {
+        if self.len % CHUNK == 0 {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+        }
+        self.chunks[self.len / CHUNK].push(value);
+        self.len += 1;
+    }
+
+    pub fn get(&self, i: usize) -> T {
+        self.chunks[i / CHUNK][i % CHUNK]
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// The parent id of an initial world.
+pub(crate) const ROOT: u32 = u32::MAX;
+
+/// How each distinct state was first reached, by state id: its parent's id
+/// (or [`ROOT`]) and the action's position in the parent's action list (or
+/// the initial variant, for a root).
+#[derive(Default)]
+pub(crate) struct Parents {
+    parent: Chunked<u32>,
+    position: Chunked<u16>,
+}
+
+/// Parent links keep positions in 16 bits; a world with more actions is
+/// beyond every front end's limit ([`crate::core::limits::ACTIONS_PER_STATE`]
+/// for cores, fewer for programs), so this is a check, not a bound users meet.
+pub(crate) const POSITION_MAX: u32 = u16::MAX as u32;
+
+impl Parents {
+    /// Records the next state's link; its id is the count before.
+    pub fn push(&mut self, parent: u32, position: u32) {
+        debug_assert!(position <= POSITION_MAX, "positions are checked before they are stored");
+        self.parent.push(parent);
+        self.position.push(position as u16);
+    }
+
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    fn get(&self, id: u32) -> (u32, u32) {
+        (self.parent.get(id as usize), u32::from(self.position.get(id as usize)))
+    }
+}
+
+/// Rebuilds the actions that reach state `id`, by following parent links to
+/// a root and re-running each action list.
+pub(crate) fn path_to<E: Explore>(c: &mut Checker<E>, parents: &Parents, id: u32) -> Vec<E::Action> {
+    let mut chain = Vec::new();
+    let mut at = id;
+    loop {
+        let (parent, position) = parents.get(at);
+        chain.push(position);
+        if parent == ROOT {
+            break;
+        }
+        at = parent;
+    }
+    chain.reverse();
+    let e = &mut c.explorer;
+    let mut path = vec![e.init_action(chain[0])];
+    let mut world = e.empty_world();
+    let mut next = e.empty_world();
+    let mut actions = Vec::new();
+    if !matches!(e.initial(chain[0], &mut world), Ok(true)) {
+        return path;
+    }
+    for &position in &chain[1..] {
+        if e.actions(&world, &mut actions).is_err() {
+            return path;
+        }
+        let Some(&action) = actions.get(position as usize) else {
+            return path;
+        };
+        path.push(action);
+        if !matches!(e.apply(&world, &action, &mut next), Ok(true)) {
+            return path;
+        }
+        std::mem::swap(&mut world, &mut next);
+    }
+    path
+}
+
+/// One BFS level: worlds in their stored form. The states of a level are
+/// found one after another, so their ids are consecutive: the level keeps
+/// the first and, while every world has the same size (a direct-actions
+/// core's always do), nothing else; once sizes differ, where each world's
+/// bytes end (8 bytes a world).
+#[derive(Default)]
+pub(crate) struct Level {
+    bytes: Vec<u8>,
+    first_id: u32,
+    count: usize,
+    /// The size every world has so far, while they all have one.
+    size: Option<usize>,
+    ends: Vec<u64>,
+}
+
+impl Level {
+    pub fn push(&mut self, id: u32, world: &[u8]) {
+        if self.count == 0 {
+            self.first_id = id;
+            self.size = Some(world.len());
+        }
+        debug_assert_eq!(id as usize, self.first_id as usize + self.count, "level ids are consecutive");
+        if let Some(size) = self.size
+            && size != world.len()
+        {
+            self.ends = (1..=self.count).map(|k| (k * size) as u64).collect();
+            self.size = None;
+        }
+        self.bytes.extend_from_slice(world);
+        if self.size.is_none() {
+            self.ends.push(self.bytes.len() as u64);
+        }
+        self.count += 1;
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn first_id(&self) -> u32 {
+        self.first_id
+    }
+
+    /// The id and stored bytes of world `k`.
+    pub fn get(&self, k: usize) -> (u32, &[u8]) {
+        let (start, end) = match self.size {
+            Some(size) => (k * size, (k + 1) * size),
+            None => (if k == 0 { 0 } else { self.ends[k - 1] as usize }, self.ends[k] as usize),
+        };
+        (self.first_id + k as u32, &self.bytes[start..end])
+    }
+
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+        self.count = 0;
+        self.size = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CHUNK, Chunked, Level};
+
+    #[test]
+    fn a_level_keeps_worlds_of_one_size_and_of_many() {
+        let mut level = Level::default();
+        level.push(7, b"abc");
+        level.push(8, b"def");
+        assert_eq!(level.get(1), (8, &b"def"[..]));
+        level.push(9, b"ghij");
+        level.push(10, b"");
+        let all: Vec<(u32, &[u8])> = (0..level.len()).map(|k| level.get(k)).collect();
+        assert_eq!(all, vec![(7, &b"abc"[..]), (8, &b"def"[..]), (9, &b"ghij"[..]), (10, &b""[..])]);
+        level.clear();
+        level.push(11, b"xy");
+        assert_eq!((level.len(), level.get(0)), (1, (11, &b"xy"[..])));
+    }
+
+    #[test]
+    fn a_chunked_array_keeps_order_across_chunks() {
+        let mut a = Chunked::default();
+        for i in 0..(2 * CHUNK + 3) as u32 {
+            a.push(i);
+        }
+        assert_eq!(a.len(), 2 * CHUNK + 3);
+        assert!((0..a.len()).all(|i| a.get(i) == i as u32));
+    }
+}
