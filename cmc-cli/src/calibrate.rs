@@ -39,6 +39,10 @@ pub struct CalibrateArgs {
     /// Stop (incomplete) after this many seconds.
     #[arg(long)]
     pub time_max: Option<f64>,
+    /// Threads for the search; 0 (the default) for one per core. Every
+    /// count and trace is TLC's one-worker figure whatever the number.
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
 }
 
 /// Runs the subcommand; returns the exit code. Unreadable or rejected input
@@ -51,7 +55,7 @@ pub fn run(args: &CalibrateArgs) -> Result<u8> {
     let time_max = crate::cli::time_max(args.time_max)?;
     catch_interrupt();
     let mut control = RunControl::new(time_max);
-    let mut report = check(&cal, &mut control)?;
+    let mut report = check(&cal, args.threads, &mut control)?;
     control.finish();
     report.elapsed_s = control.elapsed_s();
     if args.json {
@@ -65,17 +69,18 @@ pub fn run(args: &CalibrateArgs) -> Result<u8> {
     Ok(exit_code(report.verdict))
 }
 
-/// TLC's semantics for `tlc -workers 1 -deadlock`.
-pub fn options() -> Options {
-    Options { search: Search::Bfs { depth_max: None }, states_max: None, det: false, deadlock: false }
+/// TLC's semantics for `tlc -workers 1 -deadlock`, on `threads` threads
+/// (which changes no figure).
+pub fn options(threads: usize) -> Options {
+    Options { search: Search::Bfs { depth_max: None }, threads, ..Options::default() }
 }
 
 /// Checks a configuration: the core with its settings and the configuration's
 /// invariants in their order.
-pub fn check(cal: &Calibration, control: &mut dyn Control) -> Result<Report> {
+pub fn check(cal: &Calibration, threads: usize, control: &mut dyn Control) -> Result<Report> {
     let names: Vec<&str> = cal.invariants.iter().map(String::as_str).collect();
     let model = model_with(cal.settings, &names).map_err(|n| anyhow!("unknown invariant `{n}`"))?;
-    Ok(cmc::check_with(&model, &options(), control)?)
+    Ok(cmc::check_with(&model, &options(threads), control)?)
 }
 
 /// The trace's states, re-run through the core, with a description of the
@@ -170,7 +175,7 @@ mod tests {
     #[test]
     fn a_violation_prints_tlc_lines_and_the_trace_in_tla_form() {
         let (cal, path) = calibration("c14", Module::McDiskPaxos);
-        let report = check(&cal, &mut cmc::NoControl).expect("checks");
+        let report = check(&cal, 0, &mut cmc::NoControl).expect("checks");
         assert_eq!(report.verdict, Verdict::Violation);
         let text = tlc_text(&cal, &path, &report).expect("the trace replays");
         assert!(text.contains("Finished computing initial states: 4 distinct states generated.\n"), "{text}");
@@ -188,7 +193,7 @@ mod tests {
     #[test]
     fn a_pass_prints_tlc_counts() {
         let (cal, path) = calibration("c01", Module::McDiskPaxos);
-        let report = check(&cal, &mut cmc::NoControl).expect("checks");
+        let report = check(&cal, 0, &mut cmc::NoControl).expect("checks");
         let text = tlc_text(&cal, &path, &report).expect("no trace");
         assert!(text.contains("Model checking completed. No error has been found.\n"), "{text}");
         assert!(text.contains("1133 states generated, 237 distinct states found, 0 states left on queue.\n"), "{text}");
@@ -200,7 +205,7 @@ mod tests {
     fn records_print_in_the_field_order_of_the_module_tlc_parsed() {
         // MutOwnValue mentions `bal` before `mbal`; TLC prints its records so.
         let (cal, path) = calibration("c19", Module::MutOwnValue);
-        let report = check(&cal, &mut cmc::NoControl).expect("checks");
+        let report = check(&cal, 0, &mut cmc::NoControl).expect("checks");
         let text = tlc_text(&cal, &path, &report).expect("the trace replays");
         assert!(text.contains("[bal |-> 0, mbal |-> 0, inp |-> NotAnInput]"), "{text}");
         assert!(!text.contains("[mbal |->"), "{text}");

@@ -101,6 +101,11 @@ struct CheckArgs {
     /// Report a world with no enabled action as a violation of `deadlock`.
     #[arg(long)]
     deadlock: bool,
+    /// Threads for breadth-first search; 0 (the default) for one per core.
+    /// The result is the same whatever the number. Program models search
+    /// on one thread.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
     /// Print the JSON report on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -244,7 +249,8 @@ fn check(args: CheckArgs) -> Result<u8> {
         }
         SearchKind::Simulate => Search::Simulate { walks: args.walks, walk_length: args.walk_length, seed: args.seed },
     };
-    let options = Options { search, states_max: args.states_max, det: args.det, deadlock: args.deadlock };
+    let options =
+        Options { search, states_max: args.states_max, det: args.det, deadlock: args.deadlock, threads: args.threads };
     let model = entry.build(&overrides)?;
     let time_max = time_max(args.time_max)?;
     catch_interrupt();

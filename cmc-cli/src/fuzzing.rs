@@ -30,12 +30,7 @@ pub type Outcome = Result<()>;
 pub const WALK_LENGTH_MAX: u32 = 16;
 
 fn walk() -> Options {
-    Options {
-        search: Search::Simulate { walks: 1, walk_length: WALK_LENGTH_MAX, seed: 0 },
-        states_max: None,
-        det: false,
-        deadlock: false,
-    }
+    Options { search: Search::Simulate { walks: 1, walk_length: WALK_LENGTH_MAX, seed: 0 }, ..Options::default() }
 }
 
 /// `cmc --model-file FILE`: the text of a model file, parsed and checked

@@ -57,6 +57,7 @@ const KEYS: &[(&str, &str)] = &[
     ("time_max_s", "cap on seconds (incomplete past it)"),
     ("det", "true: run every step twice and compare"),
     ("deadlock", "true: a world with no enabled action is a violation"),
+    ("threads", "threads for bfs, 0 for one per core (the default)"),
     ("expect", "pass, or violation(\"property\")"),
     ("ignore", "\"reason\": run only with --ignored"),
     ("program", "a program as nodes: its path, relative to CARGO_MANIFEST_DIR"),
@@ -76,6 +77,7 @@ const NOT_FOR_PROGRAMS: &[(&str, &str)] = &[
     ("core", "a program model runs the program, not a core"),
     ("network", "a program's connections are TCP: FIFO, and never duplicated"),
     ("dups", "a program's connections are TCP: FIFO, and never duplicated"),
+    ("threads", "the process front end searches on one thread: its nodes are processes"),
     (
         "deadlock",
         "a world with no enabled action is servers waiting in accept() or read() with the budgets spent, how runs end; say what must hold there with `.eventually(...)`",
@@ -105,6 +107,7 @@ struct Keys {
     time_max_s: Option<(u64, Span)>,
     det: Option<bool>,
     deadlock: Option<bool>,
+    threads: Option<(u64, Span)>,
     expect: Option<(Option<String>, Span)>,
     ignore: Option<String>,
 }
@@ -260,6 +263,7 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
                 "time_max_s" => k.time_max_s = Some(int(value, &key, 1, u64::MAX)?),
                 "det" => k.det = Some(boolean(value, &key)?),
                 "deadlock" => k.deadlock = Some(boolean(value, &key)?),
+                "threads" => k.threads = Some(int(value, &key, 0, 1024)?),
                 "expect" => k.expect = Some(expectation(value)?),
                 "ignore" => k.ignore = Some(string(value, &key)?),
                 _ => unreachable!("every key in KEYS is handled"),
@@ -382,6 +386,7 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
     let time_max_s = opt_u64(keys.time_max_s);
     let det = keys.det.unwrap_or(false);
     let deadlock = keys.deadlock.unwrap_or(false);
+    let threads = keys.threads.map_or(0, |(n, _)| n as usize);
     let expect = match &keys.expect {
         Some((Some(p), _)) => quote!(::cmc::harness::Expect::Violation(#p)),
         _ => quote!(::cmc::harness::Expect::Pass),
@@ -482,6 +487,7 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
                 time_max_s: #time_max_s,
                 det: #det,
                 deadlock: #deadlock,
+                threads: #threads,
                 expect: #expect,
                 ignore: #ignore,
             },

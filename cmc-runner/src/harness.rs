@@ -219,6 +219,7 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
         states_max: attributes.states_max,
         det: attributes.det,
         deadlock: attributes.deadlock,
+        threads: attributes.threads,
     };
     let mut control = RunControl::quiet(attributes.time_max_s.map(Duration::from_secs));
     let mut report = model.check(&options, &mut control).map_err(|e| format!("{name}: {e}"))?;

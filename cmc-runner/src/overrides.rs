@@ -46,6 +46,10 @@ pub struct Overrides {
     /// `deadlock`. Cores only: a program model ignores it, as it ignores
     /// `CMC_DUPS`.
     pub deadlock: Option<bool>,
+    /// `CMC_THREADS`: the threads breadth-first search may use (0: one per
+    /// core). Not an override: the result is the same whatever the number,
+    /// so the snapshot is still compared.
+    pub threads: Option<usize>,
     /// `CMC_PRELOAD`: the `cmc-preload` library for program models, instead
     /// of the one embedded in `cmc`. Not an override: the snapshot is still
     /// compared.
@@ -77,10 +81,14 @@ pub const VARIABLES: &[&str] = &[
     "CMC_TIMEOUTS",
     "CMC_DET",
     "CMC_DEADLOCK",
+    "CMC_THREADS",
     "CMC_PRELOAD",
     "CMC_REPLAY",
     "CMC_EXPLORE",
 ];
+
+/// The most threads `CMC_THREADS` may ask for.
+const THREADS_MAX: usize = 1024;
 
 impl Overrides {
     /// Reads the overrides from `(name, value)` pairs (the environment).
@@ -118,6 +126,14 @@ impl Overrides {
                 }
                 "CMC_REPLAY" => {
                     o.replay = Some(PathBuf::from(value));
+                    continue;
+                }
+                "CMC_THREADS" => {
+                    let n: usize = num(&name, &value, "1024")?;
+                    if n > THREADS_MAX {
+                        return Err(format!("{name}={value}: expected an integer, at most {THREADS_MAX}"));
+                    }
+                    o.threads = Some(n);
                     continue;
                 }
                 "CMC_EXPLORE" => {
@@ -167,6 +183,7 @@ impl Overrides {
         a.det = self.det.unwrap_or(a.det);
         if a.program.is_none() {
             a.deadlock = self.deadlock.unwrap_or(a.deadlock);
+            a.threads = self.threads.unwrap_or(a.threads);
         }
         a
     }

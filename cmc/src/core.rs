@@ -206,7 +206,7 @@ pub struct DirectActions {
 /// assert_eq!(report.verdict, Verdict::Pass);
 /// # Ok::<(), cmc::ModelError>(())
 /// ```
-pub trait Core: 'static {
+pub trait Core: Send + Sync + 'static {
     /// The name the catalog, reports and counterexample files use.
     const NAME: &'static str;
     /// One node's state. Its first [`Core::DURABLE`] bytes are durable.
@@ -275,7 +275,9 @@ pub struct SettingKey {
 
 /// Plain-data settings of a core, at most [`limits::SETTINGS_BYTES_MAX`]
 /// bytes. Write them with [`crate::settings!`], which derives everything.
-pub trait Settings: FromBytes + IntoBytes + Immutable + KnownLayout + Copy + fmt::Debug + Default + 'static {
+pub trait Settings:
+    FromBytes + IntoBytes + Immutable + KnownLayout + Copy + fmt::Debug + Default + Send + Sync + 'static
+{
     /// Every key, in declaration order.
     const KEYS: &'static [SettingKey];
     /// Sets `key` to `value`. Unknown keys and out-of-range values are

@@ -89,6 +89,9 @@ pub struct Attributes {
     /// `deadlock`: a world with no enabled action is a violation of
     /// `deadlock` (`--deadlock`).
     pub deadlock: bool,
+    /// `threads = N`: the threads breadth-first search may use; 0 (the
+    /// default) for one per core. The result is the same either way.
+    pub threads: usize,
     /// `expect = pass` (the default) or `expect = violation("NAME")`.
     pub expect: Expect,
     /// `Some(reason)`: listed but run only with `--ignored`.
@@ -112,6 +115,7 @@ impl Attributes {
         time_max_s: None,
         det: false,
         deadlock: false,
+        threads: 0,
         expect: Expect::Pass,
         ignore: None,
     };

@@ -87,7 +87,7 @@ where
     // A deadlock: the file says so, or (a file written before it could) its
     // property is `deadlock` and the model has none of that name.
     let deadlock = file.deadlock || (file.property == DEADLOCK && file.kind == Kind::Always && named.is_none());
-    let options = Options { search: Search::Bfs { depth_max: None }, states_max: None, det, deadlock };
+    let options = Options { search: Search::Bfs { depth_max: None }, det, deadlock, ..Options::default() };
     let mut checker = Checker::new(explorer, &options);
     let parse = |i: usize, token: &str| {
         token.parse::<E::Action>().map_err(|e| ReplayError::BadAction { step: i + 1, message: e.to_string() })

@@ -2,7 +2,9 @@
 //! checked with `--det` (every step run twice from copies of the same
 //! world, outputs compared), and every search of it is run twice and its
 //! reports compared byte for byte: the JSON report, the text a person
-//! reads (counts, trace) and the counterexample file. The elapsed time is
+//! reads (counts, trace) and the counterexample file. A core's
+//! breadth-first search is run on 2 and 3 threads too, and must give the
+//! same bytes as on one. The elapsed time is
 //! the one field allowed to differ between two runs. A run with `--det`
 //! must report the same, but for the processes a program search counts
 //! (`filters_installed`, `execs`, `forks`): it forks every step's
@@ -58,7 +60,7 @@ fn searches(d: &Declared) -> Vec<Search> {
 }
 
 fn options(d: &Declared, search: Search, det: bool) -> Options {
-    Options { search, states_max: d.attributes.states_max, det, deadlock: d.attributes.deadlock }
+    Options { search, states_max: d.attributes.states_max, det, deadlock: d.attributes.deadlock, threads: 1 }
 }
 
 /// The gate over `declared`: what failed, one entry per model and search.
@@ -89,9 +91,21 @@ fn gate(declared: &[&Declared]) -> Vec<String> {
             let (mut first, mut det) = (first, det);
             first.set_process_counts(None);
             det.set_process_counts(None);
-            let (a, c) = (bytes(first), bytes(det));
+            let (a, c) = (bytes(first.clone()), bytes(det));
             if a != c {
                 failures.push(format!("{what}: --det changes the report:\n{}\n---\n{}", a.1, c.1));
+            }
+            // Breadth-first search on several threads gives the one-thread
+            // report (programs search on one thread whatever is asked).
+            if matches!(search, Search::Bfs { .. }) && d.attributes.program.is_none() {
+                for threads in [2, 3] {
+                    let options = Options { threads, ..options(d, search, false) };
+                    let r = model.check(&options, &mut NoControl).expect("a valid model");
+                    let t = bytes(r);
+                    if a != t {
+                        failures.push(format!("{what}: {threads} threads change the report:\n{}\n---\n{}", a.1, t.1));
+                    }
+                }
             }
         }
     }

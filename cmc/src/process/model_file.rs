@@ -285,7 +285,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
             }
         }
     }
-    let options = Options { search, states_max: raw.states_max, det: raw.det, deadlock: false };
+    let options = Options { search, states_max: raw.states_max, det: raw.det, ..Options::default() };
 
     let properties = match (raw.properties, raw.invariants.is_empty()) {
         (None, true) => None,

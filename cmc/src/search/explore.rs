@@ -33,6 +33,16 @@ pub trait Explore {
     fn empty_world(&self) -> Self::World;
     /// How many initial worlds there may be.
     fn initial_variants(&self) -> u32;
+    /// Another explorer of the same state graph, for a search thread of
+    /// its own; `None` (the default) for a front end that searches on one
+    /// thread only, such as the process front end, whose nodes are
+    /// processes.
+    fn worker(&self) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
     /// The action that stands for initial world `variant` in a trace.
     fn init_action(&self, variant: u32) -> Self::Action;
     /// Builds initial world `variant`; `Ok(false)` if there is no such world.
@@ -272,6 +282,11 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
 
     fn initial_variants(&self) -> u32 {
         self.engine.initial_variants()
+    }
+
+    fn worker(&self) -> Option<Self> {
+        // The model was validated when this explorer's engine was made.
+        Engine::new(self.engine.model, self.engine.det).ok().map(CoreExplorer::new)
     }
 
     fn init_action(&self, variant: u32) -> Action {

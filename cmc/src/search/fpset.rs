@@ -200,17 +200,7 @@ impl FpSet {
     /// Hints that `fp` will be looked up soon.
     #[inline]
     pub(crate) fn prefetch(&self, fp: u128) {
-        let key = key(fp);
-        let table = &self.shards[shard_of(key)].buckets;
-        let bucket = &table[home(key as u64, table.len())];
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetching is only a hint; the pointer is to a live bucket.
-        unsafe {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            _mm_prefetch::<_MM_HINT_T0>(bucket as *const Bucket as *const i8);
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = bucket;
+        self.shards[shard_of(fp)].prefetch(fp);
     }
 
     #[inline]
@@ -239,6 +229,20 @@ impl FpSet {
 }
 
 impl Shard {
+    /// Hints that `fp`, of this shard, will be looked up soon.
+    #[inline]
+    pub(crate) fn prefetch(&self, fp: u128) {
+        let bucket = &self.buckets[home(key(fp) as u64, self.buckets.len())];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetching is only a hint; the pointer is to a live bucket.
+        unsafe {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            _mm_prefetch::<_MM_HINT_T0>(bucket as *const Bucket as *const i8);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = bucket;
+    }
+
     fn contains(&self, key: u128) -> bool {
         let n = self.buckets.len();
         let mut b = home(key as u64, n);

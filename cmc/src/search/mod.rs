@@ -79,11 +79,28 @@ pub struct Options {
     /// Report a world with no enabled action as a violation of `deadlock`
     /// (TLC's default; off unless asked, as with TLC's `-deadlock`).
     pub deadlock: bool,
+    /// How many threads breadth-first search may use; 0 (the default) for
+    /// one per core of the machine. The report is the same whatever the
+    /// number: counts, verdict and trace. Front ends that search on one
+    /// thread only (the process front end) and the other searches ignore
+    /// it.
+    pub threads: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { search: Search::Bfs { depth_max: None }, states_max: None, det: false, deadlock: false }
+        Options { search: Search::Bfs { depth_max: None }, states_max: None, det: false, deadlock: false, threads: 0 }
+    }
+}
+
+impl Options {
+    /// The threads a search will use: [`Options::threads`], or the cores
+    /// this process may run on when it is 0.
+    pub fn threads_used(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
     }
 }
 
@@ -178,7 +195,7 @@ pub fn check_with<C: Core>(
         return Err(ModelError::DeadlockPropertyName);
     }
     let engine = Engine::new(model, options.det)?;
-    Ok(explore(CoreExplorer::new(engine), options, control))
+    Ok(explore_threads(CoreExplorer::new(engine), options, control).0)
 }
 
 /// Runs the search `options` ask for over any state graph.
@@ -186,8 +203,30 @@ pub fn explore<E: Explore>(explorer: E, options: &Options, control: &mut dyn Con
     explore_keeping(explorer, options, control).0
 }
 
-/// [`explore`], giving the explorer back (for its counters).
+/// [`explore`], giving the explorer back (for its counters). One thread.
 pub fn explore_keeping<E: Explore>(explorer: E, options: &Options, control: &mut dyn Control) -> (Report, E) {
+    explore_with(explorer, options, control, bfs::run)
+}
+
+/// [`explore_keeping`], with breadth-first search on
+/// [`Options::threads_used`] threads when the explorer can make workers
+/// ([`Explore::worker`]).
+pub fn explore_threads<E>(explorer: E, options: &Options, control: &mut dyn Control) -> (Report, E)
+where
+    E: Explore + Send,
+    E::World: Send,
+    E::Action: Send + Sync,
+{
+    let threads = options.threads_used();
+    explore_with(explorer, options, control, |c, depth_max, control| bfs::run_threads(c, depth_max, control, threads))
+}
+
+fn explore_with<E: Explore>(
+    explorer: E,
+    options: &Options,
+    control: &mut dyn Control,
+    bfs_run: impl FnOnce(&mut Checker<E>, Option<u32>, &mut dyn Control) -> End<E::Action>,
+) -> (Report, E) {
     let mut checker = Checker::new(explorer, options);
     checker.explorer.watch(control.stop());
     let end = match options.search {
@@ -196,7 +235,7 @@ pub fn explore_keeping<E: Explore>(explorer: E, options: &Options, control: &mut
         Search::Bfs { depth_max: Some(0) } | Search::Dfs { depth_max: 0 } => {
             End::Incomplete("depth_max = 0 explores nothing (the initial state is depth 1)".to_string())
         }
-        Search::Bfs { depth_max } => bfs::run(&mut checker, depth_max, control),
+        Search::Bfs { depth_max } => bfs_run(&mut checker, depth_max, control),
         Search::Dfs { depth_max } => dfs::run(&mut checker, depth_max, control),
         Search::Simulate { walks, walk_length, seed } => simulate::run(&mut checker, walks, walk_length, seed, control),
     };
@@ -227,6 +266,22 @@ impl Hasher for FpHasher {
 
 pub(crate) use fpset::FpSet;
 pub(crate) type FpMap<V> = HashMap<Fingerprint, V, BuildHasherDefault<FpHasher>>;
+
+/// Checks a world with no enabled action ([`Checker::check_terminal`]),
+/// for a search thread that does not own the checker.
+pub(crate) fn terminal<E: Explore>(
+    e: &E,
+    properties: &[(String, Kind)],
+    deadlock: bool,
+    world: &E::World,
+) -> Result<Option<(String, Kind)>, String> {
+    for (i, (name, kind)) in properties.iter().enumerate() {
+        if *kind == Kind::Eventually && !e.holds(i, world)? {
+            return Ok(Some((name.clone(), *kind)));
+        }
+    }
+    Ok(deadlock.then(|| (DEADLOCK.to_string(), Kind::Always)))
+}
 
 /// How a search ended, before the report is assembled.
 pub(crate) enum End<A> {
@@ -321,15 +376,7 @@ impl<E: Explore> Checker<E> {
     /// kind; an error when a property's code failed.
     pub fn check_terminal(&mut self, world: &E::World) -> Result<Option<(String, Kind)>, String> {
         self.terminal_checked = true;
-        for (i, (name, kind)) in self.properties.iter().enumerate() {
-            if *kind == Kind::Eventually && !self.explorer.holds(i, world)? {
-                return Ok(Some((name.clone(), *kind)));
-            }
-        }
-        if self.options.deadlock {
-            return Ok(Some((DEADLOCK.to_string(), Kind::Always)));
-        }
-        Ok(None)
+        terminal(&self.explorer, &self.properties, self.options.deadlock, world)
     }
 
     pub fn property(&self, i: usize) -> (String, Kind) {

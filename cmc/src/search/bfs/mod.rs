@@ -10,6 +10,7 @@
 //! kept only for the current and the next level; a trace is rebuilt by
 //! re-running the parent links' actions ([`store`]).
 
+mod parallel;
 mod store;
 
 use super::{Checker, Control, End, Explore, FpSet};
@@ -60,9 +61,38 @@ struct Bfs<'a, E: Explore> {
 }
 
 pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: Option<u32>, control: &mut dyn Control) -> End<E::Action> {
+    let mut one = OneThread::new(&c.explorer);
+    run_with(c, depth_max, control, &mut one)
+}
+
+/// Breadth-first search on up to `threads` threads ([`parallel`]): the
+/// same counts, verdict and trace as [`run`].
+pub(crate) fn run_threads<E>(
+    c: &mut Checker<E>,
+    depth_max: Option<u32>,
+    control: &mut dyn Control,
+    threads: usize,
+) -> End<E::Action>
+where
+    E: Explore + Send,
+    E::World: Send,
+    E::Action: Send + Sync,
+{
+    let Some(mut levels) = parallel::Threads::new(&c.explorer, threads) else {
+        return run(c, depth_max, control);
+    };
+    run_with(c, depth_max, control, &mut levels)
+}
+
+fn run_with<E: Explore>(
+    c: &mut Checker<E>,
+    depth_max: Option<u32>,
+    control: &mut dyn Control,
+    levels: &mut dyn Levels<E>,
+) -> End<E::Action> {
     let witness_ids = vec![None; c.properties.len()];
     let mut bfs = Bfs { c, seen: FpSet::default(), parents: Parents::default(), witness_ids, witnessed: Vec::new() };
-    let found = bfs.search(depth_max, control);
+    let found = bfs.search(depth_max, control, levels);
     let Bfs { c, parents, witness_ids, .. } = bfs;
     for (i, id) in witness_ids.iter().enumerate() {
         if let Some(id) = id {
@@ -73,6 +103,81 @@ pub(crate) fn run<E: Explore>(c: &mut Checker<E>, depth_max: Option<u32>, contro
         Found::End(e) => e,
         Found::Violation { property, kind, id } => End::Violation { property, kind, path: path_to(c, &parents, id) },
         Found::Error { error, id, failed } => End::Error { error, path: path_to(c, &parents, id), failed },
+    }
+}
+
+/// Expands one level's worlds into the next level: [`OneThread`], or
+/// [`parallel::Threads`]. Either way the lookups, and so the ids,
+/// violations and counts, are in BFS order: successors in the order of
+/// the worlds expanded, then of their actions.
+trait Levels<E: Explore> {
+    fn expand_level(&mut self, bfs: &mut Bfs<'_, E>, level: &mut LevelRun<'_>) -> Result<(), Found<E::Action>>;
+}
+
+/// One level's expansion: the worlds, where new ones go, and what the
+/// search tracks across it.
+struct LevelRun<'l> {
+    current: &'l Level,
+    next: &'l mut Level,
+    /// The depth bound is reached: successors are looked up, not stored.
+    last_level: bool,
+    /// Set when the bound hid a world not seen before.
+    cut: bool,
+    control: &'l mut dyn Control,
+    next_poll: u64,
+}
+
+/// The one-thread expansion: a software pipeline that computes (and
+/// prefetches) the successors of world k, then looks up those of world
+/// k - 1, whose buckets had the whole expansion of world k to arrive.
+struct OneThread<W, A> {
+    first: Expansion<W, A>,
+    second: Expansion<W, A>,
+    actions: Vec<A>,
+}
+
+impl<W, A> OneThread<W, A> {
+    fn new<E: Explore<World = W, Action = A>>(e: &E) -> Self {
+        OneThread { first: Expansion::new(e), second: Expansion::new(e), actions: Vec::new() }
+    }
+
+    /// Expands worlds `range` of the level.
+    fn expand_range<E: Explore<World = W, Action = A>>(
+        &mut self,
+        bfs: &mut Bfs<'_, E>,
+        run: &mut LevelRun<'_>,
+        range: std::ops::Range<usize>,
+    ) -> Result<(), Found<A>> {
+        let level = bfs.c.depth;
+        let OneThread { first, second, actions } = self;
+        for k in range.clone() {
+            bfs.c.level = Some((level, (run.current.len() - k) as u64));
+            let (id, bytes) = run.current.get(k);
+            let (now, before) = if k % 2 == 0 { (&mut *first, &mut *second) } else { (&mut *second, &mut *first) };
+            bfs.expand(id, bytes, now, actions);
+            for &(fp, _, _) in &now.succ {
+                if fp != now.fp {
+                    bfs.seen.prefetch(fp);
+                }
+            }
+            if k > range.start {
+                bfs.absorb(before, run)?;
+            }
+        }
+        if let Some(k) = range.end.checked_sub(1)
+            && k >= range.start
+        {
+            let last = if k % 2 == 0 { first } else { second };
+            bfs.absorb(last, run)?;
+        }
+        Ok(())
+    }
+}
+
+impl<E: Explore> Levels<E> for OneThread<E::World, E::Action> {
+    fn expand_level(&mut self, bfs: &mut Bfs<'_, E>, run: &mut LevelRun<'_>) -> Result<(), Found<E::Action>> {
+        let len = run.current.len();
+        self.expand_range(bfs, run, 0..len)
     }
 }
 
@@ -97,7 +202,13 @@ impl<E: Explore> Bfs<'_, E> {
         if !self.seen.insert(fp) {
             return Ok(None);
         }
-        let id = self.parents.len() as u32;
+        let id = self.record(parent, position)?;
+        self.check(world, id)?;
+        Ok(Some(id))
+    }
+
+    /// Gives the next distinct state its id and parent link.
+    fn record(&mut self, parent: u32, position: u32) -> Result<u32, Found<E::Action>> {
         if position > POSITION_MAX {
             // Not a bound users meet: cores list at most
             // `actions_per_state` actions, programs fewer; but a core may
@@ -108,8 +219,15 @@ impl<E: Explore> Bfs<'_, E> {
             }
             return Err(Found::Error { error, id: parent, failed: None });
         }
+        let id = self.parents.len() as u32;
         self.parents.push(parent, position);
         self.c.distinct += 1;
+        Ok(id)
+    }
+
+    /// Checks the properties of new state `id`, and notes the `sometimes`
+    /// properties it is the first witness of.
+    fn check(&mut self, world: &E::World, id: u32) -> Result<(), Found<E::Action>> {
         let mut witnessed = std::mem::take(&mut self.witnessed);
         let failed =
             self.c.check_new(world, &mut witnessed).map_err(|error| Found::Error { error, id, failed: None })?;
@@ -121,7 +239,7 @@ impl<E: Explore> Bfs<'_, E> {
             let (property, kind) = self.c.property(i);
             return Err(Found::Violation { property, kind, id });
         }
-        Ok(Some(id))
+        Ok(())
     }
 
     /// Computes every successor of world `id` (stored as `bytes`) into
@@ -156,12 +274,10 @@ impl<E: Explore> Bfs<'_, E> {
     fn absorb(
         &mut self,
         exp: &mut Expansion<E::World, E::Action>,
-        last_level: bool,
-        cut: &mut bool,
-        next: &mut Level,
-        control: &mut dyn Control,
-        next_poll: &mut u64,
+        run: &mut LevelRun<'_>,
     ) -> Result<(), Found<E::Action>> {
+        let LevelRun { next, last_level, cut, control, next_poll, .. } = run;
+        let last_level = *last_level;
         let id = exp.id;
         if let Some((error, failed)) = exp.error.take() {
             return Err(Found::Error { error, id, failed });
@@ -221,14 +337,16 @@ impl<E: Explore> Bfs<'_, E> {
         Ok(())
     }
 
-    fn search(&mut self, depth_max: Option<u32>, control: &mut dyn Control) -> Found<E::Action> {
+    fn search(
+        &mut self,
+        depth_max: Option<u32>,
+        control: &mut dyn Control,
+        levels: &mut dyn Levels<E>,
+    ) -> Found<E::Action> {
         let mut world = self.c.explorer.empty_world();
         let mut stored = Vec::new();
         let mut current = Level::default();
         let mut next = Level::default();
-        let mut actions = Vec::new();
-        let mut first = Expansion::new(&self.c.explorer);
-        let mut second = Expansion::new(&self.c.explorer);
 
         for variant in 0..self.c.explorer.initial_variants() {
             match self.c.explorer.initial(variant, &mut world) {
@@ -270,34 +388,19 @@ impl<E: Explore> Bfs<'_, E> {
 
         loop {
             let last_level = depth_max.is_some_and(|d| self.c.depth >= d);
-            let mut cut = false;
-            // Software pipeline: compute (and prefetch) the successors of
-            // world k, then look up those of world k - 1, whose buckets had
-            // the whole expansion of world k to arrive. Lookups, and so ids,
-            // violations and counts, stay in BFS order.
-            let level = self.c.depth;
-            for k in 0..current.len() {
-                self.c.level = Some((level, (current.len() - k) as u64));
-                let (id, bytes) = current.get(k);
-                let (now, before) = if k % 2 == 0 { (&mut first, &mut second) } else { (&mut second, &mut first) };
-                self.expand(id, bytes, now, &mut actions);
-                for &(fp, _, _) in &now.succ {
-                    if fp != now.fp {
-                        self.seen.prefetch(fp);
-                    }
-                }
-                if k > 0
-                    && let Err(found) = self.absorb(before, last_level, &mut cut, &mut next, control, &mut next_poll)
-                {
-                    return found;
-                }
+            let mut run = LevelRun {
+                current: &current,
+                next: &mut next,
+                last_level,
+                cut: false,
+                control: &mut *control,
+                next_poll,
+            };
+            if let Err(found) = levels.expand_level(self, &mut run) {
+                return found;
             }
-            if let Some(k) = current.len().checked_sub(1) {
-                let last = if k % 2 == 0 { &mut first } else { &mut second };
-                if let Err(found) = self.absorb(last, last_level, &mut cut, &mut next, control, &mut next_poll) {
-                    return found;
-                }
-            }
+            let cut = run.cut;
+            next_poll = run.next_poll;
             if last_level {
                 return Found::End(if cut {
                     End::Incomplete(format!("depth_max = {} reached with worlds left to explore", self.c.depth))
