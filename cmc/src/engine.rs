@@ -334,6 +334,7 @@ impl<'m, C: Core> Engine<'m, C> {
     pub(crate) fn expand_direct(
         &mut self,
         world: &World,
+        fp: crate::world::Fingerprint,
         scratch: &mut World,
         out: &mut Vec<u8>,
         succ: &mut Vec<(crate::world::Fingerprint, u32, usize)>,
@@ -353,6 +354,12 @@ impl<'m, C: Core> Engine<'m, C> {
             memcheck::defined(&state, self.effects.as_slice())
                 .map_err(|kind| step_error::<C>(0, Event::Action { index }, kind))?;
             let from = out.len();
+            if clean && state.as_bytes() == base.as_bytes() {
+                // A self-loop: the world expanded, whose fingerprint is
+                // known; not copied, not hashed (see `Explore::expand`).
+                succ.push((fp, index as u32, from));
+                continue;
+            }
             if clean && state.as_bytes()[..C::DURABLE] == base.as_bytes()[..C::DURABLE] {
                 // The world of a direct-actions core is its state.
                 out.extend_from_slice(state.as_bytes());

@@ -71,20 +71,25 @@ pub trait Explore {
         false
     }
 
-    /// Every successor of `world` (stored as `stored`): appends each one's
-    /// stored form to `out` and pushes (fingerprint, action position, end
-    /// offset in `out`). The default takes each action in turn; a front end
-    /// may do better.
+    /// Every successor of `world` (stored as `stored`, its fingerprint
+    /// `fp`): appends each one's stored form to `out` and pushes
+    /// (fingerprint, action position, end offset in `out`). A successor
+    /// that is `world` itself (a self-loop, common in specifications whose
+    /// actions stay enabled once they have taken effect) may be pushed as
+    /// `fp` with no bytes: the searches look no self-loop up. The default
+    /// takes each action in turn; a front end may do better.
+    #[allow(clippy::too_many_arguments)]
     fn expand(
         &mut self,
         world: &Self::World,
         stored: &[u8],
+        fp: Fingerprint,
         scratch: &mut Self::World,
         actions: &mut Vec<Self::Action>,
         out: &mut Vec<u8>,
         succ: &mut Vec<(Fingerprint, u32, usize)>,
     ) -> Result<(), String> {
-        let _ = stored;
+        let _ = (stored, fp);
         self.actions(world, actions)?;
         for (position, action) in actions.iter().enumerate() {
             if self.apply(world, action, scratch)? {
@@ -193,6 +198,25 @@ pub(crate) fn unwind<T>(f: impl FnOnce() -> T) -> Result<T, String> {
             "a panic whose payload is not a string".to_string()
         }
     })
+}
+
+/// The entry for a successor a core's step just encoded at `out[from..]`:
+/// a self-loop (the bytes of the world expanded, `stored`, whose
+/// fingerprint is `fp`) is taken back out and not hashed; a core's stored
+/// form is its canonical bytes.
+#[inline]
+fn successor(
+    out: &mut Vec<u8>,
+    from: usize,
+    stored: &[u8],
+    fp: Fingerprint,
+    position: u32,
+) -> (Fingerprint, u32, usize) {
+    if out[from..] == *stored {
+        out.truncate(from);
+        return (fp, position, from);
+    }
+    (fingerprint(&out[from..]), position, out.len())
 }
 
 /// The in-process front end: a core's model, through the engine.
@@ -326,7 +350,8 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
     fn expand(
         &mut self,
         world: &World,
-        _stored: &[u8],
+        stored: &[u8],
+        fp: Fingerprint,
         scratch: &mut World,
         actions: &mut Vec<Action>,
         out: &mut Vec<u8>,
@@ -341,7 +366,7 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
         let expanded = unwind(|| match direct {
             // The hot loop of calibration cores: the state is read once and
             // the core's step can be inlined.
-            Some(_) if !e.det => e.expand_direct(world, scratch, out, succ).map_err(|e| e.to_string()),
+            Some(_) if !e.det => e.expand_direct(world, fp, scratch, out, succ).map_err(|e| e.to_string()),
             // A direct-actions core's list is always 0..n: no need to write
             // it out for every state.
             Some(count) => {
@@ -350,7 +375,7 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
                     let action = Action::Direct { index };
                     taking = Some(action);
                     if e.apply_encoded(world, &action, scratch, out).map_err(|e| e.to_string())? {
-                        succ.push((fingerprint(&out[from..]), index as u32, out.len()));
+                        succ.push(successor(out, from, stored, fp, index as u32));
                     }
                 }
                 Ok(())
@@ -361,7 +386,7 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
                     let from = out.len();
                     taking = Some(*action);
                     if e.apply_encoded(world, action, scratch, out).map_err(|e| e.to_string())? {
-                        succ.push((fingerprint(&out[from..]), position as u32, out.len()));
+                        succ.push(successor(out, from, stored, fp, position as u32));
                     }
                 }
                 Ok(())

@@ -262,7 +262,8 @@ impl<E: Explore> Bfs<'_, E> {
         }
         exp.fp = e.store(&exp.world, &mut exp.bytes);
         exp.bytes.clear();
-        if let Err(err) = e.expand(&exp.world, bytes, &mut exp.scratch, actions, &mut exp.bytes, &mut exp.succ) {
+        if let Err(err) = e.expand(&exp.world, bytes, exp.fp, &mut exp.scratch, actions, &mut exp.bytes, &mut exp.succ)
+        {
             exp.error = Some((err, e.failed_action()));
         }
         // Its successors are made: BFS never loads this world again.

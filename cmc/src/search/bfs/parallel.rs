@@ -466,7 +466,7 @@ fn expand_chunk<E: Explore>(
             w.stored.clear();
             let fp = e.store(&w.world, &mut w.stored);
             let before = w.succ.len();
-            if let Err(error) = e.expand(&w.world, bytes, &mut w.scratch, &mut w.actions, &mut w.out, &mut w.succ) {
+            if let Err(error) = e.expand(&w.world, bytes, fp, &mut w.scratch, &mut w.actions, &mut w.out, &mut w.succ) {
                 chunk.event = Some((j, Event::Error { error, failed: e.failed_action() }));
                 break;
             }
@@ -503,6 +503,8 @@ fn expand_chunk<E: Explore>(
                     // A self-loop: the expanded world is stored already.
                     continue;
                 }
+                // A successor met before in this chunk is a candidate
+                // already, or seen: the chunk's own set (in cache) first.
                 if w.local.contains(&s) {
                     continue;
                 }
