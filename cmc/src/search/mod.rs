@@ -205,7 +205,7 @@ pub fn explore<E: Explore>(explorer: E, options: &Options, control: &mut dyn Con
 
 /// [`explore`], giving the explorer back (for its counters). One thread.
 pub fn explore_keeping<E: Explore>(explorer: E, options: &Options, control: &mut dyn Control) -> (Report, E) {
-    explore_with(explorer, options, control, bfs::run)
+    explore_with(explorer, options, control, bfs::run, simulate::run)
 }
 
 /// [`explore_keeping`], with breadth-first search on
@@ -218,7 +218,13 @@ where
     E::Action: Send + Sync,
 {
     let threads = options.threads_used();
-    explore_with(explorer, options, control, |c, depth_max, control| bfs::run_threads(c, depth_max, control, threads))
+    explore_with(
+        explorer,
+        options,
+        control,
+        |c, depth_max, control| bfs::run_threads(c, depth_max, control, threads),
+        |c, walks, walk_length, seed, control| simulate::run_threads(c, walks, walk_length, seed, control, threads),
+    )
 }
 
 fn explore_with<E: Explore>(
@@ -226,6 +232,7 @@ fn explore_with<E: Explore>(
     options: &Options,
     control: &mut dyn Control,
     bfs_run: impl FnOnce(&mut Checker<E>, Option<u32>, &mut dyn Control) -> End<E::Action>,
+    simulate_run: impl FnOnce(&mut Checker<E>, u64, u32, u64, &mut dyn Control) -> End<E::Action>,
 ) -> (Report, E) {
     let mut checker = Checker::new(explorer, options);
     checker.explorer.watch(control.stop());
@@ -237,7 +244,7 @@ fn explore_with<E: Explore>(
         }
         Search::Bfs { depth_max } => bfs_run(&mut checker, depth_max, control),
         Search::Dfs { depth_max } => dfs::run(&mut checker, depth_max, control),
-        Search::Simulate { walks, walk_length, seed } => simulate::run(&mut checker, walks, walk_length, seed, control),
+        Search::Simulate { walks, walk_length, seed } => simulate_run(&mut checker, walks, walk_length, seed, control),
     };
     // Traces and witnesses are rendered to the end, stopped or not.
     checker.explorer.watch(None);
