@@ -39,6 +39,10 @@ pub struct CalibrateArgs {
     /// Stop (incomplete) after this many seconds.
     #[arg(long)]
     pub time_max: Option<f64>,
+    /// Stop (incomplete) once this process holds this much memory (as
+    /// `cmc check --memory-max`).
+    #[arg(long, value_parser = crate::cli::memory_max)]
+    pub memory_max: Option<crate::cli::MemoryMax>,
     /// Threads for the search; 0 (the default) for one per core. Every
     /// count and trace is TLC's one-worker figure whatever the number.
     #[arg(long, default_value_t = 0)]
@@ -54,7 +58,7 @@ pub fn run(args: &CalibrateArgs) -> Result<u8> {
     let cal = cfg::read(&path, &text, module)?;
     let time_max = crate::cli::time_max(args.time_max)?;
     catch_interrupt();
-    let mut control = RunControl::new(time_max);
+    let mut control = RunControl::new(time_max).with_memory_max(crate::cli::memory_max_bytes(args.memory_max));
     let mut report = check(&cal, args.threads, &mut control)?;
     control.finish();
     report.elapsed_s = control.elapsed_s();

@@ -95,6 +95,12 @@ struct CheckArgs {
     /// Stop (incomplete) after this many seconds.
     #[arg(long)]
     time_max: Option<f64>,
+    /// Stop (incomplete) once this process holds this much memory: a size
+    /// such as 4G or 512M, or `none`. Default: nine tenths of the memory
+    /// available when the check starts, so that a search stops before the
+    /// machine swaps.
+    #[arg(long, value_parser = memory_max)]
+    memory_max: Option<MemoryMax>,
     /// Run every step twice and compare (a non-deterministic core fails).
     #[arg(long)]
     det: bool,
@@ -254,7 +260,7 @@ fn check(args: CheckArgs) -> Result<u8> {
     let model = entry.build(&overrides)?;
     let time_max = time_max(args.time_max)?;
     catch_interrupt();
-    let mut control = RunControl::new(time_max);
+    let mut control = RunControl::new(time_max).with_memory_max(memory_max_bytes(args.memory_max));
     let mut report = model.check(&options, &mut control)?;
     control.finish();
     report.elapsed_s = control.elapsed_s();
@@ -363,5 +369,25 @@ pub fn time_max(seconds: Option<f64>) -> anyhow::Result<Option<Duration>> {
             anyhow::bail!("--time-max {t}: expected a positive number of seconds")
         }
         t => Ok(t.map(Duration::from_secs_f64)),
+    }
+}
+
+/// `--memory-max`: a size, or no cap at all.
+#[derive(Clone, Copy, Debug)]
+pub struct MemoryMax(Option<u64>);
+
+/// Reads `--memory-max`.
+pub fn memory_max(text: &str) -> Result<MemoryMax, String> {
+    if text == "none" {
+        return Ok(MemoryMax(None));
+    }
+    cmc_runner::control::parse_size(text).map(|n| MemoryMax(Some(n)))
+}
+
+/// The cap `--memory-max` gives (its default when not given).
+pub fn memory_max_bytes(given: Option<MemoryMax>) -> Option<u64> {
+    match given {
+        Some(MemoryMax(cap)) => cap,
+        None => cmc_runner::control::memory_max_default(),
     }
 }

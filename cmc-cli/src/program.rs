@@ -19,7 +19,8 @@ pub fn run(path: &Path, json: bool, det: bool, time_max: Option<f64>, save_to: O
     let explorer =
         ProcessExplorer::new(&m.model).with_context(|| format!("{}", path.display()))?.with_det(m.options.det);
     catch_interrupt();
-    let mut control = RunControl::new(time_max);
+    let memory_max = cmc_runner::control::memory_max_default();
+    let mut control = RunControl::new(time_max).with_memory_max(memory_max);
     let mut report = explore(explorer, &m.options, &mut control);
     control.finish();
     report.elapsed_s = control.elapsed_s();

@@ -221,7 +221,8 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
         deadlock: attributes.deadlock,
         threads: attributes.threads,
     };
-    let mut control = RunControl::quiet(attributes.time_max_s.map(Duration::from_secs));
+    let memory_max = cx.overrides.memory_max.unwrap_or_else(crate::control::memory_max_default);
+    let mut control = RunControl::quiet(attributes.time_max_s.map(Duration::from_secs)).with_memory_max(memory_max);
     let mut report = model.check(&options, &mut control).map_err(|e| format!("{name}: {e}"))?;
     report.elapsed_s = control.elapsed_s();
 

@@ -46,6 +46,10 @@ pub struct Overrides {
     /// `deadlock`. Cores only: a program model ignores it, as it ignores
     /// `CMC_DUPS`.
     pub deadlock: Option<bool>,
+    /// `CMC_MEMORY_MAX`: stop (incomplete) once the test process holds
+    /// this much memory (`4G`, `512M`, bytes, or `none`); by default nine
+    /// tenths of what is available when the model starts.
+    pub memory_max: Option<Option<u64>>,
     /// `CMC_THREADS`: the threads breadth-first search may use (0: one per
     /// core). Not an override: the result is the same whatever the number,
     /// so the snapshot is still compared.
@@ -82,6 +86,7 @@ pub const VARIABLES: &[&str] = &[
     "CMC_DET",
     "CMC_DEADLOCK",
     "CMC_THREADS",
+    "CMC_MEMORY_MAX",
     "CMC_PRELOAD",
     "CMC_REPLAY",
     "CMC_EXPLORE",
@@ -126,6 +131,13 @@ impl Overrides {
                 }
                 "CMC_REPLAY" => {
                     o.replay = Some(PathBuf::from(value));
+                    continue;
+                }
+                "CMC_MEMORY_MAX" => {
+                    o.memory_max = Some(match value.as_str() {
+                        "none" => None,
+                        v => Some(crate::control::parse_size(v).map_err(|e| format!("{name}={value}: {e}"))?),
+                    });
                     continue;
                 }
                 "CMC_THREADS" => {
