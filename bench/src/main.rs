@@ -4,8 +4,11 @@
 //! The model is Lamport's `TwoPhase` (two-phase commit): cmc checks its
 //! direct-actions core `two-phase-tla` from `cmc-examples`, stateright checks
 //! the same specification written for its `Model` trait
-//! ([`two_phase_stateright`]). Both search breadth-first on one thread with
-//! the same two invariants. Every search runs in a fresh child process (this
+//! ([`two_phase_stateright`]). Both search breadth-first with the same two
+//! invariants, on each thread count `--threads` gives (1 and 2 by default).
+//! cmc also checks Disk Paxos c13 as `cmc calibrate` does; TLC's times,
+//! measured once on this machine, are quoted beside. Runs are interleaved:
+//! every configuration once, then again. Every search runs in a fresh child process (this
 //! executable, re-invoked with a hidden subcommand), so that each run's peak
 //! resident memory (`VmHWM`) is its own. The parent checks that both tools
 //! find the same number of distinct states (and, where known, TLC's figures),
@@ -36,17 +39,29 @@ use serde::{Deserialize, Serialize};
 const TLC_FIGURES: [(usize, u64, u64, u64); 3] =
     [(3, 288, 1_146, 11), (7, 296_448, 2_744_706, 23), (8, 1_745_408, 18_507_778, 26)];
 
+/// TLC's figures for Disk Paxos c13 (`calibration/expected.tsv`): distinct,
+/// generated, depth.
+const C13_FIGURES: (u64, u64, u64) = (448_280, 4_537_461, 48);
+
+/// TLC's search times on this machine, as measured for issue 14 (TLC
+/// 2.19, `-workers 1`, the search alone, without the JVM's start): quoted,
+/// not measured by this program.
+const TLC_SECONDS: [(&str, f64); 2] = [("TwoPhase N=8", 38.0), ("Disk Paxos c13", 22.0)];
+
 /// Bound on `--runs`.
 const RUNS_MAX: usize = 100;
 
-/// The aims the table is read against (`docs/PERFORMANCE.md`).
-const SPEEDUP_AIM: f64 = 3.0;
-const BYTES_PER_STATE_AIM: f64 = 64.0;
+/// The aims the table is read against (issue 14; `docs/PERFORMANCE.md`).
+const SPEEDUP_AIM_N8: f64 = 10.0;
+const SPEEDUP_AIM_N7: f64 = 5.0;
+const C13_SECONDS_AIM: f64 = 0.22;
+const THREADS_AIM: f64 = 1.7;
+const BYTES_PER_STATE_AIM: f64 = 32.0;
 
 #[derive(Parser)]
 #[command(
     name = "cmc-bench",
-    about = "Benchmarks cmc against stateright on TwoPhase (single-threaded BFS), or on the example C programs (`programs`)"
+    about = "Benchmarks cmc against stateright on TwoPhase and cmc on Disk Paxos c13 (BFS), or the example C programs (`programs`)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -54,10 +69,17 @@ struct Cli {
     /// Numbers of resource managers (N) to check, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "7,8")]
     rms: Vec<usize>,
-    /// Runs per tool and N, each in a fresh process; the table shows the run
-    /// with the median time, and every run's time is listed below it.
+    /// Thread counts to run each tool with, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    threads: Vec<usize>,
+    /// Runs per tool, model and thread count, each in a fresh process,
+    /// interleaved (every configuration once, then again); the table shows
+    /// the run with the median time, and every run's time is listed below.
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// Leave out Disk Paxos c13.
+    #[arg(long)]
+    no_c13: bool,
 }
 
 #[derive(Subcommand)]
@@ -68,8 +90,11 @@ enum Command {
     Child {
         #[arg(long)]
         tool: Tool,
+        /// N for TwoPhase; 0 for Disk Paxos c13.
         #[arg(long)]
         rms: usize,
+        #[arg(long)]
+        threads: usize,
     },
     /// Prints the peak RSS of a process that checks nothing: the baseline.
     #[command(hide = true)]
@@ -112,10 +137,11 @@ struct Measurement {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Some(Command::Child { tool, rms }) => {
-            let m = match tool {
-                Tool::Cmc => run_cmc(rms)?,
-                Tool::Stateright => run_stateright(rms)?,
+        Some(Command::Child { tool, rms, threads }) => {
+            let m = match (tool, rms) {
+                (Tool::Cmc, 0) => run_c13(threads)?,
+                (Tool::Cmc, _) => run_cmc(rms, threads)?,
+                (Tool::Stateright, _) => run_stateright(rms, threads)?,
             };
             println!("{}", serde_json::to_string(&m)?);
             Ok(())
@@ -125,20 +151,37 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Some(Command::Programs(args)) => programs::run(&args),
-        None => compare(&cli.rms, cli.runs),
+        None => compare(&cli),
     }
 }
 
-/// Checks `two-phase-tla` with cmc's default options (BFS).
-fn run_cmc(rms: usize) -> anyhow::Result<Measurement> {
+/// Checks `two-phase-tla` with cmc's default options (BFS) on `threads` threads.
+fn run_cmc(rms: usize, threads: usize) -> anyhow::Result<Measurement> {
     use cmc::Settings as _;
     let mut settings = cmc_examples::two_phase_tla::TwoPhaseTlaSettings::default();
     settings.set("rms", rms as u64)?;
     let model = cmc_examples::two_phase_tla::model(settings);
+    measure_cmc(&model, threads, &format!("cmc, N={rms}"))
+}
+
+/// Checks Disk Paxos c13 as `cmc calibrate` does, on `threads` threads.
+fn run_c13(threads: usize) -> anyhow::Result<Measurement> {
+    use cmc_examples::disk_paxos::cfg::{self, Module};
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../calibration/configs/c13.cfg");
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+    let cal = cfg::read(path, &text, Module::McDiskPaxos)?;
+    let names: Vec<&str> = cal.invariants.iter().map(String::as_str).collect();
+    let model =
+        cmc_examples::disk_paxos::model_with(cal.settings, &names).map_err(|n| anyhow::anyhow!("invariant {n}"))?;
+    measure_cmc(&model, threads, "cmc, c13")
+}
+
+fn measure_cmc<C: cmc::Core>(model: &cmc::Model<C>, threads: usize, what: &str) -> anyhow::Result<Measurement> {
+    let options = cmc::Options { threads, ..cmc::Options::default() };
     let (start, cpu_start) = (Instant::now(), cpu_seconds()?);
-    let report = cmc::check(&model, &cmc::Options::default())?;
+    let report = cmc::check(model, &options)?;
     let (seconds, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds()? - cpu_start);
-    ensure!(report.verdict == cmc::Verdict::Pass, "cmc, N={rms}: expected pass, got {}", report.summary());
+    ensure!(report.verdict == cmc::Verdict::Pass, "{what}: expected pass, got {}", report.summary());
     Ok(Measurement {
         distinct: report.distinct_states,
         generated: report.generated_states,
@@ -149,13 +192,13 @@ fn run_cmc(rms: usize) -> anyhow::Result<Measurement> {
     })
 }
 
-/// Checks the stateright port with one thread, breadth-first.
-fn run_stateright(rms: usize) -> anyhow::Result<Measurement> {
+/// Checks the stateright port breadth-first on `threads` threads.
+fn run_stateright(rms: usize, threads: usize) -> anyhow::Result<Measurement> {
     use stateright::{Checker as _, Model as _};
     ensure!((1..=two_phase_stateright::RMS_MAX).contains(&rms), "N={rms} is out of range");
     let model = two_phase_stateright::TwoPhase { rms };
     let (start, cpu_start) = (Instant::now(), cpu_seconds()?);
-    let checker = model.checker().threads(1).spawn_bfs().join();
+    let checker = model.checker().threads(threads).spawn_bfs().join();
     let (seconds, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds()? - cpu_start);
     let discoveries = checker.discoveries();
     ensure!(discoveries.is_empty(), "stateright, N={rms}: invariants failed: {:?}", discoveries.keys());
@@ -208,63 +251,94 @@ fn run_child(args: &[String]) -> anyhow::Result<String> {
     Ok(String::from_utf8(out.stdout)?.trim().to_string())
 }
 
-fn measure(tool: Tool, rms: usize) -> anyhow::Result<Measurement> {
-    let args = ["child", "--tool", tool.name(), "--rms", &rms.to_string()].map(String::from);
+fn measure(tool: Tool, rms: usize, threads: usize) -> anyhow::Result<Measurement> {
+    let args = ["child", "--tool", tool.name(), "--rms", &rms.to_string(), "--threads", &threads.to_string()]
+        .map(String::from);
     let out = run_child(&args)?;
     serde_json::from_str(&out).with_context(|| format!("child output `{out}`"))
 }
 
-/// One row of the table: a tool's measurement (the median-time run) for one N.
-struct Row {
+/// What a row measures: a model (TwoPhase with N resource managers, or
+/// Disk Paxos c13 for N = 0), a tool and a thread count.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Config {
     rms: usize,
     tool: Tool,
+    threads: usize,
+}
+
+impl Config {
+    fn model(&self) -> String {
+        if self.rms == 0 { "Disk Paxos c13".to_string() } else { format!("TwoPhase N={}", self.rms) }
+    }
+}
+
+/// One row of the table: a configuration's measurement (the median-time run).
+struct Row {
+    config: Config,
     m: Measurement,
     /// Every run's search time, in the order run.
     seconds_all: Vec<f64>,
 }
 
-fn compare(sizes: &[usize], runs: usize) -> anyhow::Result<()> {
+fn compare(cli: &Cli) -> anyhow::Result<()> {
+    let runs = cli.runs;
     ensure!((1..=RUNS_MAX).contains(&runs), "--runs = {runs} (1 to {RUNS_MAX})");
+    ensure!(cli.threads.iter().all(|&t| t >= 1), "--threads: counts from 1");
     let baseline_kib: u64 = run_child(&["idle".to_string()])?.parse().context("idle child output")?;
-    let mut rows = Vec::new();
-    for &rms in sizes {
+    let mut configs = Vec::new();
+    for &rms in &cli.rms {
         for tool in [Tool::Cmc, Tool::Stateright] {
-            let mut all = Vec::with_capacity(runs);
-            for run in 1..=runs {
-                eprintln!("cmc-bench: {} N={rms}, run {run} of {runs}", tool.name());
-                all.push(measure(tool, rms)?);
+            for &threads in &cli.threads {
+                configs.push(Config { rms, tool, threads });
             }
-            // A search is deterministic: every run must count the same.
-            let counts = |m: &Measurement| (m.distinct, m.generated, m.depth);
-            if let Some(m) = all.iter().find(|m| counts(m) != counts(&all[0])) {
-                bail!("{} N={rms}: runs disagree: {:?} and {:?}", tool.name(), all[0], m);
-            }
-            let seconds_all = all.iter().map(|m| m.seconds).collect();
-            all.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
-            rows.push(Row { rms, tool, m: all.swap_remove(runs / 2), seconds_all });
         }
-        check_counts(rms, &rows[rows.len() - 2..])?;
+    }
+    if !cli.no_c13 {
+        configs.extend(cli.threads.iter().map(|&threads| Config { rms: 0, tool: Tool::Cmc, threads }));
+    }
+    // Interleaved: every configuration once per round, so that the
+    // machine's drift falls on all of them alike.
+    let mut all: Vec<Vec<Measurement>> = vec![Vec::new(); configs.len()];
+    for run in 1..=runs {
+        for (config, ms) in configs.iter().zip(all.iter_mut()) {
+            eprintln!(
+                "cmc-bench: {} {} on {} threads, run {run} of {runs}",
+                config.tool.name(),
+                config.model(),
+                config.threads
+            );
+            ms.push(measure(config.tool, config.rms, config.threads)?);
+        }
+    }
+    let mut rows = Vec::new();
+    for (config, mut ms) in configs.into_iter().zip(all) {
+        // A search is deterministic: every run must count the same.
+        let counts = |m: &Measurement| (m.distinct, m.generated, m.depth);
+        if let Some(m) = ms.iter().find(|m| counts(m) != counts(&ms[0])) {
+            bail!("{} {}: runs disagree: {:?} and {:?}", config.tool.name(), config.model(), ms[0], m);
+        }
+        check_counts(&config, &ms[0])?;
+        let seconds_all = ms.iter().map(|m| m.seconds).collect();
+        ms.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
+        rows.push(Row { config, m: ms.swap_remove(runs / 2), seconds_all });
     }
     print!("{}", render(&rows, baseline_kib)?);
     Ok(())
 }
 
-/// Fails unless both tools found the same distinct states, and TLC's
-/// figures where they are known.
-fn check_counts(rms: usize, pair: &[Row]) -> anyhow::Result<()> {
-    let (cmc, sr) = (&pair[0].m, &pair[1].m);
-    if cmc.distinct != sr.distinct {
-        bail!("N={rms}: cmc found {} distinct states, stateright {}: the models differ", cmc.distinct, sr.distinct);
-    }
-    if let Some(&(_, distinct, generated, depth)) = TLC_FIGURES.iter().find(|f| f.0 == rms) {
-        for row in pair {
-            let m = &row.m;
-            let tool = row.tool.name();
-            ensure!(m.distinct == distinct, "N={rms}: {tool} found {} distinct states, TLC {distinct}", m.distinct);
-            ensure!(m.generated == generated, "N={rms}: {tool} generated {} states, TLC {generated}", m.generated);
-            ensure!(m.depth == depth, "N={rms}: {tool} reached depth {}, TLC {depth}", m.depth);
-        }
-    }
+/// Fails unless a run found TLC's figures (and so both tools the same).
+fn check_counts(config: &Config, m: &Measurement) -> anyhow::Result<()> {
+    let expected = if config.rms == 0 {
+        Some(C13_FIGURES)
+    } else {
+        TLC_FIGURES.iter().find(|f| f.0 == config.rms).map(|&(_, d, g, depth)| (d, g, depth))
+    };
+    let Some((distinct, generated, depth)) = expected else { return Ok(()) };
+    let what = format!("{} {} on {} threads", config.tool.name(), config.model(), config.threads);
+    ensure!(m.distinct == distinct, "{what}: {} distinct states, TLC {distinct}", m.distinct);
+    ensure!(m.generated == generated, "{what}: {} generated states, TLC {generated}", m.generated);
+    ensure!(m.depth == depth, "{what}: depth {}, TLC {depth}", m.depth);
     Ok(())
 }
 
@@ -331,52 +405,87 @@ fn render(rows: &[Row], baseline_kib: u64) -> anyhow::Result<String> {
     writeln!(s)?;
     writeln!(
         s,
-        "| model | N | tool | distinct | generated | depth | seconds | CPU s | distinct/s | generated/s | peak RSS MiB | bytes/distinct | cmc/stateright states/s |"
+        "| model | tool | threads | distinct | generated | depth | seconds | CPU s | distinct/s | peak RSS MiB | bytes/distinct |"
     )?;
-    writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")?;
-    let mut verdicts = Vec::new();
-    for pair in rows.chunks(2) {
-        let speedup = pair[1].m.seconds / pair[0].m.seconds;
-        for row in pair {
-            let m = &row.m;
-            let bytes = (m.peak_rss_kib.saturating_sub(baseline_kib) * 1024) as f64 / m.distinct as f64;
-            let ratio = if row.tool == Tool::Cmc { format!("{speedup:.2}x") } else { String::new() };
-            writeln!(
-                s,
-                "| TwoPhase | {} | {} | {} | {} | {} | {:.2} | {:.2} | {} | {} | {:.1} | {:.1} | {} |",
-                row.rms,
-                row.tool.name(),
-                group(m.distinct),
-                group(m.generated),
-                m.depth,
-                m.seconds,
-                m.cpu_seconds,
-                group((m.distinct as f64 / m.seconds) as u64),
-                group((m.generated as f64 / m.seconds) as u64),
-                mib(m.peak_rss_kib),
-                bytes,
-                ratio,
-            )?;
-            if row.tool == Tool::Cmc {
-                verdicts.push((row.rms, speedup, bytes));
-            }
-        }
+    writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")?;
+    let bytes_of = |m: &Measurement| (m.peak_rss_kib.saturating_sub(baseline_kib) * 1024) as f64 / m.distinct as f64;
+    for row in rows {
+        let m = &row.m;
+        writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {:.3} | {:.2} | {} | {:.1} | {:.1} |",
+            row.config.model(),
+            row.config.tool.name(),
+            row.config.threads,
+            group(m.distinct),
+            group(m.generated),
+            m.depth,
+            m.seconds,
+            m.cpu_seconds,
+            group((m.distinct as f64 / m.seconds) as u64),
+            mib(m.peak_rss_kib),
+            bytes_of(m),
+        )?;
     }
     writeln!(s)?;
     writeln!(s, "Search time of every run, in seconds (the table shows the median):")?;
     for row in rows {
-        let times: Vec<String> = row.seconds_all.iter().map(|t| format!("{t:.2}")).collect();
-        writeln!(s, "- {} N={}: {}", row.tool.name(), row.rms, times.join(", "))?;
-    }
-    writeln!(s)?;
-    for (rms, speedup, bytes) in verdicts {
-        let met = |ok: bool| if ok { "met" } else { "NOT met" };
+        let times: Vec<String> = row.seconds_all.iter().map(|t| format!("{t:.3}")).collect();
         writeln!(
             s,
-            "N={rms}: speed aim (cmc >= {SPEEDUP_AIM}x stateright) {}: {speedup:.2}x; memory aim (< {BYTES_PER_STATE_AIM} bytes per distinct state) {}: {bytes:.1}",
-            met(speedup >= SPEEDUP_AIM),
-            met(bytes < BYTES_PER_STATE_AIM),
+            "- {} {} on {} threads: {}",
+            row.config.tool.name(),
+            row.config.model(),
+            row.config.threads,
+            times.join(", ")
         )?;
+    }
+    writeln!(s)?;
+    let find = |rms: usize, tool: Tool, threads: usize| {
+        rows.iter().find(|r| r.config == Config { rms, tool, threads }).map(|r| &r.m)
+    };
+    let met = |ok: bool| if ok { "met" } else { "NOT met" };
+    for (rms, aim) in [(8, SPEEDUP_AIM_N8), (7, SPEEDUP_AIM_N7)] {
+        if let (Some(c), Some(sr)) = (find(rms, Tool::Cmc, 1), find(rms, Tool::Stateright, 1)) {
+            let ratio = sr.seconds / c.seconds;
+            writeln!(s, "TwoPhase N={rms}: cmc >= {aim}x stateright on one thread {}: {ratio:.2}x", met(ratio >= aim))?;
+        }
+    }
+    if let Some(c) = find(0, Tool::Cmc, 1) {
+        let tlc = TLC_SECONDS[1].1;
+        writeln!(
+            s,
+            "Disk Paxos c13: cmc <= {C13_SECONDS_AIM} s on one thread (100x TLC's {tlc} s) {}: {:.3} s, {:.0}x TLC",
+            met(c.seconds <= C13_SECONDS_AIM),
+            c.seconds,
+            tlc / c.seconds
+        )?;
+    }
+    if let Some(c) = find(8, Tool::Cmc, 1) {
+        writeln!(s, "TwoPhase N=8: cmc is {:.0}x TLC's {} s (quoted)", TLC_SECONDS[0].1 / c.seconds, TLC_SECONDS[0].1)?;
+    }
+    for rms in [8, 0] {
+        if let (Some(one), Some(two)) = (find(rms, Tool::Cmc, 1), find(rms, Tool::Cmc, 2)) {
+            let ratio = one.seconds / two.seconds;
+            let model = Config { rms, tool: Tool::Cmc, threads: 1 }.model();
+            writeln!(
+                s,
+                "{model}: cmc on 2 threads >= {THREADS_AIM}x one thread {}: {ratio:.2}x",
+                met(ratio >= THREADS_AIM)
+            )?;
+        }
+    }
+    for rms in [7, 8] {
+        for threads in [1, 2] {
+            if let Some(c) = find(rms, Tool::Cmc, threads) {
+                let bytes = bytes_of(c);
+                writeln!(
+                    s,
+                    "TwoPhase N={rms}, {threads} thread(s): <= {BYTES_PER_STATE_AIM} bytes per distinct state {}: {bytes:.1}",
+                    met(bytes <= BYTES_PER_STATE_AIM)
+                )?;
+            }
+        }
     }
     Ok(s)
 }
