@@ -58,6 +58,15 @@ pub trait Explore {
     fn store(&mut self, world: &Self::World, out: &mut Vec<u8>) -> Fingerprint;
     /// Loads a stored form back.
     fn load(&mut self, stored: &[u8], out: &mut Self::World) -> Result<(), String>;
+    /// The fingerprint of `world`, just loaded from `stored`. By default
+    /// its stored form is made again (into `buf`) and hashed, as
+    /// [`Explore::store`] does; a front end whose stored form is the
+    /// canonical bytes hashes `stored` itself.
+    fn fingerprint_stored(&mut self, world: &Self::World, stored: &[u8], buf: &mut Vec<u8>) -> Fingerprint {
+        let _ = stored;
+        buf.clear();
+        self.store(world, buf)
+    }
     /// Says that the search will not load the stored world `stored` again:
     /// a successor that was seen before, or a world once expanded. A front
     /// end that keeps something per stored world (the process front end's
@@ -345,6 +354,11 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
 
     fn load(&mut self, stored: &[u8], out: &mut World) -> Result<(), String> {
         out.decode_into(&self.engine.shape, stored).map_err(|e| e.to_string())
+    }
+
+    fn fingerprint_stored(&mut self, _world: &World, stored: &[u8], _buf: &mut Vec<u8>) -> Fingerprint {
+        // A core's stored form is its canonical encoding.
+        fingerprint(stored)
     }
 
     fn expand(

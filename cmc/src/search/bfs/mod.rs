@@ -260,7 +260,7 @@ impl<E: Explore> Bfs<'_, E> {
             exp.error = Some((format!("internal: stored world {id} does not load: {err}"), None));
             return;
         }
-        exp.fp = e.store(&exp.world, &mut exp.bytes);
+        exp.fp = e.fingerprint_stored(&exp.world, bytes, &mut exp.bytes);
         exp.bytes.clear();
         if let Err(err) = e.expand(&exp.world, bytes, exp.fp, &mut exp.scratch, actions, &mut exp.bytes, &mut exp.succ)
         {

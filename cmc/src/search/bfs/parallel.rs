@@ -463,8 +463,7 @@ fn expand_chunk<E: Explore>(
                 chunk.event = Some((j, Event::Error { error, failed: None }));
                 break;
             }
-            w.stored.clear();
-            let fp = e.store(&w.world, &mut w.stored);
+            let fp = e.fingerprint_stored(&w.world, bytes, &mut w.stored);
             let before = w.succ.len();
             if let Err(error) = e.expand(&w.world, bytes, fp, &mut w.scratch, &mut w.actions, &mut w.out, &mut w.succ) {
                 chunk.event = Some((j, Event::Error { error, failed: e.failed_action() }));
