@@ -79,8 +79,10 @@ unsafe impl Sync for Table {}
 
 const HUGE_PAGE: usize = 2 << 20;
 
-/// Tables this large are mapped from the kernel ([`Table::mapped`]).
-const MAPPED_MIN: usize = 64 << 10;
+/// Tables this large are mapped from the kernel ([`Table::mapped`]): from
+/// a page on, so that a shard's outgrown tables go back to the kernel
+/// rather than fragment the heap (2 MB less at TwoPhase N=7).
+const MAPPED_MIN: usize = 4 << 10;
 
 impl Table {
     fn layout(len: usize) -> std::alloc::Layout {
