@@ -110,12 +110,24 @@ struct Walk<A> {
 }
 
 /// The fixed inputs of every walk.
-struct Plan<'p> {
-    properties: &'p [(String, Kind)],
+struct Plan {
+    properties: Vec<(String, Kind)>,
     deadlock: bool,
     walk_length: u32,
     seed: u64,
     variants: u32,
+}
+
+impl Plan {
+    fn new<E: Explore>(c: &Checker<E>, walk_length: u32, seed: u64) -> Plan {
+        Plan {
+            properties: c.properties.clone(),
+            deadlock: c.options.deadlock,
+            walk_length,
+            seed,
+            variants: c.explorer.initial_variants(),
+        }
+    }
 }
 
 /// Runs walk number `walk`, checking each world it visits with the
@@ -124,7 +136,7 @@ struct Plan<'p> {
 /// stop.
 fn walk<E: Explore>(
     e: &mut E,
-    plan: &Plan<'_>,
+    plan: &Plan,
     unwitnessed: &[bool],
     walk: u64,
     poll: &mut dyn FnMut(&Walk<E::Action>) -> Option<String>,
@@ -179,7 +191,7 @@ fn walk<E: Explore>(
         stored.clear();
         w.fps.push(e.store(&world, &mut stored));
         w.depth = w.depth.max(depth);
-        match check(e, plan.properties, &mut unwitnessed, &world) {
+        match check(e, &plan.properties, &mut unwitnessed, &world) {
             Ok((failed, witnessed)) => {
                 w.witnessed.extend(witnessed.into_iter().map(|i| (i, w.path.len())));
                 if let Some(i) = failed {
@@ -226,7 +238,7 @@ fn walk<E: Explore>(
         }
         if enabled.is_empty() {
             w.terminal_checked = true;
-            match terminal(e, plan.properties, plan.deadlock, &world) {
+            match terminal(e, &plan.properties, plan.deadlock, &world) {
                 Ok(None) => break None,
                 Ok(Some((property, kind))) => break Some(End::Violation { property, kind, path: w.path.clone() }),
                 Err(error) => break Some(End::Error { error, path: w.path.clone(), failed: None }),
@@ -294,14 +306,7 @@ pub(crate) fn run<E: Explore>(
     let mut seen = FpSet::default();
     let poll_every = c.explorer.poll_every();
     let mut next_poll = poll_every;
-    let properties = c.properties.clone();
-    let plan = Plan {
-        properties: &properties,
-        deadlock: c.options.deadlock,
-        walk_length,
-        seed,
-        variants: c.explorer.initial_variants(),
-    };
+    let plan = Plan::new(c, walk_length, seed);
     for number in 0..walks {
         let (generated, distinct, depth) = (c.generated, c.distinct, c.depth);
         let unwitnessed = c.unwitnessed.clone();
@@ -349,14 +354,7 @@ where
     };
     let batch = (threads * WALKS_PER_THREAD) as u64;
     let mut seen = FpSet::default();
-    let properties = c.properties.clone();
-    let plan = Plan {
-        properties: &properties,
-        deadlock: c.options.deadlock,
-        walk_length,
-        seed,
-        variants: c.explorer.initial_variants(),
-    };
+    let plan = Plan::new(c, walk_length, seed);
     let mut first = 0;
     while first < walks {
         let last = (first + batch).min(walks);
