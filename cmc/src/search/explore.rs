@@ -356,8 +356,14 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
         out.decode_into(&self.engine.shape, stored).map_err(|e| e.to_string())
     }
 
-    fn fingerprint_stored(&mut self, _world: &World, stored: &[u8], _buf: &mut Vec<u8>) -> Fingerprint {
-        // A core's stored form is its canonical encoding.
+    fn fingerprint_stored(&mut self, world: &World, stored: &[u8], buf: &mut Vec<u8>) -> Fingerprint {
+        // A core's stored form is its canonical encoding: the world loaded
+        // from it encodes to the same bytes (checked in debug builds).
+        if cfg!(debug_assertions) {
+            buf.clear();
+            world.encode_append(&self.engine.shape, buf);
+            debug_assert_eq!(buf.as_slice(), stored, "a stored world loads and encodes back to itself");
+        }
         fingerprint(stored)
     }
 
