@@ -112,6 +112,12 @@ struct CheckArgs {
     /// on one thread.
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Symmetry reduction, as TLC's SYMMETRY: keep one world of each class
+    /// of worlds that differ only by a renaming of the core's
+    /// interchangeable nodes. Distinct states then count classes; a
+    /// counterexample is still a real trace, which replays without it.
+    #[arg(long)]
+    symmetry: bool,
     /// Print the JSON report on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -255,8 +261,14 @@ fn check(args: CheckArgs) -> Result<u8> {
         }
         SearchKind::Simulate => Search::Simulate { walks: args.walks, walk_length: args.walk_length, seed: args.seed },
     };
-    let options =
-        Options { search, states_max: args.states_max, det: args.det, deadlock: args.deadlock, threads: args.threads };
+    let options = Options {
+        search,
+        states_max: args.states_max,
+        det: args.det,
+        deadlock: args.deadlock,
+        threads: args.threads,
+        symmetry: args.symmetry,
+    };
     let model = entry.build(&overrides)?;
     let time_max = time_max(args.time_max)?;
     catch_interrupt();

@@ -36,5 +36,8 @@ pub fn check_command(id: &Identity, options: &Options) -> String {
     if options.deadlock {
         s.push_str(" --deadlock");
     }
+    if options.symmetry {
+        s.push_str(" --symmetry");
+    }
     s
 }

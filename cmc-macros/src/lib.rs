@@ -58,6 +58,7 @@ const KEYS: &[(&str, &str)] = &[
     ("det", "true: run every step twice and compare"),
     ("deadlock", "true: a world with no enabled action is a violation"),
     ("threads", "threads for bfs, 0 for one per core (the default)"),
+    ("symmetry", "true: one world per class of renamed interchangeable nodes"),
     ("expect", "pass, or violation(\"property\")"),
     ("ignore", "\"reason\": run only with --ignored"),
     ("program", "a program as nodes: its path, relative to CARGO_MANIFEST_DIR"),
@@ -78,6 +79,7 @@ const NOT_FOR_PROGRAMS: &[(&str, &str)] = &[
     ("network", "a program's connections are TCP: FIFO, and never duplicated"),
     ("dups", "a program's connections are TCP: FIFO, and never duplicated"),
     ("threads", "the process front end searches on one thread: its nodes are processes"),
+    ("symmetry", "symmetry renames a core's interchangeable nodes; a program's nodes are processes"),
     (
         "deadlock",
         "a world with no enabled action is servers waiting in accept() or read() with the budgets spent, how runs end; say what must hold there with `.eventually(...)`",
@@ -107,6 +109,7 @@ struct Keys {
     time_max_s: Option<(u64, Span)>,
     det: Option<bool>,
     deadlock: Option<bool>,
+    symmetry: Option<bool>,
     threads: Option<(u64, Span)>,
     expect: Option<(Option<String>, Span)>,
     ignore: Option<String>,
@@ -236,6 +239,7 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
             match key.as_str() {
                 "det" => k.det = Some(true),
                 "deadlock" => k.deadlock = Some(true),
+                "symmetry" => k.symmetry = Some(true),
                 _ => push(error(ident.span(), format!("`{key}` needs a value: `{key} = ...`"))),
             }
             continue;
@@ -263,6 +267,7 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
                 "time_max_s" => k.time_max_s = Some(int(value, &key, 1, u64::MAX)?),
                 "det" => k.det = Some(boolean(value, &key)?),
                 "deadlock" => k.deadlock = Some(boolean(value, &key)?),
+                "symmetry" => k.symmetry = Some(boolean(value, &key)?),
                 "threads" => k.threads = Some(int(value, &key, 0, 1024)?),
                 "expect" => k.expect = Some(expectation(value)?),
                 "ignore" => k.ignore = Some(string(value, &key)?),
@@ -386,6 +391,7 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
     let time_max_s = opt_u64(keys.time_max_s);
     let det = keys.det.unwrap_or(false);
     let deadlock = keys.deadlock.unwrap_or(false);
+    let symmetry = keys.symmetry.unwrap_or(false);
     let threads = keys.threads.map_or(0, |(n, _)| n as usize);
     let expect = match &keys.expect {
         Some((Some(p), _)) => quote!(::cmc::harness::Expect::Violation(#p)),
@@ -488,6 +494,7 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
                 det: #det,
                 deadlock: #deadlock,
                 threads: #threads,
+                symmetry: #symmetry,
                 expect: #expect,
                 ignore: #ignore,
             },
@@ -530,6 +537,7 @@ mod tests {
                 time_max_s = 60,
                 det = true,
                 deadlock,
+                symmetry,
                 expect = violation("atomicity"),
                 ignore = "slow"
             )),

@@ -220,6 +220,7 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
         det: attributes.det,
         deadlock: attributes.deadlock,
         threads: attributes.threads,
+        symmetry: attributes.symmetry,
     };
     let memory_max = cx.overrides.memory_max.unwrap_or_else(crate::control::memory_max_default);
     let mut control = RunControl::quiet(attributes.time_max_s.map(Duration::from_secs)).with_memory_max(memory_max);

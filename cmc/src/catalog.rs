@@ -114,6 +114,10 @@ impl DynModel for crate::process::ProgramModel {
         ]
     }
     fn check(&self, options: &Options, control: &mut dyn Control) -> Result<Report, DynError> {
+        if options.symmetry {
+            let reason = "renames a core's interchangeable nodes; a program's nodes are processes".to_string();
+            return Err(crate::process::ProcessError::Config { key: "symmetry", reason }.into());
+        }
         let explorer = crate::process::ProcessExplorer::new(self)?.with_det(options.det);
         Ok(crate::search::explore(explorer, options, control))
     }

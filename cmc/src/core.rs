@@ -14,6 +14,8 @@ use core::fmt;
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
+use crate::symmetry::{NodeSet, Renaming};
+
 /// A node's number, `0..nodes`.
 pub type NodeId = u8;
 
@@ -257,6 +259,33 @@ pub trait Core: Send + Sync + 'static {
         let _ = settings;
         format!("Action({index})")
     }
+
+    /// Symmetry: the nodes this core treats alike, of a model of `nodes`
+    /// nodes. Renaming them among themselves (with
+    /// [`Core::rename_state`] and [`Core::rename_payload`]) must map every
+    /// behaviour of the model onto another one, and the model's properties
+    /// must not tell renamed worlds apart. A search under
+    /// [`Options::symmetry`](crate::Options::symmetry) then explores one
+    /// world of each class ([`crate::symmetry`]). The default is no node.
+    fn interchangeable(settings: &Self::Settings, nodes: u8) -> NodeSet {
+        let _ = (settings, nodes);
+        NodeSet::EMPTY
+    }
+
+    /// Symmetry: renames the node numbers held in one node's state (a
+    /// peer's number, a bitmap of peers) by `renaming`. The engine moves
+    /// the state itself to its node's new number. The default renames
+    /// nothing: for a state that holds no node number.
+    fn rename_state(settings: &Self::Settings, renaming: &Renaming, state: &mut Self::State) {
+        let _ = (settings, renaming, state);
+    }
+
+    /// Symmetry: renames the node numbers held in a message, a persist
+    /// record or a reply (`kind` says which, with the nodes it had before
+    /// the renaming). The default renames nothing.
+    fn rename_payload(settings: &Self::Settings, renaming: &Renaming, kind: PayloadKind, bytes: &mut [u8]) {
+        let _ = (settings, renaming, kind, bytes);
+    }
 }
 
 /// One setting a core accepts: its key, its default and what it means.
@@ -441,6 +470,11 @@ impl Payload {
     /// The payload's bytes.
     pub fn as_slice(&self) -> &[u8] {
         &self.bytes[..self.len as usize]
+    }
+
+    /// The payload's bytes, to change in place (their number is fixed).
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.bytes[..self.len as usize]
     }
 }
 

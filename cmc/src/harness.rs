@@ -92,6 +92,9 @@ pub struct Attributes {
     /// `threads = N`: the threads breadth-first search may use; 0 (the
     /// default) for one per core. The result is the same either way.
     pub threads: usize,
+    /// `symmetry`: one world per class of worlds that differ by a renaming
+    /// of the core's interchangeable nodes ([`Options::symmetry`](crate::Options::symmetry)).
+    pub symmetry: bool,
     /// `expect = pass` (the default) or `expect = violation("NAME")`.
     pub expect: Expect,
     /// `Some(reason)`: listed but run only with `--ignored`.
@@ -116,6 +119,7 @@ impl Attributes {
         det: false,
         deadlock: false,
         threads: 0,
+        symmetry: false,
         expect: Expect::Pass,
         ignore: None,
     };

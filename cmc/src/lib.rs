@@ -24,6 +24,7 @@ pub mod replay;
 pub mod report;
 pub mod search;
 pub mod session;
+pub mod symmetry;
 pub mod trace;
 pub mod world;
 
@@ -55,4 +56,5 @@ pub use crate::search::{
     Control, CoreExplorer, Explore, NoControl, Options, Progress, Search, Stop, check, check_with, explore,
     explore_keeping,
 };
+pub use crate::symmetry::{NodeSet, Renaming};
 pub use crate::world::{Fingerprint, World};

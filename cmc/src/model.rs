@@ -151,6 +151,19 @@ pub enum ModelError {
         "a property is named `deadlock`, the name --deadlock gives a world with no enabled action: rename the property"
     )]
     DeadlockPropertyName,
+    /// Symmetry was asked for, and the core declares fewer than two
+    /// interchangeable nodes in this model ([`Core::interchangeable`]).
+    #[error(
+        "symmetry: core `{core}` declares {count} interchangeable nodes of {nodes} (Core::interchangeable); at least 2 are needed to reduce anything"
+    )]
+    NoSymmetry {
+        /// The core's [`Core::NAME`].
+        core: &'static str,
+        /// How many of the model's nodes it declares interchangeable.
+        count: usize,
+        /// The model's nodes.
+        nodes: u8,
+    },
     /// [`Core::validate`] rejected the settings.
     #[error("core `{core}`: {message}")]
     BadSettings {

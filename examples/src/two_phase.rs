@@ -25,13 +25,17 @@
 //! persisting it, so after a crash it presumes abort while a participant has
 //! already committed).
 //!
+//! Symmetry: the participants that vote yes are interchangeable
+//! (`--symmetry`); the coordinator's bitmap of yes votes is the only place
+//! a node's number is kept.
+//!
 //! Actions exercised (FIFO network): DELIVER, FIRE, FLUSH, CRASH(n, j) with
 //! torn prefixes (a participant may have its vote and an abort pending at
 //! once) and RESET.
 
 use std::fmt;
 
-use cmc::{Context, Core, Effects, Event, Model, NodeId, limits};
+use cmc::{Context, Core, Effects, Event, Model, NodeId, NodeSet, Renaming, limits};
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
 cmc::settings! {
@@ -202,6 +206,18 @@ impl Core for TwoPhase {
             s.vote = v;
             s.decision = d;
         }
+    }
+
+    /// The participants that vote yes are alike; the coordinator and a no
+    /// voter are not.
+    fn interchangeable(settings: &Self::Settings, nodes: u8) -> NodeSet {
+        NodeSet::range(1..nodes).without(settings.no_voter)
+    }
+
+    /// Only the coordinator's yes votes name nodes; messages and records
+    /// do not.
+    fn rename_state(_settings: &Self::Settings, renaming: &Renaming, s: &mut TwoPhaseState) {
+        s.votes = renaming.bits(s.votes);
     }
 }
 

@@ -60,7 +60,14 @@ fn searches(d: &Declared) -> Vec<Search> {
 }
 
 fn options(d: &Declared, search: Search, det: bool) -> Options {
-    Options { search, states_max: d.attributes.states_max, det, deadlock: d.attributes.deadlock, threads: 1 }
+    Options {
+        search,
+        states_max: d.attributes.states_max,
+        det,
+        deadlock: d.attributes.deadlock,
+        threads: 1,
+        symmetry: d.attributes.symmetry,
+    }
 }
 
 /// The gate over `declared`: what failed, one entry per model and search.

@@ -15,9 +15,10 @@ use super::{POLL_EVERY, Stop};
 use crate::action::Action;
 use crate::core::{Core, PayloadKind};
 use crate::engine::Engine;
-use crate::model::Identity;
+use crate::model::{Identity, ModelError};
 use crate::property::{Kind, View};
 use crate::report::{MessageText, NodeText, ProcessCounts, Step, WorldText};
+use crate::symmetry::Symmetry;
 use crate::trace::hex;
 use crate::world::{Fingerprint, World, fingerprint};
 
@@ -77,6 +78,15 @@ pub trait Explore {
     /// Whether [`Explore::retire`] does anything: a search that would have
     /// to compute a stored form only to retire it asks first.
     fn retires(&self) -> bool {
+        false
+    }
+
+    /// Whether the stored form is a canonical world under symmetry
+    /// ([`Options::symmetry`](super::Options::symmetry)): a stored world
+    /// then stands for every world its renamings give, and a path through
+    /// stored worlds is turned into a real trace by following
+    /// fingerprints. False by default.
+    fn symmetric(&self) -> bool {
         false
     }
 
@@ -228,6 +238,23 @@ fn successor(
     (fingerprint(&out[from..]), position, out.len())
 }
 
+/// [`successor`] for a successor already stored in its canonical form under
+/// symmetry, and fingerprinted (`fp`).
+#[inline]
+fn successor_canonical(
+    out: &mut Vec<u8>,
+    from: usize,
+    stored: &[u8],
+    fp: Fingerprint,
+    position: u32,
+) -> (Fingerprint, u32, usize) {
+    if out[from..] == *stored {
+        out.truncate(from);
+        return (fp, position, from);
+    }
+    (fp, position, out.len())
+}
+
 /// The in-process front end: a core's model, through the engine.
 pub struct CoreExplorer<'m, C: Core> {
     pub(crate) engine: Engine<'m, C>,
@@ -235,12 +262,30 @@ pub struct CoreExplorer<'m, C: Core> {
     /// The action whose step failed in the last `expand` (see
     /// [`Explore::failed_action`]).
     failed: Option<Action>,
+    /// Under symmetry, what picks the canonical world to store.
+    symmetry: Option<Symmetry>,
 }
 
 impl<'m, C: Core> CoreExplorer<'m, C> {
     /// The state graph of the model `engine` applies actions of.
     pub fn new(engine: Engine<'m, C>) -> Self {
-        CoreExplorer { engine, buf: Vec::new(), failed: None }
+        CoreExplorer { engine, buf: Vec::new(), failed: None, symmetry: None }
+    }
+
+    /// The same state graph under symmetry: worlds are stored and
+    /// fingerprinted in their canonical form ([`crate::symmetry`]). An
+    /// error when the core declares fewer than two interchangeable nodes
+    /// in this model.
+    pub fn with_symmetry(mut self) -> Result<Self, ModelError> {
+        let model = self.engine.model;
+        let nodes = self.engine.shape.nodes;
+        let set = C::interchangeable(&model.settings, nodes);
+        let inside = set.iter().filter(|&n| n < nodes).count();
+        if inside < 2 || inside != set.len() || self.engine.env.direct.is_some() {
+            return Err(ModelError::NoSymmetry { core: C::NAME, count: inside, nodes });
+        }
+        self.symmetry = Some(Symmetry::new(set));
+        Ok(self)
     }
 
     fn panicked(action: &Action, message: String) -> String {
@@ -319,7 +364,9 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
 
     fn worker(&self) -> Option<Self> {
         // The model was validated when this explorer's engine was made.
-        Engine::new(self.engine.model, self.engine.det).ok().map(CoreExplorer::new)
+        let mut worker = CoreExplorer::new(Engine::new(self.engine.model, self.engine.det).ok()?);
+        worker.symmetry.clone_from(&self.symmetry);
+        Some(worker)
     }
 
     fn init_action(&self, variant: u32) -> Action {
@@ -347,9 +394,17 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
     }
 
     fn store(&mut self, world: &World, out: &mut Vec<u8>) -> Fingerprint {
+        let e = &self.engine;
+        if let Some(symmetry) = &mut self.symmetry {
+            return symmetry.canonical_append::<C>(&e.model.settings, &e.shape, world, out);
+        }
         let from = out.len();
-        world.encode_append(&self.engine.shape, out);
+        world.encode_append(&e.shape, out);
         fingerprint(&out[from..])
+    }
+
+    fn symmetric(&self) -> bool {
+        self.symmetry.is_some()
     }
 
     fn load(&mut self, stored: &[u8], out: &mut World) -> Result<(), String> {
@@ -396,6 +451,19 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
                     taking = Some(action);
                     if e.apply_encoded(world, &action, scratch, out).map_err(|e| e.to_string())? {
                         succ.push(successor(out, from, stored, fp, index as u32));
+                    }
+                }
+                Ok(())
+            }
+            None if self.symmetry.is_some() => {
+                let Some(symmetry) = &mut self.symmetry else { unreachable!() };
+                e.actions(world, actions).map_err(|e| e.to_string())?;
+                for (position, action) in actions.iter().enumerate() {
+                    taking = Some(*action);
+                    if e.apply(world, action, scratch).map_err(|e| e.to_string())? {
+                        let from = out.len();
+                        let fp = symmetry.canonical_append::<C>(&e.model.settings, &e.shape, scratch, out);
+                        succ.push(successor_canonical(out, from, stored, fp, position as u32));
                     }
                 }
                 Ok(())

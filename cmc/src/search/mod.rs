@@ -85,11 +85,25 @@ pub struct Options {
     /// thread only (the process front end) and the other searches ignore
     /// it.
     pub threads: usize,
+    /// Symmetry reduction (TLC's `SYMMETRY`): keep one world of each class
+    /// of worlds that differ only by a renaming of the core's
+    /// interchangeable nodes ([`Core::interchangeable`]). Distinct states
+    /// then count classes; a counterexample is still a real trace of the
+    /// model. Cores only; a core that declares no interchangeable nodes is
+    /// an error.
+    pub symmetry: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { search: Search::Bfs { depth_max: None }, states_max: None, det: false, deadlock: false, threads: 0 }
+        Options {
+            search: Search::Bfs { depth_max: None },
+            states_max: None,
+            det: false,
+            deadlock: false,
+            threads: 0,
+            symmetry: false,
+        }
     }
 }
 
@@ -195,7 +209,11 @@ pub fn check_with<C: Core>(
         return Err(ModelError::DeadlockPropertyName);
     }
     let engine = Engine::new(model, options.det)?;
-    Ok(explore_threads(CoreExplorer::new(engine), options, control).0)
+    let mut explorer = CoreExplorer::new(engine);
+    if options.symmetry {
+        explorer = explorer.with_symmetry()?;
+    }
+    Ok(explore_threads(explorer, options, control).0)
 }
 
 /// Runs the search `options` ask for over any state graph.
@@ -463,7 +481,11 @@ impl<E: Explore> Checker<E> {
             (End::Error { .. }, Some(reason)) => End::Incomplete(reason),
             (end, _) => end,
         };
-        let mut report = self.empty_report(self.options.search.describe());
+        let mut search = self.options.search.describe();
+        if self.explorer.symmetric() {
+            search.push_str(" with symmetry");
+        }
+        let mut report = self.empty_report(search);
         for i in 0..self.properties.len() {
             if let Some(path) = self.witnesses[i].take() {
                 let property = self.properties[i].0.clone();

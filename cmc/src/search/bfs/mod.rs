@@ -12,6 +12,7 @@
 
 mod parallel;
 mod store;
+mod symmetric;
 
 use super::{Checker, Control, End, Explore, FpSet};
 use crate::world::Fingerprint;
@@ -94,6 +95,9 @@ fn run_with<E: Explore>(
     let mut bfs = Bfs { c, seen: FpSet::default(), parents: Parents::default(), witness_ids, witnessed: Vec::new() };
     let found = bfs.search(depth_max, control, levels);
     let Bfs { c, parents, witness_ids, .. } = bfs;
+    if c.explorer.symmetric() {
+        return symmetric::end(c, &parents, &witness_ids, found);
+    }
     for (i, id) in witness_ids.iter().enumerate() {
         if let Some(id) = id {
             c.witnesses[i] = Some(path_to(c, &parents, *id));

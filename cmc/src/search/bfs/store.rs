@@ -77,9 +77,9 @@ impl Parents {
     }
 }
 
-/// Rebuilds the actions that reach state `id`, by following parent links to
-/// a root and re-running each action list.
-pub(crate) fn path_to<E: Explore>(c: &mut Checker<E>, parents: &Parents, id: u32) -> Vec<E::Action> {
+/// The links from a root to state `id`: the root's initial variant, then
+/// each action's position in its world's action list.
+pub(crate) fn chain(parents: &Parents, id: u32) -> Vec<u32> {
     let mut chain = Vec::new();
     let mut at = id;
     loop {
@@ -91,6 +91,13 @@ pub(crate) fn path_to<E: Explore>(c: &mut Checker<E>, parents: &Parents, id: u32
         at = parent;
     }
     chain.reverse();
+    chain
+}
+
+/// Rebuilds the actions that reach state `id`, by following parent links to
+/// a root and re-running each action list.
+pub(crate) fn path_to<E: Explore>(c: &mut Checker<E>, parents: &Parents, id: u32) -> Vec<E::Action> {
+    let chain = chain(parents, id);
     let e = &mut c.explorer;
     let mut path = vec![e.init_action(chain[0])];
     let mut world = e.empty_world();
