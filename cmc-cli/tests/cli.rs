@@ -54,6 +54,30 @@ fn a_violation_exits_1_saves_a_counterexample_and_replay_reproduces_it() {
 }
 
 #[test]
+fn symmetry_counts_classes_and_its_counterexample_replays_without_it() {
+    let out = cmc(&["check", "two-phase", "--nodes", "4", "--crashes", "1", "--symmetry", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((json["search"].as_str(), json["distinct_states"].as_u64()), (Some("bfs with symmetry"), Some(22391)));
+
+    let file = scratch("symmetry.cex.json");
+    let f = file.to_str().unwrap();
+    let bug = ["--set", "bug_no_persist_decision=1", "--nodes", "4", "--crashes", "1", "--symmetry", "--save", f];
+    let out = cmc(&[&["check", "two-phase"], &bug[..]].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("--crashes 1 --symmetry"), "the command reproduces it under symmetry: {stderr}");
+    let replay = cmc(&["replay", f]);
+    assert_eq!(replay.status.code(), Some(1), "{}", text(&replay.stderr));
+    assert!(text(&replay.stdout).starts_with("violation of always property `atomicity`"));
+
+    // A core with no interchangeable nodes.
+    let out = cmc(&["check", "lock-service", "--symmetry"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("symmetry: core `lock-service` declares 0 interchangeable nodes"));
+}
+
+#[test]
 fn a_deadlock_counterexample_records_deadlock_and_cmc_replay_reproduces_it() {
     let file = scratch("deadlock.cex.json");
     let f = file.to_str().unwrap();
