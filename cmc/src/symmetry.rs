@@ -90,6 +90,8 @@ impl Renaming {
 #[derive(Clone, Debug)]
 pub(crate) struct Symmetry {
     renamings: Vec<Renaming>,
+    /// For each renaming, the node that becomes node `j`, by `j`.
+    sources: Vec<[NodeId; limits::NODES_MAX]>,
     /// Working space: a renamed world and its encoding.
     renamed: Option<World>,
     encoded: Vec<u8>,
@@ -114,7 +116,17 @@ impl Symmetry {
                 break;
             }
         }
-        Symmetry { renamings, renamed: None, encoded: Vec::new() }
+        let sources = renamings
+            .iter()
+            .map(|r| {
+                let mut from = Renaming::IDENTITY.to;
+                for n in 0..limits::NODES_MAX as NodeId {
+                    from[r.node(n) as usize] = n;
+                }
+                from
+            })
+            .collect();
+        Symmetry { renamings, sources, renamed: None, encoded: Vec::new() }
     }
 
     /// How many worlds each world stands for at most: the permutations,
@@ -127,6 +139,10 @@ impl Symmetry {
     /// Appends the canonical encoding of `world` (the least encoding over
     /// all its renamings, itself included) to `out`, and returns its
     /// fingerprint.
+    ///
+    /// The encoding starts with the node states, so a renaming whose
+    /// states alone already encode above the least so far is dropped
+    /// before the rest of its world is renamed: most are.
     pub(crate) fn canonical_append<C: Core>(
         &mut self,
         settings: &C::Settings,
@@ -137,7 +153,19 @@ impl Symmetry {
         let from = out.len();
         world.encode_append(shape, out);
         let renamed = self.renamed.get_or_insert_with(|| World::empty(shape));
-        for r in &self.renamings {
+        let size = shape.state_size;
+        let states = shape.nodes as usize * size;
+        for (r, sources) in self.renamings.iter().zip(&self.sources) {
+            self.encoded.clear();
+            for &n in &sources[..shape.nodes as usize] {
+                let at = n as usize * size;
+                let start = self.encoded.len();
+                self.encoded.extend_from_slice(&world.states[at..at + size]);
+                rename_state::<C>(settings, r, &mut self.encoded[start..]);
+            }
+            if self.encoded.as_slice() > &out[from..from + states] {
+                continue;
+            }
             rename::<C>(settings, shape, world, r, renamed);
             self.encoded.clear();
             renamed.encode_append(shape, &mut self.encoded);
