@@ -222,3 +222,18 @@ fn symmetry_needs_interchangeable_nodes() {
     let e = check_with(&cmc_tests::echo(3), &symmetric(bfs()), &mut NoControl).unwrap_err();
     assert!(e.to_string().contains("core `test-echo` declares 0 interchangeable nodes"), "{e}");
 }
+
+#[test]
+fn a_deadlock_found_under_symmetry_is_a_real_world_without_actions() {
+    let model = two_phase(4, TwoPhaseSettings::default());
+    let deadlock = |symmetry| Options { deadlock: true, symmetry, threads: 1, ..Options::default() };
+    let full = check(&model, &deadlock(false)).unwrap();
+    let reduced = check(&model, &deadlock(true)).unwrap();
+    for r in [&full, &reduced] {
+        assert_eq!(r.verdict, Verdict::Violation, "{}", r.summary());
+        assert_eq!(r.property.as_deref(), Some("deadlock"));
+    }
+    assert_eq!(reduced.trace.len(), full.trace.len());
+    let again = replay(&model, &reduced.counterexample().unwrap(), false).unwrap();
+    assert_eq!((again.verdict, again.trace), (Verdict::Violation, reduced.trace));
+}
