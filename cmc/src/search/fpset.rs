@@ -270,6 +270,11 @@ impl Shard {
         self.insert(key(fp))
     }
 
+    /// Whether fingerprint `fp` (which falls in this shard) is here.
+    pub(crate) fn contains_fp(&self, fp: u128) -> bool {
+        self.contains(key(fp))
+    }
+
     fn insert(&mut self, key: u128) -> bool {
         if (self.len + 1) * 100 > self.buckets.len() * SLOTS * LOAD_MAX_PERCENT {
             self.grow();

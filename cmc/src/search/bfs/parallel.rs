@@ -4,16 +4,18 @@
 //! A level is expanded in batches of worlds, each batch in three phases
 //! spread over the threads, then merged on the calling thread:
 //!
-//! 1. *Expand.* Threads take chunks of the batch's worlds, compute their
-//!    successors and look each up in the seen set, which no thread changes
-//!    in this phase. A successor not seen is a *candidate*, kept with its
-//!    place in BFS order: its world, and its rank among that world's
-//!    successors. A chunk stops at the first world whose expansion fails
-//!    or that ends the search as a world with no successor.
+//! 1. *Expand.* Threads take chunks of the batch's worlds and compute
+//!    their successors. A successor that is not a self-loop, nor met
+//!    before in its chunk, is a *candidate*, kept with its place in BFS
+//!    order: its world, and its rank among that world's successors. A
+//!    chunk stops at the first world whose expansion fails or that ends
+//!    the search as a world with no successor.
 //! 2. *Insert.* Each thread takes a partition of the seen set's shards and
-//!    inserts the candidates that fall in it, chunk after chunk in order:
-//!    of several candidates with one fingerprint, the first in BFS order
-//!    wins, as it would on one thread.
+//!    inserts the candidates that fall in it, chunk after chunk in order,
+//!    one probe each (a lookup that inserts what it does not find): a
+//!    candidate seen before loses, and of several candidates with one new
+//!    fingerprint the first in BFS order wins, as it would on one thread.
+//!    On the last level the candidates are only looked up.
 //! 3. *Check.* Threads take chunks again and evaluate the properties of
 //!    their winners; a winner that fails one, witnesses one or whose
 //!    property fails to evaluate is marked, to be checked again in order.
@@ -30,12 +32,12 @@ use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 use std::ops::Range;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::store::Level;
 use super::{Bfs, Found, LevelRun, Levels, OneThread};
 use crate::property::Kind;
-use crate::search::fpset::{FpSet, SHARDS, Shard, shard_of};
+use crate::search::fpset::{SHARDS, Shard, shard_of};
 use crate::search::{End, Explore, FpHasher, terminal};
 
 /// The most worlds per chunk, the unit of work of phases 1 and 3. A
@@ -50,9 +52,6 @@ const PARTS: usize = 16;
 /// A level with fewer worlds is expanded on one thread: starting threads
 /// would cost more than it saves.
 const PARALLEL_MIN: usize = 64;
-/// Worlds a thread expands before it looks up their successors, so that
-/// their buckets are prefetched while it computes.
-const GROUP: usize = 8;
 /// How far ahead phase 2 prefetches the buckets of the candidates it
 /// inserts.
 const LOOKAHEAD: usize = 16;
@@ -79,18 +78,16 @@ struct Work<W, A> {
     scratch: W,
     actions: Vec<A>,
     stored: Vec<u8>,
-    /// Successors of a group of worlds, back to back.
+    /// Successors of one world, back to back.
     out: Vec<u8>,
     succ: Vec<(u128, u32, usize)>,
-    /// Per world of the group: (world index, its fingerprint, end of its
-    /// successors in `succ`).
-    bounds: Vec<(usize, u128, usize)>,
     /// The candidates of the chunk being expanded: a successor found twice
     /// in one chunk is a candidate once, the first time.
     local: HashSet<u128, BuildHasherDefault<FpHasher>>,
 }
 
-/// A successor not seen before its batch.
+/// A successor that may be new: not a self-loop, and the first of its
+/// fingerprint in its chunk.
 struct Candidate {
     fp: u128,
     /// Its world's index in the level.
@@ -126,8 +123,6 @@ struct Chunk<A> {
     event: Option<(usize, Event<A>)>,
     /// The first world with no successor checked (and passed).
     terminal_at: Option<usize>,
-    /// Last level only: a successor not seen was left unexplored.
-    cut: bool,
     /// The winners, candidate indices in BFS order (phase 3).
     winners: Vec<u32>,
     /// Indices into `winners` to check again in the merge.
@@ -144,7 +139,6 @@ impl<A> Chunk<A> {
             by_part: (0..PARTS).map(|_| Vec::new()).collect(),
             event: None,
             terminal_at: None,
-            cut: false,
             winners: Vec::new(),
             marked: Vec::new(),
         }
@@ -158,7 +152,6 @@ impl<A> Chunk<A> {
         self.by_part.iter_mut().for_each(Vec::clear);
         self.event = None;
         self.terminal_at = None;
-        self.cut = false;
         self.winners.clear();
         self.marked.clear();
     }
@@ -200,7 +193,6 @@ where
                 stored: Vec::new(),
                 out: Vec::new(),
                 succ: Vec::new(),
-                bounds: Vec::new(),
                 local: HashSet::default(),
             })
             .collect();
@@ -256,8 +248,8 @@ where
                 chunk.reset(start..(start + chunk_worlds).min(hi));
             }
             self.expand(bfs, run, chunks);
+            run.cut |= self.insert(bfs, chunks, run.last_level);
             if !run.last_level {
-                self.insert(bfs, chunks);
                 self.check(bfs, chunks);
             }
             self.merge(bfs, run, chunks)?;
@@ -273,27 +265,29 @@ where
     E::World: Send,
     E::Action: Send + Sync,
 {
-    /// Phase 1: every chunk's successors, looked up in the seen set.
+    /// Phase 1: every chunk's successors, and its candidates.
     fn expand(&mut self, bfs: &mut Bfs<'_, E>, run: &LevelRun<'_>, chunks: usize) {
         let next = AtomicUsize::new(0);
         let cells: Vec<Mutex<&mut Chunk<E::Action>>> = self.chunks[..chunks].iter_mut().map(Mutex::new).collect();
-        let seen = &bfs.seen;
         let c = &mut *bfs.c;
         let (properties, deadlock) = (&c.properties, c.options.deadlock);
-        let (current, last_level) = (run.current, run.last_level);
+        let current = run.current;
         Self::on_threads(&mut c.explorer, &mut self.workers, &mut self.works, |e, w| {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(cell) = cells.get(i) else { break };
                 let mut chunk = cell.lock().unwrap_or_else(|p| p.into_inner());
-                expand_chunk(e, w, seen, current, &mut chunk, properties, deadlock, last_level);
+                expand_chunk(e, w, current, &mut chunk, properties, deadlock);
             }
         });
     }
 
-    /// Phase 2: candidates inserted, partition by partition, in BFS order.
-    fn insert(&mut self, bfs: &mut Bfs<'_, E>, chunks: usize) {
+    /// Phase 2: candidates inserted, partition by partition, in BFS order;
+    /// on the last level only looked up. Returns whether the last level
+    /// has a successor not seen (the bound hid it).
+    fn insert(&mut self, bfs: &mut Bfs<'_, E>, chunks: usize, last_level: bool) -> bool {
         let next = AtomicUsize::new(0);
+        let cut = AtomicBool::new(false);
         let per_part = SHARDS / PARTS;
         let parts: Vec<Mutex<Part<'_>>> =
             bfs.seen.shards_mut().chunks_mut(per_part).zip(self.won.iter_mut()).map(Mutex::new).collect();
@@ -317,13 +311,19 @@ where
                             shards[shard_of(ahead) % per_part].prefetch(ahead);
                         }
                         let fp = fp_of(j);
-                        if shards[shard_of(fp) % per_part].insert_fp(fp) {
+                        let shard = &mut shards[shard_of(fp) % per_part];
+                        if last_level {
+                            if !shard.contains_fp(fp) {
+                                cut.store(true, Ordering::Relaxed);
+                            }
+                        } else if shard.insert_fp(fp) {
                             won.push(i);
                         }
                     }
                 }
             }
         });
+        cut.into_inner()
     }
 
     /// Phase 3: the winners of every chunk, in order, and their properties.
@@ -358,7 +358,6 @@ where
         let first_id = run.current.first_id();
         let states_max = bfs.c.options.states_max;
         for chunk in &self.chunks[..chunks] {
-            run.cut |= chunk.cut;
             let start = chunk.range.start;
             // Generated states before world `k` of this chunk.
             let mut counted = bfs.c.generated;
@@ -435,100 +434,67 @@ where
     }
 }
 
-/// Phase 1 for one chunk: expands its worlds a group at a time, prefetching
-/// the group's buckets before looking its successors up.
-#[allow(clippy::too_many_arguments)]
+/// Phase 1 for one chunk: expands its worlds in order and keeps their
+/// candidates.
 fn expand_chunk<E: Explore>(
     e: &mut E,
     w: &mut Work<E::World, E::Action>,
-    seen: &FpSet,
     current: &Level,
     chunk: &mut Chunk<E::Action>,
     properties: &[(String, Kind)],
     deadlock: bool,
-    last_level: bool,
 ) {
-    let range = chunk.range.clone();
     w.local.clear();
-    let mut k = range.start;
-    while k < range.end && chunk.event.is_none() {
-        let group_end = (k + GROUP).min(range.end);
+    for j in chunk.range.clone() {
+        let (id, bytes) = current.get(j);
+        if let Err(err) = e.load(bytes, &mut w.world) {
+            let error = format!("internal: stored world {id} does not load: {err}");
+            chunk.event = Some((j, Event::Error { error, failed: None }));
+            return;
+        }
+        let fp = e.fingerprint_stored(&w.world, bytes, &mut w.stored);
         w.out.clear();
         w.succ.clear();
-        w.bounds.clear();
-        for j in k..group_end {
-            let (id, bytes) = current.get(j);
-            if let Err(err) = e.load(bytes, &mut w.world) {
-                let error = format!("internal: stored world {id} does not load: {err}");
-                chunk.event = Some((j, Event::Error { error, failed: None }));
-                break;
-            }
-            let fp = e.fingerprint_stored(&w.world, bytes, &mut w.stored);
-            let before = w.succ.len();
-            if let Err(error) = e.expand(&w.world, bytes, fp, &mut w.scratch, &mut w.actions, &mut w.out, &mut w.succ) {
-                chunk.event = Some((j, Event::Error { error, failed: e.failed_action() }));
-                break;
-            }
-            e.retire(bytes);
-            if w.succ.len() == before {
-                match terminal(e, properties, deadlock, &w.world) {
-                    Ok(None) => {
-                        chunk.terminal_at.get_or_insert(j);
-                    }
-                    Ok(Some((property, kind))) => {
-                        chunk.event = Some((j, Event::Terminal { property, kind }));
-                        break;
-                    }
-                    Err(error) => {
-                        chunk.event = Some((j, Event::TerminalError(error)));
-                        break;
-                    }
-                }
-            }
-            for &(s, _, _) in &w.succ[before..] {
-                if s != fp {
-                    seen.prefetch(s);
-                }
-            }
-            w.bounds.push((j, fp, w.succ.len()));
+        if let Err(error) = e.expand(&w.world, bytes, fp, &mut w.scratch, &mut w.actions, &mut w.out, &mut w.succ) {
+            chunk.event = Some((j, Event::Error { error, failed: e.failed_action() }));
+            return;
         }
-        let (mut from, mut from_byte) = (0, 0);
-        for &(j, fp, end) in &w.bounds {
-            chunk.counts.push((end - from) as u32);
-            for (nth, &(s, position, to)) in w.succ[from..end].iter().enumerate() {
-                let bytes = &w.out[from_byte..to];
-                from_byte = to;
-                if s == fp {
-                    // A self-loop: the expanded world is stored already.
-                    continue;
+        e.retire(bytes);
+        if w.succ.is_empty() {
+            match terminal(e, properties, deadlock, &w.world) {
+                Ok(None) => {
+                    chunk.terminal_at.get_or_insert(j);
                 }
-                // A successor met before in this chunk is a candidate
-                // already, or seen: the chunk's own set (in cache) first.
-                if w.local.contains(&s) {
-                    continue;
+                Ok(Some((property, kind))) => {
+                    chunk.event = Some((j, Event::Terminal { property, kind }));
+                    return;
                 }
-                let known = seen.contains(s);
-                if last_level {
-                    chunk.cut |= !known;
-                    if !known {
-                        w.local.insert(s);
-                    }
-                } else if !known {
-                    w.local.insert(s);
-                    chunk.bytes.extend_from_slice(bytes);
-                    chunk.by_part[part_of(s)].push(chunk.candidates.len() as u32);
-                    chunk.candidates.push(Candidate {
-                        fp: s,
-                        k: j as u32,
-                        nth: nth as u32,
-                        position,
-                        end: chunk.bytes.len() as u32,
-                    });
+                Err(error) => {
+                    chunk.event = Some((j, Event::TerminalError(error)));
+                    return;
                 }
             }
-            from = end;
         }
-        k = group_end;
+        chunk.counts.push(w.succ.len() as u32);
+        let mut from = 0;
+        for (nth, &(s, position, to)) in w.succ.iter().enumerate() {
+            let bytes = &w.out[from..to];
+            from = to;
+            // A self-loop: the expanded world is stored already. A
+            // successor met before in this chunk is a candidate already.
+            if s == fp || !w.local.insert(s) {
+                continue;
+            }
+            chunk.bytes.extend_from_slice(bytes);
+            chunk.by_part[part_of(s)].push(chunk.candidates.len() as u32);
+            chunk.candidates.push(Candidate {
+                fp: s,
+                k: j as u32,
+                nth: nth as u32,
+                position,
+                end: chunk.bytes.len() as u32,
+            });
+        }
     }
 }
 
