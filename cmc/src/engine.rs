@@ -330,6 +330,13 @@ impl<'m, C: Core> Engine<'m, C> {
     /// Same results as [`Engine::apply_encoded`] per index, but the state is
     /// read once and `step` can be inlined. Falls back to `apply_encoded`
     /// for a step that emits effects, and is not used under `--det`.
+    ///
+    /// A successor's bytes are compared, copied and hashed one step late:
+    /// `step` has just written them with narrow stores, and reading them
+    /// back at once, wider, waits for those stores to reach the cache (a
+    /// failed store-to-load forward). Two buffers take turns: the next
+    /// action steps in one while the other still holds the pending
+    /// successor.
     #[inline]
     pub(crate) fn expand_direct(
         &mut self,
@@ -342,31 +349,69 @@ impl<'m, C: Core> Engine<'m, C> {
         let count = self.env.direct.unwrap_or(0);
         let base = self.read_state(world, 0);
         let ctx = self.context(0);
+        let mut buffers = [base, base];
+        let mut current = 0;
+        // The index whose successor waits in `buffers[current ^ 1]`.
+        let mut pending: Option<u16> = None;
         for index in 0..count {
-            let mut state = base;
+            let state = &mut buffers[current];
+            *state = base;
             self.effects.clear();
-            C::step(&ctx, &mut state, Event::Action { index }, &mut self.effects);
+            C::step(&ctx, state, Event::Action { index }, &mut self.effects);
             let clean = self.effects.error().is_none() && self.effects.len() == 0;
             if clean && self.effects.is_disabled() {
                 continue;
             }
             #[cfg(feature = "valgrind")]
-            memcheck::defined(&state, self.effects.as_slice())
+            memcheck::defined(&buffers[current], self.effects.as_slice())
                 .map_err(|kind| step_error::<C>(0, Event::Action { index }, kind))?;
+            if let Some(waiting) = pending.take() {
+                self.finish_direct(world, &base, &buffers[current ^ 1], waiting, fp, scratch, out, succ)?;
+            }
+            if clean {
+                pending = Some(index);
+                current ^= 1;
+                continue;
+            }
             let from = out.len();
-            if clean && state.as_bytes() == base.as_bytes() {
-                // A self-loop: the world expanded, whose fingerprint is
-                // known; not copied, not hashed (see `Explore::expand`).
-                succ.push((fp, index as u32, from));
-                continue;
+            if self.apply_encoded(world, &Action::Direct { index }, scratch, out)? {
+                succ.push((fingerprint(&out[from..]), index as u32, out.len()));
             }
-            if clean && state.as_bytes()[..C::DURABLE] == base.as_bytes()[..C::DURABLE] {
-                // The world of a direct-actions core is its state.
-                out.extend_from_slice(state.as_bytes());
-            } else if !self.apply_encoded(world, &Action::Direct { index }, scratch, out)? {
-                // The slow path reports whatever was wrong; it cannot get here.
-                continue;
-            }
+        }
+        if let Some(waiting) = pending {
+            self.finish_direct(world, &base, &buffers[current ^ 1], waiting, fp, scratch, out, succ)?;
+        }
+        Ok(())
+    }
+
+    /// [`Engine::expand_direct`]'s successor `state` of action `index`, a
+    /// step that emitted nothing: a self-loop, or a new world appended to
+    /// `out` and hashed from `state` (not from `out`, just written).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn finish_direct(
+        &mut self,
+        world: &World,
+        base: &C::State,
+        state: &C::State,
+        index: u16,
+        fp: crate::world::Fingerprint,
+        scratch: &mut World,
+        out: &mut Vec<u8>,
+        succ: &mut Vec<(crate::world::Fingerprint, u32, usize)>,
+    ) -> Result<(), Box<StepError>> {
+        let from = out.len();
+        if state.as_bytes() == base.as_bytes() {
+            // A self-loop: the world expanded, whose fingerprint is
+            // known; not copied, not hashed (see `Explore::expand`).
+            succ.push((fp, index as u32, from));
+        } else if state.as_bytes()[..C::DURABLE] == base.as_bytes()[..C::DURABLE] {
+            // The world of a direct-actions core is its state.
+            out.extend_from_slice(state.as_bytes());
+            succ.push((fingerprint(state.as_bytes()), index as u32, out.len()));
+        } else if self.apply_encoded(world, &Action::Direct { index }, scratch, out)? {
+            // The slow path reports the durable bytes changed; it cannot
+            // get here.
             succ.push((fingerprint(&out[from..]), index as u32, out.len()));
         }
         Ok(())

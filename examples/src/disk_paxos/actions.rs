@@ -117,22 +117,21 @@ pub fn count(set: &DiskPaxosSettings) -> u16 {
 }
 
 /// The disjunct and witnesses of action `index`.
+///
+/// Subtractions, not divisions: `next` decodes every index in every state,
+/// every count here is small (at most four processes, four disks and three
+/// other processes), and a division costs more than the few compares that
+/// replace it.
 #[inline(always)]
 pub fn decode(set: &DiskPaxosSettings, index: u16) -> Option<Act> {
-    // Every process but the first has as many indices as the second
-    // (layouts differ only in process 1's ballots), so one division finds p.
     let mut i = index as usize;
-    let first = per_proc(set, 0);
-    let p = if i < first {
-        0
-    } else {
-        let rest = per_proc(set, 1.min(set.n() - 1));
-        let p = 1 + (i - first) / rest;
-        i = (i - first) % rest;
-        p
-    };
-    if p >= set.n() {
-        return None;
+    let mut p = 0;
+    while i >= per_proc(set, p) {
+        i -= per_proc(set, p);
+        p += 1;
+        if p >= set.n() {
+            return None;
+        }
     }
     let k = set.ballot_count(p);
     if i < k {
@@ -140,20 +139,26 @@ pub fn decode(set: &DiskPaxosSettings, index: u16) -> Option<Act> {
     }
     i -= k;
     let per_d = per_disk(set, p);
-    if i < set.d() * per_d {
-        let (d, r) = (i / per_d, i % per_d);
-        return Some(match r {
+    for d in 0..set.d() {
+        if i >= per_d {
+            i -= per_d;
+            continue;
+        }
+        return Some(match i {
             0 => Act::Phase0Read { p, d },
             1 => Act::Phase1or2Write { p, d },
-            _ => {
-                let (other, j) = ((r - 2) / k, (r - 2) % k);
+            r => {
+                let (mut other, mut j) = (0, r - 2);
+                while j >= k {
+                    j -= k;
+                    other += 1;
+                }
                 // The `other`-th element of Proc \ {p}.
                 let q = if other < p { other } else { other + 1 };
                 Act::Phase1or2Read { p, d, q, j }
             }
         });
     }
-    i -= set.d() * per_d;
     if i == 0 {
         return Some(Act::EndPhase1or2 { p });
     }
@@ -196,7 +201,10 @@ pub fn initial(ctx: &Context<'_, DiskPaxosSettings>, s: &mut DiskPaxosState, var
 /// `HNext` for action `index`: takes the disjunct if it is enabled (true)
 /// and updates the history variables; leaves `s` unchanged otherwise
 /// (false).
-#[inline]
+///
+/// Inlined into the engine's loop over the indices, where what `decode`
+/// derives from the settings alone can be computed once for them all.
+#[inline(always)]
 pub fn next(ctx: &Context<'_, DiskPaxosSettings>, s: &mut DiskPaxosState, index: u16) -> bool {
     let set = ctx.settings;
     let Some(act) = decode(set, index) else { return false };

@@ -95,9 +95,9 @@ impl Core for DiskPaxos {
         }
     }
 
-    // `#[inline]` lets the engine's search loop, generic over the core but
-    // compiled in another crate, inline the step.
-    #[inline]
+    // `#[inline(always)]` makes the engine's search loop, generic over the
+    // core but compiled in another crate, inline the step.
+    #[inline(always)]
     fn step(ctx: &Context<'_, Self::Settings>, state: &mut DiskPaxosState, event: Event<'_>, out: &mut Effects) {
         let enabled = match event {
             Event::Init { variant } => actions::initial(ctx, state, variant),
