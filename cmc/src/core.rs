@@ -645,7 +645,11 @@ impl Effects {
     }
 
     /// Direct-actions cores: the action this step was asked to take is not
-    /// enabled in this state, so it has no successor.
+    /// enabled in this state, so it has no successor. The step must leave
+    /// the state as it found it: the engine steps the next action from the
+    /// same bytes without copying them again, and reports a step that
+    /// changed them as an error where it compares (`--det`, and any step it
+    /// takes one at a time).
     pub fn not_enabled(&mut self) {
         self.disabled = true;
     }

@@ -86,6 +86,10 @@ pub enum StepErrorKind {
         "an effect, then not_enabled() (a direct-actions core emits no effects, and an action that is not enabled has none)"
     )]
     EffectThenNotEnabled,
+    /// A step that called [`Effects::not_enabled`] changed the state it
+    /// was given.
+    #[error("not_enabled() after changing the state (an action that is not enabled leaves the state as it is)")]
+    ChangedThenNotEnabled,
     /// A message-passing core called [`Effects::not_enabled`].
     #[error("not_enabled() from a message-passing core (only direct-actions cores may)")]
     NotEnabledOutsideDirect,
@@ -350,18 +354,27 @@ impl<'m, C: Core> Engine<'m, C> {
         let base = self.read_state(world, 0);
         let ctx = self.context(0);
         let mut buffers = [base, base];
+        // Whether a buffer may differ from `base`: a step that is not
+        // enabled leaves its state as it is (`Effects::not_enabled`, checked
+        // under `--det`), so most actions step from the bytes the one before
+        // left, not a fresh copy.
+        let mut dirty = [false, false];
         let mut current = 0;
         // The index whose successor waits in `buffers[current ^ 1]`.
         let mut pending: Option<u16> = None;
         for index in 0..count {
             let state = &mut buffers[current];
-            *state = base;
+            if dirty[current] {
+                *state = base;
+            }
             self.effects.clear();
             C::step(&ctx, state, Event::Action { index }, &mut self.effects);
             let clean = self.effects.error().is_none() && self.effects.len() == 0;
             if clean && self.effects.is_disabled() {
+                dirty[current] = false;
                 continue;
             }
+            dirty[current] = true;
             #[cfg(feature = "valgrind")]
             memcheck::defined(&buffers[current], self.effects.as_slice())
                 .map_err(|kind| step_error::<C>(0, Event::Action { index }, kind))?;
@@ -510,6 +523,10 @@ impl<'m, C: Core> Engine<'m, C> {
             if self.effects.len() != 0 {
                 // Dropping the effect with the successor would hide it.
                 return Err(err(StepErrorKind::EffectThenNotEnabled));
+            }
+            if state.as_bytes() != before.as_bytes() {
+                // `expand_direct` steps the next action from these bytes.
+                return Err(err(StepErrorKind::ChangedThenNotEnabled));
             }
             return Ok(None);
         }

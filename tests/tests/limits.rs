@@ -314,6 +314,41 @@ fn a_direct_actions_core_has_no_effects_and_no_budgets() {
     assert!(err.to_string().contains("no budgets (its world is one state), but crashes is set"), "{err}");
 }
 
+/// A direct-actions core whose action 0 changes its state and then says
+/// it is not enabled; action 1 is enabled and changes nothing.
+struct DirectChangeThenNotEnabled;
+
+impl Core for DirectChangeThenNotEnabled {
+    const NAME: &'static str = "test-direct-change-not-enabled";
+    type State = [u8; 1];
+    type Settings = NoSettings;
+    const DURABLE: usize = 0;
+    fn step(_: &Context<'_, NoSettings>, s: &mut [u8; 1], event: Event<'_>, out: &mut Effects) {
+        if let Event::Action { index: 0 } = event {
+            s[0] = 1;
+            out.not_enabled();
+        }
+    }
+    fn direct_actions(_: &NoSettings) -> Option<cmc::DirectActions> {
+        Some(cmc::DirectActions { actions: 2, initial_states: 1 })
+    }
+}
+
+#[test]
+fn a_direct_action_that_changes_its_state_then_not_enabled_is_an_error_under_det() {
+    // The fast loop steps action 1 from the bytes action 0 left, so only a
+    // step taken one at a time sees it: `--det`, and simulation.
+    let model = Model::<DirectChangeThenNotEnabled>::new(NoSettings);
+    let r = check(&model, &Options { det: true, ..Options::default() }).unwrap();
+    assert_error(
+        &r,
+        "core `test-direct-change-not-enabled`, node 0, event Action(0): not_enabled() after changing the state",
+    );
+    let walk = Search::Simulate { walks: 1, walk_length: 1, seed: 1 };
+    let r = check(&model, &Options { search: walk, ..Options::default() }).unwrap();
+    assert_error(&r, "event Action(0): not_enabled() after changing the state");
+}
+
 /// A direct-actions core whose action 0 emits an effect and then says it
 /// is not enabled; with `INITS` = 2, `Init` of variant 1 does the same.
 struct DirectEffectThenNotEnabled<const INITS: u32>;
