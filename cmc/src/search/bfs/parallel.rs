@@ -16,9 +16,13 @@
 //!    candidate seen before loses, and of several candidates with one new
 //!    fingerprint the first in BFS order wins, as it would on one thread.
 //!    On the last level the candidates are only looked up.
-//! 3. *Check.* Threads take chunks again and evaluate the properties of
-//!    their winners; a winner that fails one, witnesses one or whose
-//!    property fails to evaluate is marked, to be checked again in order.
+//! 3. *Check.* Threads take chunks again and store each winner's world:
+//!    a small one phase 1 kept, a large one made again from its parent
+//!    and its action (copying every candidate's large world costs more
+//!    than making the few winners twice), checked to have the fingerprint
+//!    it had. Then they evaluate its properties; a winner that fails one,
+//!    witnesses one or whose property fails to evaluate is marked, to be
+//!    checked again in order.
 //!
 //! The merge walks the chunks in order: it numbers the winners, records
 //! their parent links and the next level, counts generated states, checks
@@ -49,6 +53,10 @@ const CHUNKS_PER_THREAD: usize = 8;
 const BATCH_CHUNKS: usize = 64;
 /// Partitions of the seen set's shards, the unit of work of phase 2.
 const PARTS: usize = 16;
+/// Phase 1 keeps a candidate's stored world up to this size, for phase 3 to
+/// copy if it wins; a larger one is made again (about a cache line: below,
+/// a copy costs less than a step).
+const KEPT_BYTES_MAX: usize = 64;
 /// A level with fewer worlds is expanded on one thread: starting threads
 /// would cost more than it saves.
 const PARALLEL_MIN: usize = 64;
@@ -96,9 +104,12 @@ struct Candidate {
     nth: u32,
     /// The action's position in the world's action list.
     position: u32,
-    /// Where its stored bytes end in [`Chunk::bytes`].
-    end: u32,
+    /// Where its stored world ends in [`Chunk::kept`], or [`NOT_KEPT`].
+    kept: u32,
 }
+
+/// [`Candidate::kept`] of a world too large to keep.
+const NOT_KEPT: u32 = u32::MAX;
 
 /// What ends the search at a world of a chunk, before any of its successors.
 enum Event<A> {
@@ -116,7 +127,14 @@ struct Chunk<A> {
     /// Successors per world, for the worlds before the event.
     counts: Vec<u32>,
     candidates: Vec<Candidate>,
+    /// The small candidates' stored worlds, back to back (phase 1).
+    kept: Vec<u8>,
+    /// The winners' stored worlds, back to back (phase 3), and where each
+    /// ends.
     bytes: Vec<u8>,
+    ends: Vec<u32>,
+    /// A winner whose world could not be made again: its rank and why.
+    remade: Option<(usize, String)>,
     /// Candidate indices, by partition of the seen set.
     by_part: Vec<Vec<u32>>,
     /// The first world that ends the search, and how.
@@ -135,7 +153,10 @@ impl<A> Chunk<A> {
             range: 0..0,
             counts: Vec::new(),
             candidates: Vec::new(),
+            kept: Vec::new(),
             bytes: Vec::new(),
+            ends: Vec::new(),
+            remade: None,
             by_part: (0..PARTS).map(|_| Vec::new()).collect(),
             event: None,
             terminal_at: None,
@@ -148,7 +169,10 @@ impl<A> Chunk<A> {
         self.range = range;
         self.counts.clear();
         self.candidates.clear();
+        self.kept.clear();
         self.bytes.clear();
+        self.ends.clear();
+        self.remade = None;
         self.by_part.iter_mut().for_each(Vec::clear);
         self.event = None;
         self.terminal_at = None;
@@ -156,9 +180,10 @@ impl<A> Chunk<A> {
         self.marked.clear();
     }
 
-    fn candidate_bytes(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.candidates[i - 1].end as usize };
-        &self.bytes[start..self.candidates[i].end as usize]
+    /// The stored world of the winner of rank `rank`.
+    fn winner_bytes(&self, rank: usize) -> &[u8] {
+        let start = if rank == 0 { 0 } else { self.ends[rank - 1] as usize };
+        &self.bytes[start..self.ends[rank] as usize]
     }
 }
 
@@ -250,7 +275,7 @@ where
             self.expand(bfs, run, chunks);
             run.cut |= self.insert(bfs, chunks, run.last_level);
             if !run.last_level {
-                self.check(bfs, chunks);
+                self.check(bfs, run, chunks);
             }
             self.merge(bfs, run, chunks)?;
             lo = hi;
@@ -326,14 +351,16 @@ where
         cut.into_inner()
     }
 
-    /// Phase 3: the winners of every chunk, in order, and their properties.
-    fn check(&mut self, bfs: &mut Bfs<'_, E>, chunks: usize) {
+    /// Phase 3: the winners of every chunk, in order, made again, and their
+    /// properties.
+    fn check(&mut self, bfs: &mut Bfs<'_, E>, run: &LevelRun<'_>, chunks: usize) {
         let next = AtomicUsize::new(0);
         let won = &self.won;
         let cells: Vec<Mutex<Numbered<'_, E::Action>>> =
             self.chunks[..chunks].iter_mut().enumerate().map(Mutex::new).collect();
         let c = &mut *bfs.c;
         let (properties, unwitnessed) = (&c.properties, &c.unwitnessed);
+        let current = run.current;
         Self::on_threads(&mut c.explorer, &mut self.workers, &mut self.works, |e, w| {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
@@ -342,13 +369,7 @@ where
                 let (index, chunk) = &mut *guard;
                 chunk.winners.extend(won.iter().flat_map(|by_chunk| by_chunk[*index].iter().copied()));
                 chunk.winners.sort_unstable();
-                for (rank, &ci) in chunk.winners.iter().enumerate() {
-                    let marked = e.load(chunk.candidate_bytes(ci as usize), &mut w.world).is_err()
-                        || notable(e, properties, unwitnessed, &w.world);
-                    if marked {
-                        chunk.marked.push(rank as u32);
-                    }
-                }
+                check_chunk(e, w, current, chunk, properties, unwitnessed);
             }
         });
     }
@@ -388,7 +409,13 @@ where
                         return Err(found);
                     }
                 };
-                let bytes = chunk.candidate_bytes(ci as usize);
+                if let Some((at, error)) = &chunk.remade
+                    && *at == rank
+                {
+                    bfs.c.generated = generated_here;
+                    return Err(Found::Error { error: error.clone(), id: parent, failed: None });
+                }
+                let bytes = chunk.winner_bytes(rank);
                 if marked.next_if(|&&r| r as usize == rank).is_some() {
                     let checked = match bfs.c.explorer.load(bytes, &mut self.world) {
                         Ok(()) => bfs.check(&self.world, id),
@@ -485,15 +512,76 @@ fn expand_chunk<E: Explore>(
             if s == fp || !w.local.insert(s) {
                 continue;
             }
-            chunk.bytes.extend_from_slice(bytes);
+            let kept = if bytes.len() <= KEPT_BYTES_MAX {
+                chunk.kept.extend_from_slice(bytes);
+                chunk.kept.len() as u32
+            } else {
+                NOT_KEPT
+            };
             chunk.by_part[part_of(s)].push(chunk.candidates.len() as u32);
-            chunk.candidates.push(Candidate {
-                fp: s,
-                k: j as u32,
-                nth: nth as u32,
-                position,
-                end: chunk.bytes.len() as u32,
-            });
+            chunk.candidates.push(Candidate { fp: s, k: j as u32, nth: nth as u32, position, kept });
+        }
+    }
+}
+
+/// Phase 3 for one chunk: stores each winner's world, kept or made again
+/// from its parent (loaded once for all of its winners) and its action,
+/// and marks the winners to check again in order. Stops at a winner that
+/// cannot be made again, or not with the fingerprint it had: its core is
+/// not deterministic, or a step failed that had not before.
+fn check_chunk<E: Explore>(
+    e: &mut E,
+    w: &mut Work<E::World, E::Action>,
+    current: &Level,
+    chunk: &mut Chunk<E::Action>,
+    properties: &[(String, Kind)],
+    unwitnessed: &[bool],
+) {
+    let mut parent = None;
+    // Winners are in candidate order: the kept worlds before the next
+    // winner end at `kept_to`, counted up to candidate `scanned`.
+    let (mut scanned, mut kept_to) = (0, 0);
+    for rank in 0..chunk.winners.len() {
+        let ci = chunk.winners[rank] as usize;
+        for c in &chunk.candidates[scanned..ci] {
+            if c.kept != NOT_KEPT {
+                kept_to = c.kept;
+            }
+        }
+        scanned = ci;
+        let cand = &chunk.candidates[ci];
+        if cand.kept != NOT_KEPT {
+            let world = &chunk.kept[kept_to as usize..cand.kept as usize];
+            chunk.bytes.extend_from_slice(world);
+            chunk.ends.push(chunk.bytes.len() as u32);
+            if e.load(world, &mut w.scratch).is_err() || notable(e, properties, unwitnessed, &w.scratch) {
+                chunk.marked.push(rank as u32);
+            }
+            continue;
+        }
+        let remade = (|| {
+            if parent != Some(cand.k) {
+                let (_, bytes) = current.get(cand.k as usize);
+                e.load(bytes, &mut w.world)?;
+                e.actions(&w.world, &mut w.actions)?;
+                parent = Some(cand.k);
+            }
+            let action = w.actions.get(cand.position as usize).ok_or("its action is gone")?;
+            if !e.apply(&w.world, action, &mut w.scratch)? {
+                return Err("its action is not enabled".to_string());
+            }
+            if e.store(&w.scratch, &mut chunk.bytes) != cand.fp {
+                return Err("it has another fingerprint".to_string());
+            }
+            Ok(())
+        })();
+        if let Err(why) = remade {
+            chunk.remade = Some((rank, format!("internal: a new world made again from its parent: {why}")));
+            return;
+        }
+        chunk.ends.push(chunk.bytes.len() as u32);
+        if notable(e, properties, unwitnessed, &w.scratch) {
+            chunk.marked.push(rank as u32);
         }
     }
 }

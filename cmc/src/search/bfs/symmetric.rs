@@ -68,11 +68,7 @@ type Broken<A> = (String, Vec<A>);
 /// The real actions that reach a world of the class of state `id`, and
 /// that world. `Err` names the step where the core turned out not to be
 /// symmetric, with the path up to it.
-fn real_path_to<E: Explore>(
-    c: &mut Checker<E>,
-    parents: &Parents,
-    id: u32,
-) -> Result<Traced<E>, Broken<E::Action>> {
+fn real_path_to<E: Explore>(c: &mut Checker<E>, parents: &Parents, id: u32) -> Result<Traced<E>, Broken<E::Action>> {
     let chain = chain(parents, id);
     let e = &mut c.explorer;
     let mut path = vec![e.init_action(chain[0])];
