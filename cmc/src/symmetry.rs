@@ -155,17 +155,25 @@ impl Symmetry {
         let renamed = self.renamed.get_or_insert_with(|| World::empty(shape));
         let size = shape.state_size;
         let states = shape.nodes as usize * size;
-        for (r, sources) in self.renamings.iter().zip(&self.sources) {
+        'renamings: for (r, sources) in self.renamings.iter().zip(&self.sources) {
             self.encoded.clear();
+            // Node by node, until the states so far are above the least
+            // (dropped) or below it (kept on).
+            let mut below = false;
             for &n in &sources[..shape.nodes as usize] {
                 let at = n as usize * size;
                 let start = self.encoded.len();
                 self.encoded.extend_from_slice(&world.states[at..at + size]);
                 rename_state::<C>(settings, r, &mut self.encoded[start..]);
+                if !below {
+                    match self.encoded[start..].cmp(&out[from + start..from + start + size]) {
+                        std::cmp::Ordering::Greater => continue 'renamings,
+                        std::cmp::Ordering::Less => below = true,
+                        std::cmp::Ordering::Equal => {}
+                    }
+                }
             }
-            if self.encoded.as_slice() > &out[from..from + states] {
-                continue;
-            }
+            debug_assert_eq!(self.encoded.len(), states);
             rename::<C>(settings, shape, world, r, renamed);
             self.encoded.clear();
             renamed.encode_append(shape, &mut self.encoded);
