@@ -190,6 +190,13 @@ struct ReplayArgs {
     json: bool,
 }
 
+/// The command line's definition: every subcommand and option, as
+/// `--help` shows them (the manual page `docs/man/cmc.1` is checked
+/// against it).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 /// Runs the command line; returns the exit code.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
