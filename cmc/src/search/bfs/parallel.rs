@@ -137,6 +137,9 @@ struct Chunk<A> {
     remade: Option<(usize, String)>,
     /// Candidate indices, by partition of the seen set.
     by_part: Vec<Vec<u32>>,
+    /// Their fingerprints, beside them: phase 2 reads both in order, where
+    /// reading the candidates themselves would miss the cache.
+    fps_by_part: Vec<Vec<u128>>,
     /// The first world that ends the search, and how.
     event: Option<(usize, Event<A>)>,
     /// The first world with no successor checked (and passed).
@@ -158,6 +161,7 @@ impl<A> Chunk<A> {
             ends: Vec::new(),
             remade: None,
             by_part: (0..PARTS).map(|_| Vec::new()).collect(),
+            fps_by_part: (0..PARTS).map(|_| Vec::new()).collect(),
             event: None,
             terminal_at: None,
             winners: Vec::new(),
@@ -174,6 +178,7 @@ impl<A> Chunk<A> {
         self.ends.clear();
         self.remade = None;
         self.by_part.iter_mut().for_each(Vec::clear);
+        self.fps_by_part.iter_mut().for_each(Vec::clear);
         self.event = None;
         self.terminal_at = None;
         self.winners.clear();
@@ -326,7 +331,8 @@ where
                 for (chunk, won) in all.iter().zip(won.iter_mut()) {
                     won.clear();
                     let mine = &chunk.by_part[p];
-                    let fp_of = |j: usize| chunk.candidates[mine[j] as usize].fp;
+                    let fps = &chunk.fps_by_part[p];
+                    let fp_of = |j: usize| fps[j];
                     for j in 0..mine.len().min(LOOKAHEAD) {
                         shards[shard_of(fp_of(j)) % per_part].prefetch(fp_of(j));
                     }
@@ -519,6 +525,7 @@ fn expand_chunk<E: Explore>(
                 NOT_KEPT
             };
             chunk.by_part[part_of(s)].push(chunk.candidates.len() as u32);
+            chunk.fps_by_part[part_of(s)].push(s);
             chunk.candidates.push(Candidate { fp: s, k: j as u32, nth: nth as u32, position, kept });
         }
     }
