@@ -107,7 +107,8 @@ struct CheckArgs {
     /// Report a world with no enabled action as a violation of `deadlock`.
     #[arg(long)]
     deadlock: bool,
-    /// Threads for breadth-first search; 0 (the default) for one per core.
+    /// Threads for breadth-first search and simulation; 0 (the default) for
+    /// one per core.
     /// The result is the same whatever the number. Program models search
     /// on one thread.
     #[arg(long, default_value_t = 0)]
@@ -213,7 +214,9 @@ pub fn main() -> ExitCode {
         (Some(Command::Explore(args)), _) => crate::explore::run(&args),
         (None, Some(file)) => crate::program::run(&file, cli.json, cli.det, cli.time_max, cli.save.as_deref()),
         (None, None) => {
-            eprintln!("cmc: error: give a command (check, replay, calibrate) or --model-file FILE; see cmc --help");
+            eprintln!(
+                "cmc: error: give a command (check, replay, calibrate, explore) or --model-file FILE; see cmc --help"
+            );
             return ExitCode::from(EXIT_USAGE);
         }
     };
