@@ -390,6 +390,10 @@ where
             let mut counted = bfs.c.generated;
             let mut counted_to = start;
             let mut marked = chunk.marked.iter().peekable();
+            // The chunk's winners go to the next level at once, at its end:
+            // a stop before then ends the search, which needs no next level.
+            let first_new = bfs.parents.len() as u32;
+            let mut level_started = run.next.len() > 0;
             for (rank, &ci) in chunk.winners.iter().enumerate() {
                 let cand = &chunk.candidates[ci as usize];
                 while counted_to < cand.k as usize {
@@ -404,8 +408,9 @@ where
                     bfs.c.generated = generated_here;
                     return Err(Found::End(End::Incomplete(format!("states_max = {m} reached"))));
                 }
-                if run.next.len() == 0 {
+                if !level_started {
                     bfs.c.depth += 1;
+                    level_started = true;
                 }
                 let parent = first_id + cand.k;
                 let id = match bfs.record(parent, cand.position) {
@@ -421,8 +426,8 @@ where
                     bfs.c.generated = generated_here;
                     return Err(Found::Error { error: error.clone(), id: parent, failed: None });
                 }
-                let bytes = chunk.winner_bytes(rank);
                 if marked.next_if(|&&r| r as usize == rank).is_some() {
+                    let bytes = chunk.winner_bytes(rank);
                     let checked = match bfs.c.explorer.load(bytes, &mut self.world) {
                         Ok(()) => bfs.check(&self.world, id),
                         Err(e) => Err(Found::Error {
@@ -436,8 +441,8 @@ where
                         return Err(found);
                     }
                 }
-                run.next.push(id, bytes);
             }
+            run.next.extend(first_new, &chunk.bytes, &chunk.ends);
             if chunk.terminal_at.is_some() {
                 bfs.c.terminal_checked = true;
             }

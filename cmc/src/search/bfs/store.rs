@@ -157,6 +157,30 @@ impl Level {
         self.count += 1;
     }
 
+    /// Appends `ends.len()` worlds with consecutive ids from `first_id`,
+    /// stored back to back in `bytes`, world `i` ending at `ends[i]`: as
+    /// many [`Level::push`]es, with one copy.
+    pub fn extend(&mut self, first_id: u32, bytes: &[u8], ends: &[u32]) {
+        let Some(&last) = ends.last() else { return };
+        if self.count == 0 {
+            self.first_id = first_id;
+            self.size = Some(ends[0] as usize);
+        }
+        debug_assert_eq!(first_id as usize, self.first_id as usize + self.count, "level ids are consecutive");
+        if let Some(size) = self.size
+            && !ends.iter().enumerate().all(|(i, &end)| end as usize == (i + 1) * size)
+        {
+            self.ends = (1..=self.count).map(|k| (k * size) as u64).collect();
+            self.size = None;
+        }
+        let base = self.bytes.len() as u64;
+        self.bytes.extend_from_slice(&bytes[..last as usize]);
+        if self.size.is_none() {
+            self.ends.extend(ends.iter().map(|&end| base + u64::from(end)));
+        }
+        self.count += ends.len();
+    }
+
     pub fn len(&self) -> usize {
         self.count
     }
@@ -199,6 +223,29 @@ mod tests {
         level.clear();
         level.push(11, b"xy");
         assert_eq!((level.len(), level.get(0)), (1, (11, &b"xy"[..])));
+    }
+
+    #[test]
+    fn a_level_extended_at_once_is_the_level_pushed_one_by_one() {
+        let cases: [(&[u8], &[u32]); 3] = [(b"abcdef", &[3, 6]), (b"ghi", &[3]), (b"jklmn", &[2, 2, 5])];
+        let mut one = Level::default();
+        let mut many = Level::default();
+        let mut id = 4;
+        for (bytes, ends) in cases {
+            many.extend(id, bytes, ends);
+            let mut from = 0;
+            for &end in ends {
+                one.push(id, &bytes[from..end as usize]);
+                (from, id) = (end as usize, id + 1);
+            }
+            fn all(l: &Level) -> Vec<(u32, &[u8])> {
+                (0..l.len()).map(|k| l.get(k)).collect()
+            }
+            assert_eq!(all(&many), all(&one));
+        }
+        assert_eq!(many.get(4), (8, &b""[..]));
+        many.extend(10, b"", &[]);
+        assert_eq!(many.len(), 6);
     }
 
     #[test]
