@@ -17,8 +17,11 @@
 //! waiter numbers are not renamed: a core that numbers a timer or a waiter
 //! after a node cannot declare that node interchangeable.
 
+use crate::action::Action;
 use crate::core::{Core, NodeId, Payload, PayloadKind, limits};
+use crate::engine::Engine;
 use crate::network::{Msg, Network};
+use crate::property::View;
 use crate::world::{Fingerprint, Shape, World, fingerprint};
 
 /// A set of nodes, one bit per node.
@@ -90,6 +93,9 @@ impl Renaming {
 #[derive(Clone, Debug)]
 pub(crate) struct Symmetry {
     renamings: Vec<Renaming>,
+    /// The swaps of two neighbouring interchangeable nodes, which together
+    /// make every renaming: what `--det` checks a world against.
+    swaps: Vec<(NodeId, NodeId, Renaming)>,
     /// For each renaming, the node that becomes node `j`, by `j`.
     sources: Vec<[NodeId; limits::NODES_MAX]>,
     /// Working space: a renamed world and its encoding.
@@ -126,7 +132,15 @@ impl Symmetry {
                 from
             })
             .collect();
-        Symmetry { renamings, sources, renamed: None, encoded: Vec::new() }
+        let swaps = nodes
+            .windows(2)
+            .map(|pair| {
+                let mut r = Renaming::IDENTITY;
+                (r.to[pair[0] as usize], r.to[pair[1] as usize]) = (pair[1], pair[0]);
+                (pair[0], pair[1], r)
+            })
+            .collect();
+        Symmetry { renamings, swaps, sources, renamed: None, encoded: Vec::new() }
     }
 
     /// How many worlds each world stands for at most: the permutations,
@@ -184,6 +198,61 @@ impl Symmetry {
         }
         fingerprint(&out[from..])
     }
+}
+
+/// `--det` under symmetry: checks that `world`, whose successors' classes
+/// are `classes`, and `world` with two neighbouring interchangeable nodes
+/// swapped have the same classes of successors and the same value of every
+/// property. Swaps make every renaming, so a core whose steps or renaming
+/// tell renamed worlds apart, or a property that does, fails here where
+/// its world is expanded, not only where a violation's trace is rebuilt.
+pub(crate) fn check_swaps<C: Core>(
+    symmetry: &mut Symmetry,
+    e: &mut Engine<'_, C>,
+    world: &World,
+    classes: &mut Vec<Fingerprint>,
+) -> Result<(), String> {
+    let model = e.model;
+    let shape = e.shape;
+    let mut swapped = World::empty(&shape);
+    let mut next = World::empty(&shape);
+    let (mut actions, mut bytes, mut others) = (Vec::<Action>::new(), Vec::new(), Vec::new());
+    classes.sort_unstable();
+    for i in 0..symmetry.swaps.len() {
+        let (a, b, r) = symmetry.swaps[i];
+        let broken = |what: String| {
+            format!(
+                "symmetry does not hold: swapping nodes {a} and {b} in a world changes {what} (Core::interchangeable, \
+                 Core::rename_state, Core::rename_payload; checked under --det)"
+            )
+        };
+        rename::<C>(&model.settings, &shape, world, &r, &mut swapped);
+        e.actions(&swapped, &mut actions).map_err(|err| err.to_string())?;
+        others.clear();
+        for action in &actions {
+            if e.apply(&swapped, action, &mut next).map_err(|err| err.to_string())? {
+                bytes.clear();
+                others.push(symmetry.canonical_append::<C>(&model.settings, &shape, &next, &mut bytes));
+            }
+        }
+        others.sort_unstable();
+        if others != *classes {
+            return Err(broken(format!(
+                "the classes of its successors ({} successors, {} after the swap)",
+                classes.len(),
+                others.len()
+            )));
+        }
+        for property in &model.properties {
+            let holds = |w: &World| crate::search::unwind(|| property.holds(&View::<C>::new(w, &model.settings)));
+            if let (Ok(before), Ok(after)) = (holds(world), holds(&swapped))
+                && before != after
+            {
+                return Err(broken(format!("whether {} property `{}` holds", property.kind, property.name)));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Writes into `out` the world `world` with its nodes renamed by `r`: node

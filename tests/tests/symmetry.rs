@@ -237,3 +237,54 @@ fn a_deadlock_found_under_symmetry_is_a_real_world_without_actions() {
     let again = replay(&model, &reduced.counterexample().unwrap(), false).unwrap();
     assert_eq!((again.verdict, again.trace), (Verdict::Violation, reduced.trace));
 }
+
+/// Two-phase with a renaming that forgets the coordinator's bitmap of yes
+/// votes: a core whose declared symmetry does not hold.
+struct ForgetfulTwoPhase;
+
+impl cmc::Core for ForgetfulTwoPhase {
+    const NAME: &'static str = "test-forgetful-two-phase";
+    type State = TwoPhaseState;
+    type Settings = TwoPhaseSettings;
+    const DURABLE: usize = TwoPhase::DURABLE;
+    fn step(
+        ctx: &cmc::Context<'_, TwoPhaseSettings>,
+        s: &mut TwoPhaseState,
+        e: cmc::Event<'_>,
+        out: &mut cmc::Effects,
+    ) {
+        TwoPhase::step(ctx, s, e, out)
+    }
+    fn apply_persist(ctx: &cmc::Context<'_, TwoPhaseSettings>, s: &mut TwoPhaseState, record: &[u8]) {
+        TwoPhase::apply_persist(ctx, s, record)
+    }
+    fn interchangeable(settings: &TwoPhaseSettings, nodes: u8) -> cmc::NodeSet {
+        TwoPhase::interchangeable(settings, nodes)
+    }
+}
+
+#[test]
+fn det_checks_that_swapping_two_nodes_changes_nothing() {
+    let det = Options { det: true, ..symmetric(bfs()) };
+    let r = check(&two_phase(4, TwoPhaseSettings::default()).crashes(1), &det).unwrap();
+    assert_eq!((r.verdict, r.distinct_states), (Verdict::Pass, 22391), "{}", r.summary());
+
+    // A renaming that misses a node number: without --det, a wrong count
+    // and a pass (734 classes are right); with it, an error.
+    let model = Model::<ForgetfulTwoPhase>::new(TwoPhaseSettings::default()).nodes(4);
+    let wrong = check(&model, &symmetric(bfs())).unwrap();
+    assert_eq!(wrong.verdict, Verdict::Pass);
+    assert_ne!(wrong.distinct_states, 734);
+    let r = check(&model, &det).unwrap();
+    assert_eq!(r.verdict, Verdict::Error, "{}", r.summary());
+    let reason = r.reason.unwrap_or_default();
+    assert!(reason.starts_with("symmetry does not hold: swapping nodes "), "{reason}");
+    assert!(reason.contains("in a world changes the classes of its successors"), "{reason}");
+
+    // A property that tells renamed worlds apart, before any violation.
+    let model = two_phase(4, TwoPhaseSettings::default())
+        .always("one-before-two", |w| w.state(1).vote != vote::NONE || w.state(2).vote == vote::NONE);
+    let r = check(&model, &det).unwrap();
+    let reason = r.reason.unwrap_or_default();
+    assert!(reason.contains("changes whether always property `one-before-two` holds"), "{reason}");
+}

@@ -458,6 +458,7 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
             None if self.symmetry.is_some() => {
                 let Some(symmetry) = &mut self.symmetry else { unreachable!() };
                 e.actions(world, actions).map_err(|e| e.to_string())?;
+                let before = succ.len();
                 for (position, action) in actions.iter().enumerate() {
                     taking = Some(*action);
                     if e.apply(world, action, scratch).map_err(|e| e.to_string())? {
@@ -465,6 +466,11 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
                         let fp = symmetry.canonical_append::<C>(&e.model.settings, &e.shape, scratch, out);
                         succ.push(successor_canonical(out, from, stored, fp, position as u32));
                     }
+                }
+                taking = None;
+                if e.det {
+                    let mut classes = succ[before..].iter().map(|&(fp, _, _)| fp).collect();
+                    crate::symmetry::check_swaps::<C>(symmetry, e, world, &mut classes)?;
                 }
                 Ok(())
             }
