@@ -288,3 +288,39 @@ fn det_checks_that_swapping_two_nodes_changes_nothing() {
     let reason = r.reason.unwrap_or_default();
     assert!(reason.contains("changes whether always property `one-before-two` holds"), "{reason}");
 }
+
+/// Nodes that count their client requests and fail on a second one: all
+/// alike.
+struct Tally;
+
+impl cmc::Core for Tally {
+    const NAME: &'static str = "test-tally";
+    type State = u8;
+    type Settings = cmc::NoSettings;
+    const DURABLE: usize = 0;
+    fn step(_: &cmc::Context<'_, cmc::NoSettings>, count: &mut u8, e: cmc::Event<'_>, _: &mut cmc::Effects) {
+        if let cmc::Event::Client { .. } = e {
+            assert!(*count == 0, "a second client");
+            *count += 1;
+        }
+    }
+    fn interchangeable(_: &cmc::NoSettings, nodes: u8) -> cmc::NodeSet {
+        cmc::NodeSet::range(0..nodes)
+    }
+}
+
+#[test]
+fn a_step_that_fails_under_symmetry_is_reported_in_the_real_world() {
+    // The search meets the failure in the canonical world, where node 2
+    // has had its client ([0, 0, 1] encodes least); the real trace gives
+    // node 0 the first client, and the failing action is node 0's.
+    let model = Model::<Tally>::new(cmc::NoSettings).nodes(3).clients(2);
+    let r = check(&model, &symmetric(bfs())).unwrap();
+    assert_eq!(r.verdict, Verdict::Error, "{}", r.summary());
+    assert!(r.reason.as_deref().unwrap_or_default().contains("a second client"), "{:?}", r.reason);
+    let actions: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
+    assert_eq!(actions, ["INIT(0)", "CLIENT(0)"]);
+    assert_eq!(r.failed_action.as_deref(), Some("CLIENT(0)"));
+    let again = replay(&model, &r.counterexample().expect("an error's file"), false).expect("it replays");
+    assert_eq!(again.verdict, Verdict::Error);
+}
