@@ -324,3 +324,35 @@ fn a_step_that_fails_under_symmetry_is_reported_in_the_real_world() {
     let again = replay(&model, &r.counterexample().expect("an error's file"), false).expect("it replays");
     assert_eq!(again.verdict, Verdict::Error);
 }
+
+/// Nodes that count their client requests: all alike.
+struct Count;
+
+impl cmc::Core for Count {
+    const NAME: &'static str = "test-count";
+    type State = u8;
+    type Settings = cmc::NoSettings;
+    const DURABLE: usize = 0;
+    fn step(_: &cmc::Context<'_, cmc::NoSettings>, count: &mut u8, e: cmc::Event<'_>, _: &mut cmc::Effects) {
+        if let cmc::Event::Client { .. } = e {
+            *count += 1;
+        }
+    }
+    fn interchangeable(_: &cmc::NoSettings, nodes: u8) -> cmc::NodeSet {
+        cmc::NodeSet::range(0..nodes)
+    }
+}
+
+#[test]
+fn five_and_more_interchangeable_nodes_count_one_world_per_multiset() {
+    // n nodes each counting 0 to c clients: (c + 1)^n worlds, and a class
+    // per multiset of counts, C(n + c, c). From 5 nodes on, canonical
+    // worlds are found with twins (nodes whose swap changes nothing).
+    for (nodes, clients, classes) in [(3, 2, 10), (5, 2, 21), (6, 2, 28), (7, 1, 8)] {
+        let model = Model::<Count>::new(cmc::NoSettings).nodes(nodes).clients(clients);
+        let full = check(&model, &Options { threads: 1, ..Options::default() }).unwrap();
+        assert_eq!(full.distinct_states, u64::from(clients + 1).pow(u32::from(nodes)));
+        let r = check(&model, &symmetric(bfs())).unwrap();
+        assert_eq!(r.distinct_states, classes, "{nodes} nodes, {clients} clients each");
+    }
+}
