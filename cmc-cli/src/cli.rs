@@ -37,6 +37,11 @@ struct Cli {
     /// With --model-file: where to save a counterexample (default: target/cmc/NAME.cex.json).
     #[arg(long, requires = "model_file")]
     save: Option<PathBuf>,
+    /// With --model-file: stop (incomplete) once this process holds this
+    /// much memory: a size such as 4G or 512M, or `none`. Default: nine
+    /// tenths of the memory available when the check starts.
+    #[arg(long, requires = "model_file", value_parser = memory_max)]
+    memory_max: Option<MemoryMax>,
     /// With --model-file: run every start and action twice, from scratch, and compare the worlds (a
     /// non-deterministic program fails).
     #[arg(long, requires = "model_file")]
@@ -212,7 +217,10 @@ pub fn main() -> ExitCode {
         (Some(Command::Replay(args)), _) => replay(args),
         (Some(Command::Calibrate(args)), _) => crate::calibrate::run(&args),
         (Some(Command::Explore(args)), _) => crate::explore::run(&args),
-        (None, Some(file)) => crate::program::run(&file, cli.json, cli.det, cli.time_max, cli.save.as_deref()),
+        (None, Some(file)) => {
+            let memory_max = memory_max_bytes(cli.memory_max);
+            crate::program::run(&file, cli.json, cli.det, cli.time_max, memory_max, cli.save.as_deref())
+        }
         (None, None) => {
             eprintln!(
                 "cmc: error: give a command (check, replay, calibrate, explore) or --model-file FILE; see cmc --help"

@@ -12,14 +12,20 @@ use crate::cli::{default_save_path, exit_code, print_report, save};
 use cmc_runner::control::{RunControl, catch_interrupt};
 
 /// Runs the model file at `path`; returns the exit code.
-pub fn run(path: &Path, json: bool, det: bool, time_max: Option<f64>, save_to: Option<&Path>) -> Result<u8> {
+pub fn run(
+    path: &Path,
+    json: bool,
+    det: bool,
+    time_max: Option<f64>,
+    memory_max: Option<u64>,
+    save_to: Option<&Path>,
+) -> Result<u8> {
     let mut m = model_file::read(path)?;
     m.options.det |= det;
     let time_max = crate::cli::time_max(time_max)?;
     let explorer =
         ProcessExplorer::new(&m.model).with_context(|| format!("{}", path.display()))?.with_det(m.options.det);
     catch_interrupt();
-    let memory_max = cmc_runner::control::memory_max_default();
     let mut control = RunControl::new(time_max).with_memory_max(memory_max);
     let mut report = explore(explorer, &m.options, &mut control);
     control.finish();

@@ -333,6 +333,12 @@ fn time_max_and_ctrl_c_stop_a_program_search_that_would_not_finish() {
     let (code, json) = stopped_program_search(&model, &[], true);
     assert_eq!((code, &json["verdict"]), (Some(3), &"incomplete".into()), "{json}");
     assert_eq!(json["reason"], "interrupted (Ctrl-C)", "{json}");
+
+    // The checker itself holds more than a mebibyte from the start.
+    let (code, json) = stopped_program_search(&model, &["--memory-max", "1M"], false);
+    assert_eq!((code, &json["verdict"]), (Some(3), &"incomplete".into()), "{json}");
+    let reason = json["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("memory_max = 1.0 MiB reached"), "{json}");
 }
 
 /// Issue 10, item 4: a stop is answered while the supervisor waits for a
