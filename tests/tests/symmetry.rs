@@ -289,18 +289,18 @@ fn det_checks_that_swapping_two_nodes_changes_nothing() {
     assert!(reason.contains("changes whether always property `one-before-two` holds"), "{reason}");
 }
 
-/// Nodes that count their client requests and fail on a second one: all
-/// alike.
-struct Tally;
+/// Nodes that count their client requests, and fail on one past `LIMIT`:
+/// all alike.
+struct Count<const LIMIT: u8>;
 
-impl cmc::Core for Tally {
-    const NAME: &'static str = "test-tally";
+impl<const LIMIT: u8> cmc::Core for Count<LIMIT> {
+    const NAME: &'static str = "test-count";
     type State = u8;
     type Settings = cmc::NoSettings;
     const DURABLE: usize = 0;
     fn step(_: &cmc::Context<'_, cmc::NoSettings>, count: &mut u8, e: cmc::Event<'_>, _: &mut cmc::Effects) {
         if let cmc::Event::Client { .. } = e {
-            assert!(*count == 0, "a second client");
+            assert!(*count < LIMIT, "a client past the limit");
             *count += 1;
         }
     }
@@ -314,33 +314,15 @@ fn a_step_that_fails_under_symmetry_is_reported_in_the_real_world() {
     // The search meets the failure in the canonical world, where node 2
     // has had its client ([0, 0, 1] encodes least); the real trace gives
     // node 0 the first client, and the failing action is node 0's.
-    let model = Model::<Tally>::new(cmc::NoSettings).nodes(3).clients(2);
+    let model = Model::<Count<1>>::new(cmc::NoSettings).nodes(3).clients(2);
     let r = check(&model, &symmetric(bfs())).unwrap();
     assert_eq!(r.verdict, Verdict::Error, "{}", r.summary());
-    assert!(r.reason.as_deref().unwrap_or_default().contains("a second client"), "{:?}", r.reason);
+    assert!(r.reason.as_deref().unwrap_or_default().contains("a client past the limit"), "{:?}", r.reason);
     let actions: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
     assert_eq!(actions, ["INIT(0)", "CLIENT(0)"]);
     assert_eq!(r.failed_action.as_deref(), Some("CLIENT(0)"));
     let again = replay(&model, &r.counterexample().expect("an error's file"), false).expect("it replays");
     assert_eq!(again.verdict, Verdict::Error);
-}
-
-/// Nodes that count their client requests: all alike.
-struct Count;
-
-impl cmc::Core for Count {
-    const NAME: &'static str = "test-count";
-    type State = u8;
-    type Settings = cmc::NoSettings;
-    const DURABLE: usize = 0;
-    fn step(_: &cmc::Context<'_, cmc::NoSettings>, count: &mut u8, e: cmc::Event<'_>, _: &mut cmc::Effects) {
-        if let cmc::Event::Client { .. } = e {
-            *count += 1;
-        }
-    }
-    fn interchangeable(_: &cmc::NoSettings, nodes: u8) -> cmc::NodeSet {
-        cmc::NodeSet::range(0..nodes)
-    }
 }
 
 #[test]
@@ -349,7 +331,7 @@ fn five_and_more_interchangeable_nodes_count_one_world_per_multiset() {
     // per multiset of counts, C(n + c, c). From 5 nodes on, canonical
     // worlds are found with twins (nodes whose swap changes nothing).
     for (nodes, clients, classes) in [(3, 2, 10), (5, 2, 21), (6, 2, 28), (7, 1, 8)] {
-        let model = Model::<Count>::new(cmc::NoSettings).nodes(nodes).clients(clients);
+        let model = Model::<Count<{ u8::MAX }>>::new(cmc::NoSettings).nodes(nodes).clients(clients);
         let full = check(&model, &Options { threads: 1, ..Options::default() }).unwrap();
         assert_eq!(full.distinct_states, u64::from(clients + 1).pow(u32::from(nodes)));
         let r = check(&model, &symmetric(bfs())).unwrap();

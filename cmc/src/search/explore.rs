@@ -219,10 +219,11 @@ pub(crate) fn unwind<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     })
 }
 
-/// The entry for a successor a core's step just encoded at `out[from..]`:
+/// The entry for a successor a core's step just stored at `out[from..]`:
 /// a self-loop (the bytes of the world expanded, `stored`, whose
-/// fingerprint is `fp`) is taken back out and not hashed; a core's stored
-/// form is its canonical bytes.
+/// fingerprint is `fp`) is taken back out and not hashed; otherwise its
+/// fingerprint is `hash` of its bytes (a core's stored form is its
+/// canonical bytes; under symmetry, the one already computed).
 #[inline]
 fn successor(
     out: &mut Vec<u8>,
@@ -230,29 +231,13 @@ fn successor(
     stored: &[u8],
     fp: Fingerprint,
     position: u32,
+    hash: impl FnOnce(&[u8]) -> Fingerprint,
 ) -> (Fingerprint, u32, usize) {
     if out[from..] == *stored {
         out.truncate(from);
         return (fp, position, from);
     }
-    (fingerprint(&out[from..]), position, out.len())
-}
-
-/// [`successor`] for a successor already stored in its canonical form under
-/// symmetry, and fingerprinted (`fp`).
-#[inline]
-fn successor_canonical(
-    out: &mut Vec<u8>,
-    from: usize,
-    stored: &[u8],
-    fp: Fingerprint,
-    position: u32,
-) -> (Fingerprint, u32, usize) {
-    if out[from..] == *stored {
-        out.truncate(from);
-        return (fp, position, from);
-    }
-    (fp, position, out.len())
+    (hash(&out[from..]), position, out.len())
 }
 
 /// The in-process front end: a core's model, through the engine.
@@ -450,7 +435,7 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
                     let action = Action::Direct { index };
                     taking = Some(action);
                     if e.apply_encoded(world, &action, scratch, out).map_err(|e| e.to_string())? {
-                        succ.push(successor(out, from, stored, fp, index as u32));
+                        succ.push(successor(out, from, stored, fp, index as u32, fingerprint));
                     }
                 }
                 Ok(())
@@ -463,8 +448,8 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
                     taking = Some(*action);
                     if e.apply(world, action, scratch).map_err(|e| e.to_string())? {
                         let from = out.len();
-                        let fp = symmetry.canonical_append::<C>(&e.model.settings, &e.shape, scratch, out);
-                        succ.push(successor_canonical(out, from, stored, fp, position as u32));
+                        let class = symmetry.canonical_append::<C>(&e.model.settings, &e.shape, scratch, out);
+                        succ.push(successor(out, from, stored, fp, position as u32, |_| class));
                     }
                 }
                 taking = None;
@@ -480,7 +465,7 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
                     let from = out.len();
                     taking = Some(*action);
                     if e.apply_encoded(world, action, scratch, out).map_err(|e| e.to_string())? {
-                        succ.push(successor(out, from, stored, fp, position as u32));
+                        succ.push(successor(out, from, stored, fp, position as u32, fingerprint));
                     }
                 }
                 Ok(())

@@ -192,8 +192,9 @@ impl<A> Chunk<A> {
     }
 }
 
-/// Phase 2's unit of work: a partition's shards, and its winners by chunk.
-type Part<'a> = (&'a mut [Shard], &'a mut Vec<Vec<u32>>);
+/// Phase 2's unit of work: a partition's number, its shards, and its
+/// winners by chunk.
+type Part<'a> = (usize, &'a mut [Shard], &'a mut Vec<Vec<u32>>);
 
 /// Phase 3's unit of work: a chunk and its index in the batch.
 type Numbered<'a, A> = (usize, &'a mut Chunk<A>);
@@ -303,12 +304,7 @@ where
         let (properties, deadlock) = (&c.properties, c.options.deadlock);
         let current = run.current;
         Self::on_threads(&mut c.explorer, &mut self.workers, &mut self.works, |e, w| {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(cell) = cells.get(i) else { break };
-                let mut chunk = cell.lock().unwrap_or_else(|p| p.into_inner());
-                expand_chunk(e, w, current, &mut chunk, properties, deadlock);
-            }
+            each(&cells, &next, |chunk| expand_chunk(e, w, current, chunk, properties, deadlock));
         });
     }
 
@@ -319,19 +315,21 @@ where
         let next = AtomicUsize::new(0);
         let cut = AtomicBool::new(false);
         let per_part = SHARDS / PARTS;
-        let parts: Vec<Mutex<Part<'_>>> =
-            bfs.seen.shards_mut().chunks_mut(per_part).zip(self.won.iter_mut()).map(Mutex::new).collect();
+        let parts: Vec<Mutex<Part<'_>>> = bfs
+            .seen
+            .shards_mut()
+            .chunks_mut(per_part)
+            .zip(self.won.iter_mut())
+            .enumerate()
+            .map(|(p, (shards, won))| Mutex::new((p, shards, won)))
+            .collect();
         let all = &self.chunks[..chunks];
         Self::on_threads(&mut bfs.c.explorer, &mut self.workers, &mut self.works, |_, _| {
-            loop {
-                let p = next.fetch_add(1, Ordering::Relaxed);
-                let Some(cell) = parts.get(p) else { break };
-                let mut part = cell.lock().unwrap_or_else(|e| e.into_inner());
-                let (shards, won) = &mut *part;
+            each(&parts, &next, |(p, shards, won)| {
                 for (chunk, won) in all.iter().zip(won.iter_mut()) {
                     won.clear();
-                    let mine = &chunk.by_part[p];
-                    let fps = &chunk.fps_by_part[p];
+                    let mine = &chunk.by_part[*p];
+                    let fps = &chunk.fps_by_part[*p];
                     let fp_of = |j: usize| fps[j];
                     for j in 0..mine.len().min(LOOKAHEAD) {
                         shards[shard_of(fp_of(j)) % per_part].prefetch(fp_of(j));
@@ -352,7 +350,7 @@ where
                         }
                     }
                 }
-            }
+            });
         });
         cut.into_inner()
     }
@@ -368,15 +366,11 @@ where
         let (properties, unwitnessed) = (&c.properties, &c.unwitnessed);
         let current = run.current;
         Self::on_threads(&mut c.explorer, &mut self.workers, &mut self.works, |e, w| {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(cell) = cells.get(i) else { break };
-                let mut guard = cell.lock().unwrap_or_else(|p| p.into_inner());
-                let (index, chunk) = &mut *guard;
+            each(&cells, &next, |(index, chunk)| {
                 chunk.winners.extend(won.iter().flat_map(|by_chunk| by_chunk[*index].iter().copied()));
                 chunk.winners.sort_unstable();
                 check_chunk(e, w, current, chunk, properties, unwitnessed);
-            }
+            });
         });
     }
 
@@ -469,6 +463,14 @@ where
             }
         }
         Ok(())
+    }
+}
+
+/// Runs `job` on units of work taken in turn from `cells` (`next` counts
+/// the units taken, by every thread) until none is left.
+fn each<T>(cells: &[Mutex<T>], next: &AtomicUsize, mut job: impl FnMut(&mut T)) {
+    while let Some(cell) = cells.get(next.fetch_add(1, Ordering::Relaxed)) {
+        job(&mut cell.lock().unwrap_or_else(|p| p.into_inner()));
     }
 }
 
