@@ -25,7 +25,7 @@ pub const EXIT_USAGE: u8 = 2;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Check the program a model file (TOML) names: `cmc --model-file FILE`.
+    /// Check the program or C core a model file (TOML) names: `cmc --model-file FILE`.
     #[arg(long, value_name = "FILE")]
     model_file: Option<PathBuf>,
     /// With --model-file: print the JSON report on stdout instead of text.

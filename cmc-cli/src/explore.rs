@@ -17,7 +17,7 @@ pub struct ExploreArgs {
     /// The example core to explore (see `cmc check --list`).
     #[arg(required_unless_present = "model_file", conflicts_with = "model_file")]
     name: Option<String>,
-    /// Explore the program a model file (TOML) names instead.
+    /// Explore the program or C core a model file (TOML) names instead.
     #[arg(long, value_name = "FILE")]
     model_file: Option<PathBuf>,
     #[command(flatten)]
@@ -41,9 +41,15 @@ pub fn run(args: &ExploreArgs) -> Result<u8> {
             (entry.build(&overrides)?, name.clone())
         }
         (None, Some(file)) => {
-            let m = cmc::process::model_file::read(file)?;
-            let title = m.model.name.clone();
-            (Box::new(m.model), title)
+            let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+            if cmc::ccore::model_file::names_core(&text) {
+                let m = cmc::ccore::model_file::read(file)?;
+                (m.model, m.name)
+            } else {
+                let m = cmc::process::model_file::read(file)?;
+                let title = m.model.name.clone();
+                (Box::new(m.model), title)
+            }
         }
         _ => bail!("give a core's name or --model-file FILE"),
     };

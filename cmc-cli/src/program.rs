@@ -1,15 +1,23 @@
-//! `cmc --model-file FILE`: checks a program (the process front end) as a
-//! model file declares it, and `cmc replay` of its counterexamples.
+//! `cmc --model-file FILE`: checks what a model file declares, a program
+//! (the process front end) or a C core (a file with a `core` key), and
+//! `cmc replay` of their counterexamples.
 
 use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 
+use cmc::ccore::model_file as core_file;
 use cmc::process::{ProcessExplorer, model_file};
-use cmc::{CounterexampleFile, Verdict, explore, replay_with};
+use cmc::{CounterexampleFile, Report, Verdict, explore, replay_with};
 
 use crate::cli::{default_save_path, exit_code, print_report, save};
 use cmc_runner::control::{RunControl, catch_interrupt};
+
+/// Whether the model file at `path` declares a C core.
+fn is_core_file(path: &Path) -> Result<bool> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(core_file::names_core(&text))
+}
 
 /// Runs the model file at `path`; returns the exit code.
 pub fn run(
@@ -20,9 +28,19 @@ pub fn run(
     memory_max: Option<u64>,
     save_to: Option<&Path>,
 ) -> Result<u8> {
+    let time_max = crate::cli::time_max(time_max)?;
+    if is_core_file(path)? {
+        let mut m = core_file::read(path)?;
+        m.options.det |= det;
+        catch_interrupt();
+        let mut control = RunControl::new(time_max).with_memory_max(memory_max);
+        let mut report = m.model.check(&m.options, &mut control)?;
+        control.finish();
+        report.elapsed_s = control.elapsed_s();
+        return finish(report, path, &m.name, m.options.det, json, save_to);
+    }
     let mut m = model_file::read(path)?;
     m.options.det |= det;
-    let time_max = crate::cli::time_max(time_max)?;
     let explorer =
         ProcessExplorer::new(&m.model).with_context(|| format!("{}", path.display()))?.with_det(m.options.det);
     catch_interrupt();
@@ -30,17 +48,23 @@ pub fn run(
     let mut report = explore(explorer, &m.options, &mut control);
     control.finish();
     report.elapsed_s = control.elapsed_s();
+    finish(report, path, &m.model.name, m.options.det, json, save_to)
+}
+
+/// Saves the counterexample, prints the report and the commands that run
+/// it again; returns the exit code.
+fn finish(mut report: Report, path: &Path, name: &str, det: bool, json: bool, save_to: Option<&Path>) -> Result<u8> {
     let saved = match report.counterexample() {
         Some(cex) => {
-            let p = save_to.map(Path::to_path_buf).unwrap_or_else(|| default_save_path(&m.model.name));
-            save(&p, &cex, &mut report, &m.model.name)?;
+            let p = save_to.map(Path::to_path_buf).unwrap_or_else(|| default_save_path(name));
+            save(&p, &cex, &mut report, name)?;
             Some(p)
         }
         None => None,
     };
     print_report(&report, json);
     if report.verdict != Verdict::Pass {
-        let det = if m.options.det { " --det" } else { "" };
+        let det = if det { " --det" } else { "" };
         eprintln!("reproduce: cmc --model-file {}{det}", path.display());
         if let Some(p) = saved {
             eprintln!("replay:    cmc replay {}", p.display());
@@ -52,14 +76,20 @@ pub fn run(
     Ok(exit_code(report.verdict))
 }
 
-/// Replays a counterexample of a program model, rebuilding the model from
-/// the model file the counterexample names.
+/// Replays a counterexample of a model file's model, rebuilding the model
+/// from the model file the counterexample names.
 pub fn replay(file_path: &Path, file: &CounterexampleFile, det: bool, json: bool) -> Result<u8> {
     let Some(model_path) = &file.model.model_file else { bail!("{}: names no model file", file_path.display()) };
-    let m = model_file::read(Path::new(model_path)).with_context(|| format!("{}", file_path.display()))?;
-    let explorer = ProcessExplorer::new(&m.model).with_context(|| model_path.clone())?.with_det(det);
+    let model_path = Path::new(model_path);
     let control = RunControl::new(None);
-    let mut report = replay_with(explorer, file, det).with_context(|| format!("{}", file_path.display()))?;
+    let mut report = if is_core_file(model_path).with_context(|| format!("{}", file_path.display()))? {
+        let m = core_file::read(model_path).with_context(|| format!("{}", file_path.display()))?;
+        m.model.replay(file, det).with_context(|| format!("{}", file_path.display()))?
+    } else {
+        let m = model_file::read(model_path).with_context(|| format!("{}", file_path.display()))?;
+        let explorer = ProcessExplorer::new(&m.model).with_context(|| model_path.display().to_string())?.with_det(det);
+        replay_with(explorer, file, det).with_context(|| format!("{}", file_path.display()))?
+    };
     report.elapsed_s = control.elapsed_s();
     print_report(&report, json);
     if !file.reproduced_by(&report) {

@@ -429,7 +429,7 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
                 ::cmc::harness::prepare_program(body(), attributes, ::core::env!("CARGO_MANIFEST_DIR"))
             }
         }
-        None => quote!(::cmc::harness::prepare(#name(), attributes)),
+        None => quote!(::cmc::harness::Declarable::prepare(#name(), attributes)),
     };
     let function = name.to_string();
     let build = format_ident!("__cmc_build_{}", name);

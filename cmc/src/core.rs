@@ -286,6 +286,44 @@ pub trait Core: Send + Sync + 'static {
     fn rename_payload(settings: &Self::Settings, renaming: &Renaming, kind: PayloadKind, bytes: &mut [u8]) {
         let _ = (settings, renaming, kind, bytes);
     }
+
+    /// How traces show a node's state: its `Debug` form by default; a C
+    /// core's state is its `state_size` bytes in hex.
+    #[doc(hidden)]
+    fn show_state(settings: &Self::Settings, state: &Self::State) -> String {
+        let _ = settings;
+        format!("{state:?}")
+    }
+
+    /// What the engine needs to know of the core at run time. A Rust core
+    /// has it in its types and constants (the default); a core written in
+    /// C ([`crate::ccore`]) has it in its `struct cmc_core`.
+    #[doc(hidden)]
+    fn layout(settings: &Self::Settings) -> Layout {
+        let _ = settings;
+        Layout {
+            name: Self::NAME,
+            state_size: core::mem::size_of::<Self::State>(),
+            durable: Self::DURABLE,
+            settings_size: core::mem::size_of::<Self::Settings>(),
+        }
+    }
+}
+
+/// A core's name and sizes, as the engine uses them ([`Core::layout`]).
+/// The world keeps `state_size` bytes per node: a core whose `State` type
+/// is larger (a C core's, a size class) keeps the rest zero.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// [`Core::NAME`].
+    pub name: &'static str,
+    /// The bytes of one node's state, at most the size of `State`.
+    pub state_size: usize,
+    /// [`Core::DURABLE`].
+    pub durable: usize,
+    /// The bytes of the settings.
+    pub settings_size: usize,
 }
 
 /// One setting a core accepts: its key, its default and what it means.
@@ -314,6 +352,12 @@ pub trait Settings:
     fn set(&mut self, key: &str, value: u64) -> Result<(), SettingError>;
     /// The value of `key`, if there is such a key.
     fn get(&self, key: &str) -> Option<u64>;
+    /// Every key of these settings: [`Settings::KEYS`] for a Rust core; a
+    /// C core's come with the core.
+    #[doc(hidden)]
+    fn keys(&self) -> std::borrow::Cow<'static, [SettingKey]> {
+        std::borrow::Cow::Borrowed(Self::KEYS)
+    }
 }
 
 /// A setting could not be applied.
@@ -549,6 +593,13 @@ pub enum EffectError {
         /// The number given.
         waiter: u8,
     },
+    /// A C core broke the C interface (`cmc.h`): wrote past its state, or
+    /// left its effects buffer in a state its functions never make.
+    #[error("the C core {what} (cmc.h)")]
+    Abi {
+        /// What it did.
+        what: &'static str,
+    },
 }
 
 /// The effects of one step. A core can add effects only through these
@@ -665,6 +716,12 @@ impl Effects {
 
     pub(crate) fn error(&self) -> Option<EffectError> {
         self.error
+    }
+
+    /// Records `error` unless one is recorded already (a C core's effects
+    /// buffer says the limit it crossed).
+    pub(crate) fn fail(&mut self, error: EffectError) {
+        self.error.get_or_insert(error);
     }
 
     pub(crate) fn is_disabled(&self) -> bool {

@@ -13,7 +13,7 @@
 //! both runs copy the same garbage. Outside valgrind the requests do
 //! nothing; without the feature they are not compiled at all.
 
-use zerocopy::{FromBytes, IntoBytes};
+use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
 use crate::action::{self, Action, Environment, TooManyActions};
 use crate::core::{Context, Core, Effect, EffectError, Effects, Event, NodeId, Payload, limits};
@@ -118,6 +118,9 @@ pub(crate) type Outcome = Result<bool, Box<StepError>>;
 pub struct Engine<'m, C: Core> {
     pub(crate) model: &'m Model<C>,
     pub(crate) shape: Shape,
+    /// The core's name and durable bytes ([`Core::layout`]).
+    name: &'static str,
+    durable: usize,
     pub(crate) env: Environment,
     pub(crate) det: bool,
     effects: Effects,
@@ -127,8 +130,8 @@ pub struct Engine<'m, C: Core> {
 /// Builds a step error; out of line, so that the hot path stays small.
 #[cold]
 #[inline(never)]
-fn step_error<C: Core>(node: NodeId, event: Event<'_>, kind: StepErrorKind) -> Box<StepError> {
-    Box::new(StepError { core: C::NAME, node, event: event.to_string(), kind })
+fn step_error(core: &'static str, node: NodeId, event: Event<'_>, kind: StepErrorKind) -> Box<StepError> {
+    Box::new(StepError { core, node, event: event.to_string(), kind })
 }
 
 impl<'m, C: Core> Engine<'m, C> {
@@ -138,11 +141,14 @@ impl<'m, C: Core> Engine<'m, C> {
     pub fn new(model: &'m Model<C>, det: bool) -> Result<Engine<'m, C>, ModelError> {
         model.validate()?;
         let direct = C::direct_actions(&model.settings).map(|d| d.actions);
+        let layout = C::layout(&model.settings);
         Ok(Engine {
             model,
+            name: layout.name,
+            durable: layout.durable,
             shape: Shape {
                 nodes: model.nodes,
-                state_size: std::mem::size_of::<C::State>(),
+                state_size: layout.state_size,
                 network: model.network,
                 direct: direct.is_some(),
             },
@@ -236,7 +242,7 @@ impl<'m, C: Core> Engine<'m, C> {
                 let m = Msg { from, to, payload: msg };
                 network::send(Network::Bag, &mut out.net, m).map_err(|_| {
                     Box::new(StepError {
-                        core: C::NAME,
+                        core: self.name,
                         node: from,
                         event: "DUP".to_string(),
                         kind: StepErrorKind::ChannelFull { from, to },
@@ -275,7 +281,7 @@ impl<'m, C: Core> Engine<'m, C> {
                 out.persists.retain(|(n, _)| *n != node);
                 let size = self.shape.state_size;
                 let at = node as usize * size;
-                out.states[at + C::DURABLE..at + size].fill(0);
+                out.states[at + self.durable..at + size].fill(0);
                 let e = &mut out.env[node as usize];
                 e.timers = 0;
                 e.wakes = 0;
@@ -316,7 +322,7 @@ impl<'m, C: Core> Engine<'m, C> {
             };
             if self.effects.as_slice().is_empty() {
                 // The world of a direct-actions core is its one state.
-                out.extend_from_slice(state.as_bytes());
+                out.extend_from_slice(&state.as_bytes()[..self.shape.state_size]);
                 return Ok(true);
             }
             scratch.copy_from(world);
@@ -377,7 +383,7 @@ impl<'m, C: Core> Engine<'m, C> {
             dirty[current] = true;
             #[cfg(feature = "valgrind")]
             memcheck::defined(&buffers[current], self.effects.as_slice())
-                .map_err(|kind| step_error::<C>(0, Event::Action { index }, kind))?;
+                .map_err(|kind| step_error(self.name, 0, Event::Action { index }, kind))?;
             if let Some(waiting) = pending.take() {
                 self.finish_direct(world, &base, &buffers[current ^ 1], waiting, fp, scratch, out, succ)?;
             }
@@ -418,10 +424,11 @@ impl<'m, C: Core> Engine<'m, C> {
             // A self-loop: the world expanded, whose fingerprint is
             // known; not copied, not hashed (see `Explore::expand`).
             succ.push((fp, index as u32, from));
-        } else if state.as_bytes()[..C::DURABLE] == base.as_bytes()[..C::DURABLE] {
+        } else if state.as_bytes()[..self.durable] == base.as_bytes()[..self.durable] {
             // The world of a direct-actions core is its state.
-            out.extend_from_slice(state.as_bytes());
-            succ.push((fingerprint(state.as_bytes()), index as u32, out.len()));
+            let bytes = &state.as_bytes()[..self.shape.state_size];
+            out.extend_from_slice(bytes);
+            succ.push((fingerprint(bytes), index as u32, out.len()));
         } else if self.apply_encoded(world, &Action::Direct { index }, scratch, out)? {
             // The slow path reports the durable bytes changed; it cannot
             // get here.
@@ -443,21 +450,29 @@ impl<'m, C: Core> Engine<'m, C> {
     fn read_state(&self, world: &World, node: NodeId) -> C::State {
         let size = self.shape.state_size;
         let at = node as usize * size;
-        C::State::read_from_bytes(&world.states[at..at + size])
-            .unwrap_or_else(|_| unreachable!("state slice has the state's size"))
+        let bytes = &world.states[at..at + size];
+        if size == std::mem::size_of::<C::State>() {
+            return C::State::read_from_bytes(bytes)
+                .unwrap_or_else(|_| unreachable!("state slice has the state's size"));
+        }
+        // A state type larger than the core's state (a C core's size
+        // class): the rest stays zero.
+        let mut state = C::State::new_zeroed();
+        state.as_mut_bytes()[..size].copy_from_slice(bytes);
+        state
     }
 
     fn write_state(&self, world: &mut World, node: NodeId, state: &C::State) {
         let size = self.shape.state_size;
         let at = node as usize * size;
-        world.states[at..at + size].copy_from_slice(state.as_bytes());
+        world.states[at..at + size].copy_from_slice(&state.as_bytes()[..size]);
     }
 
     /// Runs `apply_persist` for one record and checks that it touched only
     /// durable bytes; with `--det`, runs it a second time from a copy of the
     /// same state and compares.
     fn persist(&mut self, world: &mut World, node: NodeId, record: &Payload) -> Result<(), Box<StepError>> {
-        let err = |kind| Box::new(StepError { core: C::NAME, node, event: "apply_persist".to_string(), kind });
+        let err = |kind| Box::new(StepError { core: self.name, node, event: "apply_persist".to_string(), kind });
         let before = self.read_state(world, node);
         let mut state = before;
         let ctx = self.context(node);
@@ -471,7 +486,7 @@ impl<'m, C: Core> Engine<'m, C> {
                 return Err(err(StepErrorKind::Nondeterministic("next state")));
             }
         }
-        if state.as_bytes()[C::DURABLE..] != before.as_bytes()[C::DURABLE..] {
+        if state.as_bytes()[self.durable..] != before.as_bytes()[self.durable..] {
             return Err(err(StepErrorKind::PersistChangedVolatile));
         }
         self.write_state(world, node, &state);
@@ -496,7 +511,8 @@ impl<'m, C: Core> Engine<'m, C> {
     fn run_step(&mut self, world: &World, node: NodeId, event: Event<'_>) -> Result<Option<C::State>, Box<StepError>> {
         let before = self.read_state(world, node);
         let mut state = before;
-        let err = |kind| step_error::<C>(node, event, kind);
+        let name = self.name;
+        let err = |kind| step_error(name, node, event, kind);
         self.effects.clear();
         let ctx = self.context(node);
         C::step(&ctx, &mut state, event, &mut self.effects);
@@ -530,7 +546,7 @@ impl<'m, C: Core> Engine<'m, C> {
             }
             return Ok(None);
         }
-        if state.as_bytes()[..C::DURABLE] != before.as_bytes()[..C::DURABLE] {
+        if state.as_bytes()[..self.durable] != before.as_bytes()[..self.durable] {
             return Err(err(StepErrorKind::DurableChanged));
         }
         Ok(Some(state))
@@ -545,7 +561,8 @@ impl<'m, C: Core> Engine<'m, C> {
         event: Event<'_>,
         state: &C::State,
     ) -> Result<(), Box<StepError>> {
-        let err = |kind| step_error::<C>(node, event, kind);
+        let name = self.name;
+        let err = |kind| step_error(name, node, event, kind);
         if self.env.direct.is_some() && self.effects.len() != 0 {
             return Err(err(StepErrorKind::EffectInDirect));
         }

@@ -191,6 +191,29 @@ where
     Ok(Box::new(model))
 }
 
+/// What a `#[cmc::model]` function may return: a [`Model`] of a Rust core,
+/// or a [`CModel`](crate::ccore::CModel) of a C core. The code the
+/// attribute writes calls [`Declarable::prepare`] on it.
+pub trait Declarable {
+    /// Applies the attributes, checks the model and hides its core type.
+    fn prepare(self, a: &Attributes) -> Result<Box<dyn DynModel>, DynError>;
+}
+
+impl<C: Core> Declarable for Model<C>
+where
+    C::Settings: Send + Sync,
+{
+    fn prepare(self, a: &Attributes) -> Result<Box<dyn DynModel>, DynError> {
+        prepare(self, a)
+    }
+}
+
+impl Declarable for crate::ccore::CModel {
+    fn prepare(self, a: &Attributes) -> Result<Box<dyn DynModel>, DynError> {
+        crate::ccore::CModel::prepare(self, a)
+    }
+}
+
 /// A model expecting a violation of a property it does not have is an
 /// error naming the properties it has.
 fn expected_property<'a>(expect: Expect, names: impl Iterator<Item = &'a str> + Clone) -> Result<(), ModelError> {

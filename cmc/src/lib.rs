@@ -13,10 +13,13 @@ extern crate self as cmc;
 
 pub mod action;
 pub mod catalog;
+pub mod ccore;
 pub mod chart;
 pub mod core;
 pub mod engine;
 pub mod harness;
+#[cfg(target_os = "linux")]
+pub mod library;
 pub mod model;
 pub mod network;
 pub mod property;

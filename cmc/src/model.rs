@@ -354,32 +354,35 @@ impl<C: Core> Model<C> {
     /// Sets a core setting by key, as the command line and the environment
     /// do.
     pub fn set(&mut self, key: &str, value: u64) -> Result<(), ModelError> {
-        self.settings.set(key, value).map_err(|error| ModelError::Setting { core: C::NAME, error })
+        let core = C::layout(&self.settings).name;
+        self.settings.set(key, value).map_err(|error| ModelError::Setting { core, error })
     }
 
     /// Checks every limit a model can cross before a search starts.
     pub fn validate(&self) -> Result<(), ModelError> {
-        let size = std::mem::size_of::<C::Settings>();
+        let layout = C::layout(&self.settings);
+        let core = layout.name;
+        let size = layout.settings_size;
         if size > limits::SETTINGS_BYTES_MAX {
-            return Err(ModelError::SettingsTooLarge { core: C::NAME, size });
+            return Err(ModelError::SettingsTooLarge { core, size });
         }
-        let state_size = std::mem::size_of::<C::State>();
-        if C::DURABLE > state_size {
-            return Err(ModelError::DurableTooLarge { core: C::NAME, durable: C::DURABLE, state_size });
+        let state_size = layout.state_size;
+        if layout.durable > state_size {
+            return Err(ModelError::DurableTooLarge { core, durable: layout.durable, state_size });
         }
-        C::validate(&self.settings).map_err(|message| ModelError::BadSettings { core: C::NAME, message })?;
+        C::validate(&self.settings).map_err(|message| ModelError::BadSettings { core, message })?;
         if self.nodes == 0 || self.nodes as usize > limits::NODES_MAX {
             return Err(ModelError::Nodes { nodes: self.nodes as u64 });
         }
         if let Some(d) = C::direct_actions(&self.settings) {
             if d.actions as usize > limits::ACTIONS_PER_STATE {
-                return Err(ModelError::TooManyDirectActions { core: C::NAME, actions: d.actions as usize });
+                return Err(ModelError::TooManyDirectActions { core, actions: d.actions as usize });
             }
             if self.nodes != 1 {
-                return Err(ModelError::DirectNodes { core: C::NAME, nodes: self.nodes });
+                return Err(ModelError::DirectNodes { core, nodes: self.nodes });
             }
             if d.initial_states == 0 {
-                return Err(ModelError::NoInitialStates { core: C::NAME });
+                return Err(ModelError::NoInitialStates { core });
             }
             let b = &self.budgets;
             for (budget, set) in [
@@ -390,7 +393,7 @@ impl<C: Core> Model<C> {
                 ("timeouts", b.timeouts.is_some()),
             ] {
                 if set {
-                    return Err(ModelError::DirectBudgets { core: C::NAME, budget });
+                    return Err(ModelError::DirectBudgets { core, budget });
                 }
             }
         }
@@ -410,7 +413,8 @@ impl<C: Core> Model<C> {
 
     /// The settings as (key, value) pairs, in declaration order.
     pub fn settings_values(&self) -> Vec<(String, u64)> {
-        <C::Settings as Settings>::KEYS
+        self.settings
+            .keys()
             .iter()
             .map(|k| (k.name.to_string(), self.settings.get(k.name).unwrap_or(k.default)))
             .collect()
@@ -419,7 +423,7 @@ impl<C: Core> Model<C> {
     /// What identifies this model in reports and counterexample files.
     pub fn identity(&self) -> Identity {
         Identity {
-            core: C::NAME.to_string(),
+            core: C::layout(&self.settings).name.to_string(),
             settings: self.settings_values(),
             nodes: self.nodes,
             network: self.network,

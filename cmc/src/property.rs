@@ -6,7 +6,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use zerocopy::FromBytes;
+use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
 use crate::core::{Core, NodeId};
 use crate::network::Msg;
@@ -105,11 +105,17 @@ impl<'a, C: Core> View<'a, C> {
 
     /// Node `n`'s state (a copy; states are small plain data).
     pub fn state(&self, n: NodeId) -> C::State {
-        let size = std::mem::size_of::<C::State>();
-        // The world was built from valid states of this size, and every byte
-        // pattern is a state (`FromBytes`), so this cannot fail.
-        C::State::read_from_bytes(self.world.state_bytes(n, size))
-            .unwrap_or_else(|_| unreachable!("world state slice has the state's size"))
+        let size = C::layout(self.settings).state_size;
+        let bytes = self.world.state_bytes(n, size);
+        if size == std::mem::size_of::<C::State>() {
+            // Every byte pattern is a state (`FromBytes`).
+            return C::State::read_from_bytes(bytes).unwrap_or_else(|_| unreachable!("the slice has the state's size"));
+        }
+        // A state type larger than the core's state (a C core's size
+        // class): the rest is zero.
+        let mut state = C::State::new_zeroed();
+        state.as_mut_bytes()[..size].copy_from_slice(bytes);
+        state
     }
 
     /// Every node's state, in node order.

@@ -58,8 +58,9 @@ pub enum ReplayError {
 /// identity). The report's verdict is `violation` when the property fails
 /// again at the end, and `error` (naming the step) when anything differs.
 pub fn replay<C: Core>(model: &Model<C>, file: &CounterexampleFile, det: bool) -> Result<Report, ReplayError> {
-    if file.model.core != C::NAME {
-        return Err(ReplayError::WrongCore { file: file.model.core.clone(), model: C::NAME.to_string() });
+    let name = C::layout(&model.settings).name;
+    if file.model.core != name {
+        return Err(ReplayError::WrongCore { file: file.model.core.clone(), model: name.to_string() });
     }
     let engine = Engine::new(model, det)?;
     replay_with(CoreExplorer::new(engine), file, det)

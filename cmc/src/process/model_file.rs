@@ -32,7 +32,6 @@
 //! parses it, then checks the program, the data directory and the preload
 //! and loads the invariants.
 
-use std::ffi::{CString, c_void};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -42,6 +41,7 @@ use super::explore::{ProgramModel, ProgramProperty};
 use super::view::CmcView;
 use super::world::ProcessWorld;
 use super::{Budgets, Config, ProcessError, limits};
+use crate::library::Library;
 use crate::property::Kind;
 use crate::search::{Options, Search};
 
@@ -212,9 +212,12 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
     let mut model = ProgramModel::new(parsed.name, config);
     model.model_file = Some(path.display().to_string());
     if let Some((so, invariants)) = &parsed.properties {
-        let library = Library::open(so).map_err(|m| key("properties", m))?;
+        let library = Arc::new(Library::open(so).map_err(|m| key("properties", m))?);
         for name in invariants {
-            let f = library.symbol(name).map_err(|m| key("invariants", m))?;
+            let f = library.symbol(name, "function").map_err(|m| key("invariants", m))?;
+            // SAFETY: cmc.h declares every invariant as `int NAME(const
+            // struct cmc_view *)`; a symbol of that name is taken to be one.
+            let f = unsafe { std::mem::transmute::<*mut std::ffi::c_void, Predicate>(f) };
             let lib = Arc::clone(&library);
             model.properties.push(ProgramProperty {
                 name: name.clone(),
@@ -259,32 +262,14 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
     let snapshots_max = raw.snapshots_max.map(|m| too_large("snapshots_max", m)).transpose()?;
     let transitions_max = raw.transitions_max.map(|m| too_large("transitions_max", m)).transpose()?;
 
-    let search = match raw.search.as_deref().unwrap_or("bfs") {
-        "bfs" => Search::Bfs { depth_max: raw.depth_max },
-        "dfs" => Search::Dfs {
-            depth_max: raw.depth_max.ok_or_else(|| key("depth_max", "search = \"dfs\" needs depth_max".into()))?,
-        },
-        "simulate" => {
-            if raw.depth_max.is_some() {
-                return Err(key("depth_max", "a simulation is bounded by walk_length, not depth_max".into()));
-            }
-            Search::Simulate {
-                walks: raw.walks.unwrap_or(100),
-                walk_length: raw.walk_length.unwrap_or(20),
-                seed: raw.seed.unwrap_or(0),
-            }
-        }
-        other => return Err(key("search", format!("`{other}` (expected bfs, dfs or simulate)"))),
+    let keys = SearchKeys {
+        search: raw.search.as_deref(),
+        depth_max: raw.depth_max,
+        walks: raw.walks,
+        walk_length: raw.walk_length,
+        seed: raw.seed,
     };
-    if !matches!(search, Search::Simulate { .. }) {
-        for (k, set) in
-            [("walks", raw.walks.is_some()), ("walk_length", raw.walk_length.is_some()), ("seed", raw.seed.is_some())]
-        {
-            if set {
-                return Err(key(k, "applies to search = \"simulate\" only".into()));
-            }
-        }
-    }
+    let search = keys.search(100, 20).map_err(|(k, m)| key(k, m))?;
     let options = Options { search, states_max: raw.states_max, det: raw.det, ..Options::default() };
 
     let properties = match (raw.properties, raw.invariants.is_empty()) {
@@ -311,66 +296,52 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
     })
 }
 
+/// A model file's search keys, read alike for programs and C cores.
+pub(crate) struct SearchKeys<'a> {
+    pub(crate) search: Option<&'a str>,
+    pub(crate) depth_max: Option<u32>,
+    pub(crate) walks: Option<u64>,
+    pub(crate) walk_length: Option<u32>,
+    pub(crate) seed: Option<u64>,
+}
+
+impl SearchKeys<'_> {
+    /// The search they give, with these simulation defaults; an error
+    /// names the key.
+    pub(crate) fn search(&self, walks: u64, walk_length: u32) -> Result<Search, (&'static str, String)> {
+        let search = match self.search.unwrap_or("bfs") {
+            "bfs" => Search::Bfs { depth_max: self.depth_max },
+            "dfs" => Search::Dfs {
+                depth_max: self.depth_max.ok_or(("depth_max", "search = \"dfs\" needs depth_max".to_string()))?,
+            },
+            "simulate" => {
+                if self.depth_max.is_some() {
+                    return Err(("depth_max", "a simulation is bounded by walk_length, not depth_max".into()));
+                }
+                Search::Simulate {
+                    walks: self.walks.unwrap_or(walks),
+                    walk_length: self.walk_length.unwrap_or(walk_length),
+                    seed: self.seed.unwrap_or(0),
+                }
+            }
+            other => return Err(("search", format!("`{other}` (expected bfs, dfs or simulate)"))),
+        };
+        if !matches!(search, Search::Simulate { .. }) {
+            for (k, set) in [
+                ("walks", self.walks.is_some()),
+                ("walk_length", self.walk_length.is_some()),
+                ("seed", self.seed.is_some()),
+            ] {
+                if set {
+                    return Err((k, "applies to search = \"simulate\" only".into()));
+                }
+            }
+        }
+        Ok(search)
+    }
+}
+
 type Predicate = unsafe extern "C" fn(*const CmcView) -> i32;
-
-/// A shared object of C predicates, kept loaded while any predicate from it
-/// lives.
-struct Library {
-    handle: *mut c_void,
-    path: PathBuf,
-}
-
-// SAFETY: a dlopen handle may be used from any thread; we only dlsym and
-// dlclose it.
-unsafe impl Send for Library {}
-// SAFETY: as above.
-unsafe impl Sync for Library {}
-
-impl Library {
-    fn open(path: &Path) -> Result<Arc<Library>, String> {
-        if !path.is_file() {
-            return Err(format!("{} is not a file", path.display()));
-        }
-        let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| "a NUL in the path".to_string())?;
-        // SAFETY: `c` is a NUL-terminated path; RTLD_NOW resolves everything
-        // now so that a broken object fails here, not mid-search.
-        let handle = unsafe { nix::libc::dlopen(c.as_ptr(), nix::libc::RTLD_NOW | nix::libc::RTLD_LOCAL) };
-        if handle.is_null() {
-            return Err(format!("{}: {}", path.display(), dlerror()));
-        }
-        Ok(Arc::new(Library { handle, path: path.to_path_buf() }))
-    }
-
-    fn symbol(&self, name: &str) -> Result<Predicate, String> {
-        let c = CString::new(name).map_err(|_| format!("`{name}` has a NUL"))?;
-        // SAFETY: a live handle and a NUL-terminated name.
-        let f = unsafe { nix::libc::dlsym(self.handle, c.as_ptr()) };
-        if f.is_null() {
-            return Err(format!("no function `{name}` in {}", self.path.display()));
-        }
-        // SAFETY: cmc.h declares every invariant as `int NAME(const struct
-        // cmc_view *)`; a non-null symbol is taken to be one.
-        Ok(unsafe { std::mem::transmute::<*mut c_void, Predicate>(f) })
-    }
-}
-
-impl Drop for Library {
-    fn drop(&mut self) {
-        // SAFETY: the handle came from dlopen and no predicate outlives the
-        // last Arc.
-        unsafe { nix::libc::dlclose(self.handle) };
-    }
-}
-
-fn dlerror() -> String {
-    // SAFETY: dlerror returns a thread-local message or null.
-    let p = unsafe { nix::libc::dlerror() };
-    if p.is_null() {
-        return "unknown dlopen error".to_string();
-    }
-    // SAFETY: non-null, NUL-terminated, valid until the next dl call here.
-    unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned()
-}
 
 #[cfg(test)]
 mod tests {

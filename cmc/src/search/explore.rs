@@ -267,14 +267,14 @@ impl<'m, C: Core> CoreExplorer<'m, C> {
         let set = C::interchangeable(&model.settings, nodes);
         let inside = set.iter().filter(|&n| n < nodes).count();
         if inside < 2 || inside != set.len() || self.engine.env.direct.is_some() {
-            return Err(ModelError::NoSymmetry { core: C::NAME, count: inside, nodes });
+            return Err(ModelError::NoSymmetry { core: C::layout(&model.settings).name, count: inside, nodes });
         }
         self.symmetry = Some(Symmetry::new(set));
         Ok(self)
     }
 
-    fn panicked(action: &Action, message: String) -> String {
-        format!("core `{}` panicked in {action}: {message}", C::NAME)
+    fn panicked(&self, action: &Action, message: String) -> String {
+        format!("core `{}` panicked in {action}: {message}", C::layout(&self.engine.model.settings).name)
     }
 
     /// After a failure in the direct-actions loop, which does not say
@@ -292,7 +292,7 @@ impl<'m, C: Core> CoreExplorer<'m, C> {
             .map(|n| {
                 let e = world.env(n);
                 NodeText {
-                    state: format!("{:?}", view.state(n)),
+                    state: C::show_state(&model.settings, &view.state(n)),
                     output: String::new(),
                     timers: bits(e.timers as u32, 16),
                     wakes: bits(e.wakes as u32, 8),
@@ -362,7 +362,7 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
         let e = &mut self.engine;
         match unwind(|| e.initial(variant, out)) {
             Ok(r) => r.map_err(|e| e.to_string()),
-            Err(message) => Err(Self::panicked(&Action::Init { variant }, message)),
+            Err(message) => Err(self.panicked(&Action::Init { variant }, message)),
         }
     }
 
@@ -374,7 +374,7 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
         let e = &mut self.engine;
         match unwind(|| e.apply(world, action, out)) {
             Ok(r) => r.map_err(|e| e.to_string()),
-            Err(message) => Err(Self::panicked(action, message)),
+            Err(message) => Err(self.panicked(action, message)),
         }
     }
 
@@ -474,8 +474,10 @@ impl<C: Core> Explore for CoreExplorer<'_, C> {
         let error = match (expanded, taking) {
             (Ok(Ok(())), _) => return Ok(()),
             (Ok(Err(error)), _) => error,
-            (Err(message), Some(action)) => Self::panicked(&action, message),
-            (Err(message), None) => format!("core `{}` panicked: {message}", C::NAME),
+            (Err(message), Some(action)) => self.panicked(&action, message),
+            (Err(message), None) => {
+                format!("core `{}` panicked: {message}", C::layout(&self.engine.model.settings).name)
+            }
         };
         self.failed = taking;
         if let (None, Some(count)) = (taking, direct) {
