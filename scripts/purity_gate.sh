@@ -5,9 +5,11 @@
 #
 # Usage: scripts/purity_gate.sh CORE...      (CORE = crate::path::Type,
 #                                             e.g. cmc_examples::two_phase::TwoPhase)
-#        scripts/purity_gate.sh --all        (every core in scripts/purity/cores.txt)
+#        scripts/purity_gate.sh --all        (every core in scripts/purity/cores.txt,
+#                                             and every C core examples/ccores/*.c)
 #        scripts/purity_gate.sh --crate DIR CORE...   (a core of your crate in DIR,
 #                                             which depends on this clone's cmc by path)
+#        scripts/purity_gate.sh --c FILE.c...  (cores written in C, one file each)
 #
 # Exit status: 0 when every core passes, 1 when any fails, 2 when the gate
 # itself cannot run (a build error, an unknown crate, a missing tool).
@@ -109,7 +111,46 @@
 # which is rejected, or inside a panic message, after which the step has
 # failed anyway.
 #
-# Environment: PURITY_TARGET_DIR (default: target/purity).
+# Cores written in C (--c, and examples/ccores/*.c with --all): a C core
+# is one file, a `const struct cmc_core` and the functions it names
+# (cmc.h, "Cores"). Each file is compiled alone, as the gate compiles Rust,
+# with what makes machine code checkable: `cc -O2 -g -fno-pic
+# -fno-jump-tables -fno-asynchronous-unwind-tables -fno-stack-protector
+# -fcf-protection=none -ffunction-sections -fdata-sections -I <repo>` into
+# target/purity/c/, and preprocessed (`cc -E`) with the same flags. The
+# analyser then walks the object alone (a C core is linked with no other
+# core), every function it defines being a root (init, step, apply_persist,
+# direct_actions, validate, action_label, their helpers, and the core's C
+# properties if the file has them), under the rules above, except that
+# the only allowed callees are memcpy memmove memset memcmp bcmp: a C core
+# has no panic entry points, and cmc.h's effect functions are `static
+# inline`, compiled into the core and walked with it. A `const` table is
+# read-only data; a global, a `static` local, `_Thread_local` and anything
+# reached through a pointer in a `const` table are found as above. Its
+# source rules, tagged [source:X], are matched in the preprocessed source
+# (so a macro cannot hide what it expands to) on the lines of the core's
+# own files; the lines of cmc.h and of the system headers are trusted:
+#
+#   asm             `asm`, `__asm`, `__asm__`: an asm statement can do what
+#                   no instruction list foresees, or nothing the machine
+#                   code would show.
+#   effects         the effects buffer touched other than through cmc.h's
+#                   cmc_send() ... cmc_not_enabled(): a member `o` accessed
+#                   at all (`out->o[i].len = 1`, `&out->o[0]`, of whatever
+#                   struct: the gate cannot tell types), `struct
+#                   cmc_effect`, cmc.h's internal cmc__* helpers. In machine
+#                   code such a write is what cmc_send() compiles to.
+#   line-directive  `#line` or a `# N "FILE"` marker in a file of the core's
+#                   own, which would make its lines claim to be cmc.h's.
+#
+# Not seen by the C half, by design: a cast of `out` to a struct of the
+# core's own making (the source rules name the buffer, not every way to
+# reach its bytes); --det and the engine's own checks of the buffer are
+# what is left for that. A core split over several .c files is not
+# supported: each file is taken as one core.
+#
+# Environment: PURITY_TARGET_DIR (default: target/purity); PURITY_CC (the C
+# compiler, default cc).
 set -euo pipefail
 
 started=$(date +%s%N)
@@ -125,14 +166,17 @@ die() {
 elapsed() { echo "$(( ($(date +%s%N) - started) / 1000000 ))" | sed -E 's/([0-9]{3})$/.\1/; s/^\./0./'; }
 
 usage() {
-    sed -n '6,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '6,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 2
 }
 
 cores=()
 crates=()
+c_files=()
+c_mode=0
 while [ $# -gt 0 ]; do
     case $1 in
+    --c) c_mode=1 ;;
     --crate)
         [ $# -gt 1 ] || die "--crate needs the crate's folder"
         [ -f "$2/Cargo.toml" ] || die "--crate $2: no Cargo.toml there"
@@ -145,20 +189,77 @@ while [ $# -gt 0 ]; do
             line=$(echo "$line" | tr -d '[:space:]')
             [ -n "$line" ] && cores+=("$line")
         done <"$cores_file"
+        for file in "$root"/examples/ccores/*.c; do
+            [ -f "$file" ] && c_files+=("$file")
+        done
         ;;
     -h | --help) usage ;;
     -*) die "unknown option $1" ;;
-    *) cores+=("$1") ;;
+    *.c) c_files+=("$1") ;;
+    *)
+        if [ $c_mode -eq 1 ]; then c_files+=("$1"); else cores+=("$1"); fi
+        ;;
     esac
     shift
 done
-[ ${#cores[@]} -gt 0 ] || usage
+[ ${#cores[@]} -gt 0 ] || [ ${#c_files[@]} -gt 0 ] || usage
 
-for tool in cargo rustc objdump c++filt ar; do
+tools=(rustc objdump c++filt)
+[ ${#cores[@]} -eq 0 ] || tools+=(cargo ar)
+for tool in "${tools[@]}"; do
     command -v "$tool" >/dev/null || die "$tool not found (objdump, c++filt and ar come with binutils)"
 done
 host=$(rustc -vV | sed -n 's/^host: //p')
 [ "$host" = x86_64-unknown-linux-gnu ] || die "the gate reads x86-64 Linux object code; this host is $host"
+
+# The analyser: std only, rebuilt when its source changes.
+analyse=$target/bin/purity-analyse
+build_analyse() {
+    if [ ! -x "$analyse" ] || [ "$root/scripts/purity/analyse.rs" -nt "$analyse" ]; then
+        mkdir -p "$target/bin"
+        rustc --edition 2024 -O -o "$analyse" "$root/scripts/purity/analyse.rs" || die "the analyser did not build"
+    fi
+}
+
+# The C half (see above): compiles and preprocesses each file into
+# target/purity/c, then runs the analyser over them. Returns its status.
+c_gate() {
+    local out=$target/c cc=${PURITY_CC:-cc} list file abs name stem c_started c_status=0
+    c_started=$(date +%s%N)
+    command -v "$cc" >/dev/null || die "$cc not found: C cores are compiled with it (PURITY_CC names another)"
+    local flags=(-O2 -g -fno-pic -fno-jump-tables -fno-asynchronous-unwind-tables -fno-stack-protector
+        -fcf-protection=none -ffunction-sections -fdata-sections -I "$root")
+    mkdir -p "$out"
+    list=$out/cores.txt
+    : >"$list"
+    say "compiling ${#c_files[@]} C core(s) in $out ($cc ${flags[*]})"
+    for file in "${c_files[@]}"; do
+        [ -f "$file" ] || die "$file: no such file"
+        abs=$(cd "$(dirname "$file")" && pwd)/$(basename "$file")
+        name=${abs#"$root"/}
+        stem=${name//\//_}
+        stem=${stem%.c}
+        "$cc" "${flags[@]}" -c "$abs" -o "$out/$stem.o" || die "$name did not compile"
+        "$cc" "${flags[@]}" -E "$abs" -o "$out/$stem.i" || die "$name did not preprocess"
+        printf '%s\t%s\t%s\t%s\n' "$name" "$out/$stem.o" "$out/$stem.i" "$abs" >>"$list"
+    done
+    build_analyse
+    "$analyse" --c-cores "$list" --c-trust "$root/cmc.h" --scan-root "$root" || c_status=$?
+    local took
+    took=$(echo "$((($(date +%s%N) - c_started) / 1000000))" | sed -E 's/([0-9]{3})$/.\1/; s/^\./0./')
+    case $c_status in
+    0) say "all ${#c_files[@]} C core(s) pure ($took s)" ;;
+    1) say "FAILED: impure C core(s) above ($took s)" ;;
+    *) say "error: the analysis of the C cores did not run ($took s)" ;;
+    esac
+    return "$c_status"
+}
+
+if [ ${#cores[@]} -eq 0 ]; then
+    status=0
+    c_gate || status=$?
+    exit "$status"
+fi
 
 # Crate name -> package directory, over the workspace's packages and the
 # probe crate.
@@ -297,12 +398,7 @@ for dir in "$objs"/*/; do
     [[ " ${keep[*]} " == *" $name "* ]] || rm -rf "$dir"
 done
 
-# The analyser: std only, rebuilt when its source changes.
-analyse=$target/bin/purity-analyse
-if [ ! -x "$analyse" ] || [ "$root/scripts/purity/analyse.rs" -nt "$analyse" ]; then
-    mkdir -p "$target/bin"
-    rustc --edition 2024 -O -o "$analyse" "$root/scripts/purity/analyse.rs" || die "the analyser did not build"
-fi
+build_analyse
 
 scan_roots=()
 for dir in "${crates[@]}"; do scan_roots+=(--scan-root "$dir"); done
@@ -315,4 +411,10 @@ case $status in
 1) say "FAILED: impure core(s) above ($(elapsed) s)" ;;
 *) say "error: the analysis did not run ($(elapsed) s)" ;;
 esac
+# Then the C cores, if any; the worse status is the gate's.
+if [ ${#c_files[@]} -gt 0 ]; then
+    c_status=0
+    c_gate || c_status=$?
+    [ "$c_status" -le "$status" ] || status=$c_status
+fi
 exit "$status"

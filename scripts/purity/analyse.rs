@@ -9,6 +9,13 @@
 //! `c++filt`; it has no dependencies besides `std`, so the script builds it
 //! with plain `rustc` and it never touches the workspace's `Cargo.lock`.
 //!
+//! Cores written in C (`--c-cores`) go through the same walk, one object
+//! (one translation unit) at a time, with every function the object defines
+//! as a root, only the mem* functions as allowed callees
+//! ([`allowed_c_call`]), and a scan of the preprocessed source instead of the
+//! Rust one ([`C_SOURCE_RULES`]). With Rust cores alone nothing of this runs,
+//! and the output is what it was before C cores existed.
+//!
 //! What it checks, and why, is documented in `scripts/purity_gate.sh`; the
 //! rules themselves are the tables [`FORBIDDEN_INSNS`], [`allowed_call`] and
 //! [`SOURCE_RULES`].
@@ -119,6 +126,21 @@ fn allowed_call(demangled: &str) -> Option<&'static str> {
     None
 }
 
+/// [`allowed_call`] for a core written in C: the mem* functions only. A C
+/// core has no panic entry points (a failed check traps: `ud2`), and its
+/// effect functions are cmc.h's `static inline` ones, compiled into it and
+/// walked with the rest of its code.
+fn allowed_c_call(name: &str) -> Option<&'static str> {
+    ["memcpy", "memmove", "memset", "memcmp", "bcmp"].contains(&name).then_some("mem")
+}
+
+/// The language of the analysed objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lang {
+    Rust,
+    C,
+}
+
 /// Relocation types that address thread-local storage.
 fn is_tls_reloc(kind: &str) -> bool {
     kind.contains("TPOFF") || kind.contains("TLSGD") || kind.contains("TLSLD") || kind.contains("TLSDESC")
@@ -181,6 +203,7 @@ struct Function {
 /// and the data relocations when first needed.
 struct Object {
     path: PathBuf,
+    lang: Lang,
     symbols: HashMap<String, Symbol>,
     /// Function symbols by section, with their offsets.
     section_functions: HashMap<String, Vec<(u64, String)>>,
@@ -287,7 +310,7 @@ fn parse_target(text: &str) -> (String, i64) {
 }
 
 impl Object {
-    fn load(path: &Path) -> Result<Object, String> {
+    fn load(path: &Path, lang: Lang) -> Result<Object, String> {
         let text = run(Command::new("objdump").arg("-t").arg("-w").arg(path))?;
         let mut symbols = HashMap::new();
         let mut section_functions: HashMap<String, Vec<(u64, String)>> = HashMap::new();
@@ -323,7 +346,7 @@ impl Object {
         for v in section_functions.values_mut() {
             v.sort();
         }
-        Ok(Object { path: path.to_path_buf(), symbols, section_functions, functions: None, data_relocs: None })
+        Ok(Object { path: path.to_path_buf(), lang, symbols, section_functions, functions: None, data_relocs: None })
     }
 
     fn disassemble(&mut self) -> Result<&HashMap<String, Function>, String> {
@@ -350,8 +373,12 @@ impl Object {
                     }
                     // A source position, `FILE:LINE` or `FILE:LINE (discriminator N)`.
                     let pos = line.split(" (discriminator").next().unwrap_or(line);
+                    let source: fn(&str) -> bool = match self.lang {
+                        Lang::Rust => |f| f.ends_with(".rs"),
+                        Lang::C => |f| f.ends_with(".c") || f.ends_with(".h"),
+                    };
                     if let Some((file, num)) = pos.rsplit_once(':')
-                        && let (Ok(n), true) = (num.parse::<u32>(), file.ends_with(".rs"))
+                        && let (Ok(n), true) = (num.parse::<u32>(), source(file))
                     {
                         let f = files.entry(file.to_string()).or_insert_with(|| Rc::from(file)).clone();
                         location = Some((f, n));
@@ -467,13 +494,14 @@ struct Analysis {
     facts: HashMap<FnId, Rc<FnFacts>>,
     libstd: Option<Libstd>,
     libstd_path: Option<PathBuf>,
+    lang: Lang,
 }
 
 impl Analysis {
-    fn new(paths: &[PathBuf], libstd_path: Option<PathBuf>) -> Result<Analysis, String> {
+    fn new(paths: &[PathBuf], libstd_path: Option<PathBuf>, lang: Lang) -> Result<Analysis, String> {
         let mut objects = Vec::new();
         for p in paths {
-            objects.push(Object::load(p)?);
+            objects.push(Object::load(p, lang)?);
         }
         let mut globals = HashMap::new();
         let mut names = BTreeSet::new();
@@ -490,12 +518,23 @@ impl Analysis {
         let names: Vec<String> = names.into_iter().collect();
         let dm = demangle_all(&names)?;
         let demangled = names.into_iter().zip(dm).collect();
-        Ok(Analysis { objects, globals, demangled, facts: HashMap::new(), libstd: None, libstd_path })
+        Ok(Analysis { objects, globals, demangled, facts: HashMap::new(), libstd: None, libstd_path, lang })
+    }
+
+    /// [`allowed_call`], or [`allowed_c_call`] for a C core.
+    fn allowed(&self, demangled: &str) -> Option<&'static str> {
+        match self.lang {
+            Lang::Rust => allowed_call(demangled),
+            Lang::C => allowed_c_call(demangled),
+        }
     }
 
     /// Whether an object is the engine's (`cmc`), whose effect methods are
     /// allowed without being followed.
     fn is_engine(&self, object: usize) -> bool {
+        if self.lang == Lang::C {
+            return false;
+        }
         let name = self.objects[object].path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         name.starts_with(&format!("{ENGINE_CRATE}-"))
     }
@@ -634,7 +673,7 @@ impl Analysis {
     /// the standard library exports it as code or read-only data.
     fn classify_external_data(&mut self, name: &str) -> Option<(String, String)> {
         let d = self.demangle(name);
-        if allowed_call(&d).is_some() {
+        if self.allowed(&d).is_some() {
             return None;
         }
         match self.libstd_section(name).map(|s| (section_kind(&s), s)) {
@@ -659,6 +698,12 @@ impl Analysis {
                 && (rest.starts_with("_ZN") || rest.starts_with("_R"))
             {
                 return format!("data `{}` ({})", self.demangle(rest), p.trim_end_matches('.'));
+            }
+            // A C object is compiled with -fdata-sections: `.bss.NAME`.
+            if self.lang == Lang::C
+                && let Some(rest) = section.strip_prefix(p).filter(|r| !r.is_empty())
+            {
+                return format!("data `{rest}` ({})", p.trim_end_matches('.'));
             }
         }
         format!("data in section {section}")
@@ -745,7 +790,7 @@ impl Analysis {
                         // defined elsewhere, say a core's own `memcpy`, is
                         // followed like any other function.)
                         let d = self.demangle(&f.1);
-                        if allowed_call(&d) == Some("effects") && self.is_engine(f.0) {
+                        if self.allowed(&d) == Some("effects") && self.is_engine(f.0) {
                             continue;
                         }
                         if f != *id {
@@ -787,7 +832,7 @@ impl Analysis {
                     Target::External(name) => {
                         let d = self.demangle(&name);
                         if is_branch {
-                            if allowed_call(&d).is_none() {
+                            if self.allowed(&d).is_none() {
                                 finding!("call", format!("calls `{d}`, which is not an allowed callee"));
                             }
                         } else if let Some((tag, what)) = self.classify_external_data(&name) {
@@ -914,7 +959,7 @@ fn walk_core(
             // A root is the gate's own wrapper; what is in it was inlined
             // from the core's method.
             let func = match parent.get(&id) {
-                Some(None) => format!("{method} (inlined into the gate's root)"),
+                Some(None) if an.lang == Lang::Rust => format!("{method} (inlined into the gate's root)"),
                 _ => an.demangle(&id.1),
             };
             for f in &facts.findings {
@@ -1535,6 +1580,200 @@ impl SourceScanner {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Cores written in C.
+
+/// Why a core may not touch `struct cmc_effects` itself.
+const C_EFFECTS_WHY: &str = "a core emits effects only through cmc.h's cmc_send() ... cmc_not_enabled(), never by touching `struct cmc_effects` (its buffer `o`, or an entry of it) itself";
+
+/// The source rules for a core written in C. They are matched in the
+/// preprocessed source, so that a macro cannot hide what it expands to, on
+/// the lines that come from the core's own files: the lines of cmc.h and of
+/// the system headers are trusted (cmc.h's effect functions are the ones
+/// that write the buffer). The machine code walk sees everything else
+/// (calls, data, instructions); `asm` is here because an `asm` statement
+/// can do what no instruction list foresees, and the effects buffer because
+/// a write to it looks like cmc_send() in machine code. A member `o`
+/// accessed in any way (`out->o[0].len = 3`, `&out->o[1]`, `x.o`) is
+/// reported, whatever struct it belongs to: the gate cannot tell types, so
+/// a core names its own members otherwise.
+const C_SOURCE_RULES: &[(&str, Pat<'static>, &str)] = &[
+    ("asm", Pat::Word("asm"), "inline assembly"),
+    ("asm", Pat::Word("__asm"), "inline assembly"),
+    ("asm", Pat::Word("__asm__"), "inline assembly"),
+    ("effects", Pat::Seq("->", "o"), C_EFFECTS_WHY),
+    ("effects", Pat::Seq(".", "o"), C_EFFECTS_WHY),
+    ("effects", Pat::Seq("struct", "cmc_effect"), C_EFFECTS_WHY),
+    (
+        "effects",
+        Pat::Prefix("cmc__"),
+        "cmc.h's internal helpers (cmc__*) hand out entries of the effects buffer; a core calls cmc_send() ... cmc_not_enabled()",
+    ),
+];
+
+/// One line of preprocessed C: the file and line it came from, and whether
+/// that file is trusted.
+struct CLine {
+    file: Rc<str>,
+    line: u32,
+    trusted: bool,
+}
+
+/// Scans a C core's preprocessed source `pre` (`cc -E`) with
+/// [`C_SOURCE_RULES`], and the original text of each of its own files (the
+/// core's `source` and every header of its own it includes) for line
+/// directives, which would make the preprocessed lines lie about where
+/// they came from (say, claim to be cmc.h's).
+fn scan_c(pre: &Path, source: &Path, trusted_header: Option<&Path>, report: &mut CoreReport) -> Result<(), String> {
+    let text = std::fs::read_to_string(pre).map_err(|e| format!("{}: {e}", pre.display()))?;
+    let header = trusted_header.and_then(|h| std::fs::canonicalize(h).ok());
+    // By absolute path only: the gate compiles with absolute paths, and a
+    // relative one would be read against whatever directory it runs in.
+    let trusted = |file: &str| {
+        file.starts_with("/usr/")
+            || file.starts_with('<')
+            || (file.starts_with('/')
+                && header.as_ref().is_some_and(|h| std::fs::canonicalize(file).is_ok_and(|f| f == *h)))
+    };
+    let mut lines: Vec<CLine> = Vec::new();
+    let mut code = String::new();
+    let mut files: BTreeMap<Rc<str>, bool> = BTreeMap::new();
+    let mut current: (Rc<str>, u32, bool) = (Rc::from(source.display().to_string()), 1, false);
+    for l in text.lines() {
+        // A line marker: `# LINE "FILE" FLAGS...`.
+        if let Some(rest) = l.strip_prefix("# ")
+            && let Some((num, file)) = rest.split_once(' ')
+            && let Ok(n) = num.parse::<u32>()
+            && let Some(file) = file.strip_prefix('"').and_then(|f| f.split('"').next())
+        {
+            let f: Rc<str> = files.keys().find(|k| ***k == *file).cloned().unwrap_or_else(|| Rc::from(file));
+            let t = trusted(file);
+            files.insert(f.clone(), t);
+            current = (f, n, t);
+            continue;
+        }
+        lines.push(CLine { file: current.0.clone(), line: current.1, trusted: current.2 });
+        code.push_str(l);
+        code.push('\n');
+        current.1 += 1;
+    }
+    let code = strip_code(&code);
+    let mut line_of = Vec::with_capacity(code.len());
+    let mut n = 0usize;
+    for c in &code {
+        line_of.push(n);
+        if *c == '\n' {
+            n += 1;
+        }
+    }
+    let mut originals: HashMap<Rc<str>, Vec<String>> = HashMap::new();
+    let mut snippet = |file: &Rc<str>, line: u32| -> String {
+        let text = originals.entry(file.clone()).or_insert_with(|| {
+            std::fs::read_to_string(&**file)
+                .map(|t| t.lines().map(|l| l.trim().to_string()).collect())
+                .unwrap_or_default()
+        });
+        text.get(line as usize - 1).cloned().unwrap_or_default()
+    };
+    let mut seen = HashSet::new();
+    for (tag, pat, why) in C_SOURCE_RULES {
+        for off in find_all(&code, *pat) {
+            let at = &lines[line_of[off]];
+            if at.trusted || !seen.insert((tag.to_string(), at.file.clone(), at.line)) {
+                continue;
+            }
+            let msg = format!("{}:{}: `{}`: {why}", short_path(&at.file), at.line, snippet(&at.file, at.line));
+            report.failures.push((format!("source:{tag}"), msg));
+        }
+    }
+    report.source_items = lines.iter().filter(|l| !l.trusted && !l.file.starts_with('<')).count();
+    // The core's own files, as the markers name them, and the core itself.
+    let mut own: BTreeSet<String> =
+        files.iter().filter(|(f, t)| !**t && Path::new(&***f).is_file()).map(|(f, _)| f.to_string()).collect();
+    own.insert(source.display().to_string());
+    report.source_files = own.len();
+    for file in &own {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            report.failures.push(("source:unreadable".into(), format!("{}: cannot read the source", short_path(file))));
+            continue;
+        };
+        let code: String = strip_code(&text).into_iter().collect();
+        for (i, l) in code.lines().enumerate() {
+            let Some(rest) = l.trim_start().strip_prefix('#') else { continue };
+            let rest = rest.trim_start();
+            if rest.starts_with(|c: char| c.is_ascii_digit())
+                || (rest.starts_with("line") && !rest[4..].starts_with(is_ident))
+            {
+                let line = text.lines().nth(i).unwrap_or("").trim();
+                report.failures.push((
+                    "source:line-directive".into(),
+                    format!(
+                        "{}:{}: `{line}`: a line directive makes the lines after it claim another origin, and the gate trusts cmc.h's and the system headers' lines",
+                        short_path(file),
+                        i + 1
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The C half: for each core, its own object alone (a C core is one
+/// translation unit, linked with nothing of the other cores'), every
+/// function it defines as a root.
+fn c_main(cores_list: &str, trusted_header: Option<&Path>) -> Result<bool, String> {
+    let text = std::fs::read_to_string(cores_list).map_err(|e| format!("{cores_list}: {e}"))?;
+    let mut all_pass = true;
+    const SHOWN_MAX: usize = 40;
+    // CORE \t OBJECT \t PREPROCESSED \t SOURCE
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let [core, object, pre, source] = f[..] else { return Err(format!("bad C cores line: {line}")) };
+        let mut an = Analysis::new(&[PathBuf::from(object)], None, Lang::C)?;
+        let mut names: Vec<(String, u64, String)> = Vec::new();
+        for (section, funcs) in &an.objects[0].section_functions {
+            if section_kind(section) == SectionKind::Code {
+                names.extend(funcs.iter().map(|(v, n)| (section.clone(), *v, n.clone())));
+            }
+        }
+        names.sort();
+        if names.is_empty() {
+            return Err(format!("{core}: the object defines no function (is it a core?)"));
+        }
+        let roots: Vec<Root> = names
+            .iter()
+            .map(|(_, _, n)| {
+                let d = an.demangle(n);
+                Root { method: d.clone(), symbol: d }
+            })
+            .collect();
+        let mut report = CoreReport::default();
+        walk_core(&mut an, &roots, &mut report)?;
+        scan_c(Path::new(pre), Path::new(source), trusted_header, &mut report)?;
+        if report.failures.is_empty() {
+            println!(
+                "purity_gate: PASS {core} ({} functions defined, {} walked, {} instructions; {} source lines in {} files)",
+                roots.len(),
+                report.functions,
+                report.insns,
+                report.source_items,
+                report.source_files
+            );
+            continue;
+        }
+        all_pass = false;
+        report.failures.sort();
+        for (tag, msg) in report.failures.iter().take(SHOWN_MAX) {
+            println!("purity_gate: FAIL {core}: [{tag}] {msg}");
+        }
+        if report.failures.len() > SHOWN_MAX {
+            println!("purity_gate: FAIL {core}: ... and {} more findings", report.failures.len() - SHOWN_MAX);
+        }
+    }
+    Ok(all_pass)
+}
+
 fn main() -> ExitCode {
     match real_main() {
         Ok(true) => ExitCode::SUCCESS,
@@ -1553,10 +1792,16 @@ fn real_main() -> Result<bool, String> {
     let mut scan_roots: Vec<PathBuf> = Vec::new();
     let mut trusted = Vec::new();
     let mut libstd = None;
+    let mut c_cores = None;
+    let mut c_trust = None;
     let mut i = 0;
     while i < args.len() {
         let v = args.get(i + 1).cloned().ok_or_else(|| format!("{} needs a value", args[i]))?;
         match args[i].as_str() {
+            // Cores written in C: CORE \t OBJECT \t PREPROCESSED \t SOURCE
+            // a line, and cmc.h, whose lines the source rules trust.
+            "--c-cores" => c_cores = Some(v),
+            "--c-trust" => c_trust = Some(PathBuf::from(v)),
             "--objects" => objects_list = Some(v),
             "--roots" => roots_list = Some(v),
             // The first is the repository, which paths are shown relative to.
@@ -1566,6 +1811,11 @@ fn real_main() -> Result<bool, String> {
             other => return Err(format!("unknown argument {other}")),
         }
         i += 2;
+    }
+    if let Some(list) = c_cores {
+        let scan_root = scan_roots.first().cloned().ok_or("--scan-root is required")?;
+        let _ = SCAN_ROOT.set(scan_root);
+        return c_main(&list, c_trust.as_deref());
     }
     let objects_list = objects_list.ok_or("--objects is required")?;
     let roots_list = roots_list.ok_or("--roots is required")?;
@@ -1584,7 +1834,7 @@ fn real_main() -> Result<bool, String> {
             None => cores.push((core.to_string(), vec![root])),
         }
     }
-    let mut an = Analysis::new(&objects, libstd)?;
+    let mut an = Analysis::new(&objects, libstd, Lang::Rust)?;
     let mut scanner = SourceScanner { roots: scan_roots, trusted, package_statics: HashMap::new() };
     let mut all_pass = true;
     const SHOWN_MAX: usize = 40;
