@@ -56,13 +56,6 @@
 #define BUG_NO_PERSIST_DECISION 0
 #endif
 
-/* A shared object exports its core as `cmc_core` (cmc.h). A weak alias
- * lets two cores share one static library or one program without a
- * clash, each still reachable by its own name. */
-#ifndef CMC_EXPORT_CORE
-#define CMC_EXPORT_CORE(var) extern const struct cmc_core cmc_core __attribute__((weak, alias(#var)))
-#endif
-
 /* A participant's vote. */
 #define VOTE_NONE 0
 #define VOTE_YES 1

@@ -32,13 +32,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A shared object exports its core as `cmc_core` (cmc.h). A weak alias
- * lets two cores share one static library or one program without a
- * clash, each still reachable by its own name. */
-#ifndef CMC_EXPORT_CORE
-#define CMC_EXPORT_CORE(var) extern const struct cmc_core cmc_core __attribute__((weak, alias(#var)))
-#endif
-
 /* Resource managers the state has room for. */
 #define RMS_MAX 8
 

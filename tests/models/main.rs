@@ -2,9 +2,11 @@
 //! counts, each planted bug an expected violation named after the bug, with
 //! its counterexample snapshot under `snapshots/`. Run with `cargo test`;
 //! review a changed snapshot with `cargo insta review`. The example C
-//! programs are declared the same way in `programs`, and the example Rust
-//! program in `lease` (Linux only).
+//! programs are declared the same way in `programs`, the example Rust
+//! program in `lease`, and the example C cores in `ccores` (Linux only).
 
+#[cfg(target_os = "linux")]
+mod ccores;
 mod disk_paxos;
 #[cfg(target_os = "linux")]
 mod lease;

@@ -3,6 +3,9 @@
 //! durable bytes, or are non-deterministic) so that the engine's checks are
 //! shown to catch them.
 
+#[cfg(target_os = "linux")]
+pub mod ccores;
+
 use cmc::{Context, Core, Effects, Event, Model, NoSettings};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 

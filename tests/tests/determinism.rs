@@ -16,6 +16,9 @@
 
 mod gates;
 
+#[cfg(target_os = "linux")]
+#[path = "../models/ccores.rs"]
+mod ccores;
 #[path = "../models/disk_paxos.rs"]
 mod disk_paxos;
 #[cfg(target_os = "linux")]

@@ -5,7 +5,8 @@
 //! The sites are found in the sources, not listed here: `ctx.settings.bug_NAME
 //! != 0` in an example core (`examples/src/FILE.rs` or
 //! `examples/src/DIR/...`), `#if BUG_NAME` in an example C program
-//! (`examples/c/PROGRAM.c`), and `bug_NAME` (the switch `--bug-NAME`) in
+//! (`examples/c/PROGRAM.c`) or C core (`examples/ccores/CORE.c`, its
+//! model `ccores::CORE::bug_name`), and `bug_NAME` (the switch `--bug-NAME`) in
 //! an example Rust program (`examples/rust/PROGRAM.rs`, its model
 //! `PROGRAM::bug_NAME` with that switch in its `args`). A site's expectation is the model the models
 //! suite declares for it, `MODULE::bug_NAME` (for a program
@@ -24,6 +25,9 @@
 
 mod gates;
 
+#[cfg(target_os = "linux")]
+#[path = "../models/ccores.rs"]
+mod ccores;
 #[path = "../models/disk_paxos.rs"]
 mod disk_paxos;
 #[cfg(target_os = "linux")]
@@ -113,7 +117,9 @@ fn core_sites() -> BTreeMap<String, Vec<String>> {
 }
 
 fn c_sites() -> BTreeMap<String, Vec<String>> {
-    c_sites_under(&root().join("examples/c"))
+    let mut sites = c_sites_under(&root().join("examples/c"), "examples/c", "programs");
+    sites.extend(c_sites_under(&root().join("examples/ccores"), "examples/ccores", "ccores"));
+    sites
 }
 
 /// The words starting with `prefix` in `line`, each to the end of its
@@ -129,13 +135,14 @@ fn words<'a>(line: &'a str, prefix: &'a str) -> impl Iterator<Item = &'a str> + 
     })
 }
 
-/// A program's bug sites: every `BUG_NAME` on a preprocessor line of
-/// `examples/c/PROGRAM.c` (`#if`, `#ifdef`, `#if defined(...)`, `#elif`,
-/// and the `#ifndef BUG_NAME` / `#define BUG_NAME 0` every program writes,
-/// which a plain `if (BUG_NAME)` also needs): `programs::PROGRAM::bug_name`.
-fn c_sites_under(dir: &Path) -> BTreeMap<String, Vec<String>> {
+/// A C file's bug sites: every `BUG_NAME` on a preprocessor line of
+/// `SHOWN/FILE.c` in `dir` (`#if`, `#ifdef`, `#if defined(...)`, `#elif`,
+/// and the `#ifndef BUG_NAME` / `#define BUG_NAME 0` every file writes,
+/// which a plain `if (BUG_NAME)` also needs): `MODULE::FILE::bug_name`
+/// (`programs` for the programs, `ccores` for the C cores).
+fn c_sites_under(dir: &Path, shown: &str, module: &str) -> BTreeMap<String, Vec<String>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("examples/c")
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "c"))
@@ -150,8 +157,8 @@ fn c_sites_under(dir: &Path) -> BTreeMap<String, Vec<String>> {
                 continue;
             }
             for bug in words(line, "BUG_") {
-                let place = format!("examples/c/{program}.c:{}", i + 1);
-                let name = format!("programs::{program}::{}", bug.to_lowercase());
+                let place = format!("{shown}/{program}.c:{}", i + 1);
+                let name = format!("{module}::{program}::{}", bug.to_lowercase());
                 let places = sites.entry(name).or_default();
                 if !places.contains(&place) {
                     places.push(place);
@@ -262,7 +269,7 @@ fn a_new_c_site_fails_the_gate() {
     let mut text = std::fs::read_to_string(root().join("examples/c/register.c")).unwrap();
     text.push_str("\n#ifdef BUG_BRAND_NEW\nstatic int brand_new;\n#endif\n");
     std::fs::write(copy.join("register.c"), text).unwrap();
-    let sites = c_sites_under(&copy);
+    let sites = c_sites_under(&copy, "examples/c", "programs");
     let _ = std::fs::remove_dir_all(&copy);
     assert!(sites.contains_key("programs::register::bug_early_ack"), "{sites:?}");
     let (missing, _) = unmatched(&sites, &bug_models());
