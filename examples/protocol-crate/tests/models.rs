@@ -41,3 +41,24 @@ mod programs {
         ProgramModel::default().always("backups_are_prefixes", backups_are_prefixes)
     }
 }
+
+/// A core written in C: `two_phase.c`, built by `build.rs` into a static
+/// library linked into this test.
+mod ccores {
+    use cmc::Kind;
+    use cmc::ccore::{CModel, CmcCore, CmcWorld};
+
+    unsafe extern "C" {
+        static two_phase_core: CmcCore;
+        fn atomicity(world: *const CmcWorld) -> i32;
+    }
+
+    /// Two-phase commit with a coordinator and two participants, one crash:
+    /// no node commits while another aborts.
+    #[cmc::model(nodes = 3, crashes = 1)]
+    fn two_phase() -> CModel {
+        // SAFETY: the `struct cmc_core` that build.rs links in.
+        let core = unsafe { &two_phase_core };
+        CModel::new(core).expect("a valid struct cmc_core").c_property(Kind::Always, "atomicity", atomicity)
+    }
+}
