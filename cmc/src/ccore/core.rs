@@ -283,7 +283,20 @@ fn with_effects(state: &mut [u8], size: usize, out: &mut Effects, call: impl FnO
     }
 }
 
+#[inline]
 fn carry_out(fx: &abi::Effects, out: &mut Effects) {
+    if fx.n == 0 && fx.error == abi::effect_error::OK {
+        // The common case of a direct-actions core: nothing emitted.
+        if fx.disabled != 0 {
+            out.not_enabled();
+        }
+        return;
+    }
+    carry_out_effects(fx, out);
+}
+
+#[inline(never)]
+fn carry_out_effects(fx: &abi::Effects, out: &mut Effects) {
     let n = fx.n as usize;
     if n > limits::EFFECTS_PER_STEP {
         return out.fail(EffectError::Abi { what: "left a count of effects past CMC_EFFECTS_MAX" });
