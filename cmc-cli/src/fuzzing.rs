@@ -34,9 +34,15 @@ fn walk() -> Options {
 }
 
 /// `cmc --model-file FILE`: the text of a model file, parsed and checked
-/// as text.
+/// as text, as a C core's when it names one (`core`), else as a
+/// program's.
 pub fn model_file(text: &str) -> Outcome {
-    model_file::parse(text, Path::new("fuzz/model.toml"))?;
+    let path = Path::new("fuzz/model.toml");
+    if cmc::ccore::model_file::names_core(text) {
+        cmc::ccore::model_file::parse(text, path)?;
+    } else {
+        model_file::parse(text, path)?;
+    }
     Ok(())
 }
 
