@@ -4,8 +4,11 @@
 //! The model is Lamport's `TwoPhase` (two-phase commit): cmc checks its
 //! direct-actions core `two-phase-tla` from `cmc-examples`, stateright checks
 //! the same specification written for its `Model` trait
-//! ([`two_phase_stateright`]). Both search breadth-first with the same two
-//! invariants, on each thread count `--threads` gives (1 and 2 by default).
+//! ([`two_phase_stateright`]), and cmc checks the C port of the same core,
+//! `c-two-phase-tla` (`examples/ccores/two_phase_tla.c`, loaded as a shared
+//! object, built here first with `make`). All search breadth-first with the
+//! same two invariants, on each thread count `--threads` gives (1 and 2 by
+//! default).
 //! cmc also checks Disk Paxos c13 as `cmc calibrate` does; TLC's times,
 //! measured once on this machine, are quoted beside. Runs are interleaved:
 //! every configuration once, then again. Every search runs in a fresh child process (this
@@ -107,6 +110,8 @@ enum Command {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Tool {
     Cmc,
+    /// cmc on the C port of the core.
+    CmcC,
     Stateright,
 }
 
@@ -114,10 +119,14 @@ impl Tool {
     fn name(self) -> &'static str {
         match self {
             Tool::Cmc => "cmc",
+            Tool::CmcC => "cmc-c",
             Tool::Stateright => "stateright",
         }
     }
 }
+
+/// The C `TwoPhase` core's shared object, which `compare` builds.
+const C_CORE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/ccores/build/libtwo_phase_tla.so");
 
 /// What one child process measured.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -141,6 +150,8 @@ fn main() -> anyhow::Result<()> {
             let m = match (tool, rms) {
                 (Tool::Cmc, 0) => run_c13(threads)?,
                 (Tool::Cmc, _) => run_cmc(rms, threads)?,
+                (Tool::CmcC, 0) => bail!("the C core is TwoPhase's: give --rms N"),
+                (Tool::CmcC, _) => run_cmc_c(rms, threads)?,
                 (Tool::Stateright, _) => run_stateright(rms, threads)?,
             };
             println!("{}", serde_json::to_string(&m)?);
@@ -162,6 +173,30 @@ fn run_cmc(rms: usize, threads: usize) -> anyhow::Result<Measurement> {
     settings.set("rms", rms as u64)?;
     let model = cmc_examples::two_phase_tla::model(settings);
     measure_cmc(&model, threads, &format!("cmc, N={rms}"))
+}
+
+/// Checks the C core `c-two-phase-tla` with cmc's default options (BFS)
+/// on `threads` threads, with its C invariants.
+fn run_cmc_c(rms: usize, threads: usize) -> anyhow::Result<Measurement> {
+    let so = std::path::Path::new(C_CORE);
+    let invariants = ["tp_type_ok".to_string(), "tc_consistent".to_string()];
+    let mut model = cmc::ccore::CModel::load(so, "cmc_core")?;
+    model.set("rms", rms as u64)?;
+    let model = model.c_properties_from(cmc::Kind::Always, so, &invariants).map_err(anyhow::Error::msg)?;
+    let model = model.into_dyn()?;
+    let options = cmc::Options { threads, ..cmc::Options::default() };
+    let (start, cpu_start) = (Instant::now(), cpu_seconds()?);
+    let report = model.check(&options, &mut cmc::NoControl)?;
+    let (seconds, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds()? - cpu_start);
+    ensure!(report.verdict == cmc::Verdict::Pass, "cmc-c, N={rms}: expected pass, got {}", report.summary());
+    Ok(Measurement {
+        distinct: report.distinct_states,
+        generated: report.generated_states,
+        depth: report.depth.into(),
+        seconds,
+        cpu_seconds: cpu,
+        peak_rss_kib: peak_rss_kib()?,
+    })
 }
 
 /// Checks Disk Paxos c13 as `cmc calibrate` does, on `threads` threads.
@@ -285,10 +320,14 @@ fn compare(cli: &Cli) -> anyhow::Result<()> {
     let runs = cli.runs;
     ensure!((1..=RUNS_MAX).contains(&runs), "--runs = {runs} (1 to {RUNS_MAX})");
     ensure!(cli.threads.iter().all(|&t| t >= 1), "--threads: counts from 1");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/ccores");
+    let make =
+        Process::new("make").args(["-s", "-C", dir]).status().context("running make (apt-get install make gcc)")?;
+    ensure!(make.success(), "make -C {dir} failed: {make}");
     let baseline_kib: u64 = run_child(&["idle".to_string()])?.parse().context("idle child output")?;
     let mut configs = Vec::new();
     for &rms in &cli.rms {
-        for tool in [Tool::Cmc, Tool::Stateright] {
+        for tool in [Tool::Cmc, Tool::CmcC, Tool::Stateright] {
             for &threads in &cli.threads {
                 configs.push(Config { rms, tool, threads });
             }
@@ -449,6 +488,17 @@ fn render(rows: &[Row], baseline_kib: u64) -> anyhow::Result<String> {
         if let (Some(c), Some(sr)) = (find(rms, Tool::Cmc, 1), find(rms, Tool::Stateright, 1)) {
             let ratio = sr.seconds / c.seconds;
             writeln!(s, "TwoPhase N={rms}: cmc >= {aim}x stateright on one thread {}: {ratio:.2}x", met(ratio >= aim))?;
+        }
+    }
+    for &rms in &[7, 8] {
+        for threads in [1, 2] {
+            if let (Some(rust), Some(c)) = (find(rms, Tool::Cmc, threads), find(rms, Tool::CmcC, threads)) {
+                writeln!(
+                    s,
+                    "TwoPhase N={rms}, {threads} thread(s): the C core takes {:.2}x the Rust core's time",
+                    c.seconds / rust.seconds
+                )?;
+            }
         }
     }
     if let Some(c) = find(0, Tool::Cmc, 1) {
