@@ -1,9 +1,10 @@
 //! The manual pages against the code they describe: `docs/man/cmc.1` lists
 //! every subcommand and every long option of the command's definition
 //! (`cmc_cli::cli::command`), each under its own subcommand, and no option
-//! that does not exist; `docs/man/cmc-model.5` lists every key a model file
-//! may have, and no other. Rendering them cleanly is `scripts/man_gate.sh`'s
-//! (mandoc), which this test does not need.
+//! that does not exist; `docs/man/cmc-model.5` lists every key a program's
+//! model file may have under KEYS, and every key a C core's may have under
+//! C CORE KEYS, and no other. Rendering them cleanly is
+//! `scripts/man_gate.sh`'s (mandoc), which this test does not need.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -104,32 +105,77 @@ fn cmc_1_lists_every_subcommand_and_long_option_under_its_subcommand() {
     assert!(subcommands >= 5, "the command has check, replay, calibrate, explore and help; found {subcommands}");
 }
 
-/// The keys a model file may have, as the reader itself lists them: it
-/// denies unknown fields, and its error for one names every field it knows.
+/// The keys named in serde's error for an unknown key: the reader denies
+/// unknown fields, and its error for one lists every field it knows
+/// ("expected one of `a`, `b`, ...").
+fn keys_from_error(error: &str) -> BTreeSet<String> {
+    let (_, expected) = error.split_once("expected").unwrap_or_else(|| panic!("no list of keys in: {error}"));
+    expected.split('`').skip(1).step_by(2).map(str::to_string).collect()
+}
+
+/// The keys a program's model file may have, as the reader itself lists
+/// them.
 fn model_file_keys() -> BTreeSet<String> {
     let error = cmc::process::model_file::parse("not_a_key_of_any_model_file = 1\n", Path::new("x.toml"))
         .expect_err("an unknown key is an error")
         .to_string();
-    let (_, expected) = error.split_once("expected").unwrap_or_else(|| panic!("no list of keys in: {error}"));
-    let keys: BTreeSet<String> = expected.split('`').skip(1).step_by(2).map(str::to_string).collect();
+    let keys = keys_from_error(&error);
     assert!(keys.contains("program") && keys.contains("invariants"), "keys read from `{error}`: {keys:?}");
     keys
 }
 
-#[test]
-fn cmc_model_5_lists_every_model_file_key_and_no_other() {
-    let keys = model_file_keys();
-    let page = page("cmc-model.5");
-    let section: Vec<&str> =
-        page.lines().skip_while(|l| *l != ".Sh KEYS").skip(1).take_while(|l| !l.starts_with(".Sh ")).collect();
-    assert!(!section.is_empty(), "cmc-model.5 has no `.Sh KEYS` section");
-    let listed: BTreeSet<String> = section
+/// The keys a C core's model file may have, as its reader lists them.
+#[cfg(target_os = "linux")]
+fn core_model_file_keys() -> BTreeSet<String> {
+    let text = "core = \"lib.so\"\nnot_a_key_of_any_model_file = 1\n";
+    let error =
+        cmc::ccore::model_file::parse(text, Path::new("x.toml")).expect_err("an unknown key is an error").to_string();
+    let keys = keys_from_error(&error);
+    assert!(
+        keys.contains("core") && keys.contains("core_symbol") && keys.contains("settings"),
+        "keys read from `{error}`: {keys:?}"
+    );
+    keys
+}
+
+/// The keys a page's section `.Sh HEADING` lists as items, `.It Cm KEY
+/// ...`, up to the next `.Sh`.
+fn listed_keys(page: &str, heading: &str) -> BTreeSet<String> {
+    let section: Vec<&str> = page
+        .lines()
+        .skip_while(|l| *l != format!(".Sh {heading}"))
+        .skip(1)
+        .take_while(|l| !l.starts_with(".Sh "))
+        .collect();
+    assert!(!section.is_empty(), "cmc-model.5 has no `.Sh {heading}` section");
+    section
         .iter()
         .filter_map(|l| l.strip_prefix(".It Cm "))
         .map(|rest| rest.split_whitespace().next().unwrap_or_default().to_string())
-        .collect();
+        .collect()
+}
+
+/// Whether the section `heading` of cmc-model.5 lists `keys`, all of them
+/// and no other.
+fn check_keys(heading: &str, keys: &BTreeSet<String>) {
+    let listed = listed_keys(&page("cmc-model.5"), heading);
     let missing: Vec<_> = keys.difference(&listed).collect();
-    assert!(missing.is_empty(), "cmc-model.5, KEYS: no `.It Cm KEY` item for {missing:?}");
-    let unknown: Vec<_> = listed.difference(&keys).collect();
-    assert!(unknown.is_empty(), "cmc-model.5, KEYS: items for keys a model file cannot have: {unknown:?}");
+    assert!(missing.is_empty(), "cmc-model.5, {heading}: no `.It Cm KEY` item for {missing:?}");
+    let unknown: Vec<_> = listed.difference(keys).collect();
+    assert!(unknown.is_empty(), "cmc-model.5, {heading}: items for keys a model file cannot have: {unknown:?}");
+}
+
+#[test]
+fn cmc_model_5_lists_every_model_file_key_and_no_other() {
+    check_keys("KEYS", &model_file_keys());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn cmc_model_5_lists_every_c_core_model_file_key_and_no_other() {
+    let keys = core_model_file_keys();
+    // The two readers differ: the check has teeth only if each section is
+    // held to its own list.
+    assert_ne!(keys, model_file_keys(), "the C core reader's keys are the program reader's");
+    check_keys("C CORE KEYS", &keys);
 }
