@@ -580,3 +580,35 @@ fn the_explorer_answers_only_its_own_address_and_json() {
     let _ = child.wait();
     assert_eq!(statuses, [200, 403, 415, 200, 400], "own GET, foreign Host, plain POST, JSON POST, bad token");
 }
+
+/// A C core's model file run from its own folder, naming its library with
+/// no folder (`core = "libNAME.so"`): the library beside the file, not one
+/// of the system's (dlopen searches the system's library path for a name
+/// without a `/`). Its counterexample replays from the model file.
+#[test]
+fn a_c_core_model_file_loads_its_library_beside_it_and_replays() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = scratch("c-core");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, bug) in [("libtwo_phase.so", None), ("libtwo_phase-bug.so", Some("-DBUG_COMMIT_ON_TIMEOUT=1"))] {
+        let mut cc = Command::new("cc");
+        cc.args(["-std=c11", "-O1", "-fPIC", "-shared", "-I"]).arg(&root).args(bug);
+        let out = cc.arg(root.join("examples/ccores/two_phase.c")).arg("-o").arg(dir.join(name)).output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let keys = "nodes = 3\ncrashes = 1\ninvariants = [\"atomicity\", \"commit_needs_all_yes\"]\n";
+    std::fs::write(dir.join("two-phase.toml"), format!("core = \"libtwo_phase.so\"\n{keys}")).unwrap();
+    std::fs::write(dir.join("bug.toml"), format!("core = \"libtwo_phase-bug.so\"\n{keys}")).unwrap();
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_cmc")).current_dir(&dir).args(args).output().unwrap();
+    let out = run(&["--model-file", "two-phase.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("pass (bfs; 3,402 distinct states, 11,464 generated, depth 15)"));
+
+    let out = run(&["--model-file", "bug.toml", "--save", "bug.cex.json"]);
+    assert_eq!(out.status.code(), Some(1), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("violation of always property `commit_needs_all_yes`"));
+    assert!(text(&out.stderr).contains("reproduce: cmc --model-file bug.toml"), "{}", text(&out.stderr));
+    let out = run(&["replay", "bug.cex.json", "--det"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("violation of always property `commit_needs_all_yes` (replay(bfs)"));
+}

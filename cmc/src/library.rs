@@ -25,11 +25,15 @@ impl Library {
         if !path.is_file() {
             return Err(format!("{} is not a file", path.display()));
         }
-        let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| "a NUL in the path".to_string())?;
+        // dlopen searches the system's library path for a name without a
+        // `/`: give it the file, absolute.
+        let absolute = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let c = CString::new(absolute.as_os_str().as_encoded_bytes()).map_err(|_| "a NUL in the path".to_string())?;
         // SAFETY: `c` is a NUL-terminated path.
         let handle = unsafe { nix::libc::dlopen(c.as_ptr(), nix::libc::RTLD_NOW | nix::libc::RTLD_LOCAL) };
         if handle.is_null() {
-            return Err(format!("{}: {}", path.display(), dlerror()));
+            // The loader's message names the file already.
+            return Err(dlerror());
         }
         Ok(Library { handle, path: path.to_path_buf() })
     }
