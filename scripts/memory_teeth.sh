@@ -19,6 +19,16 @@
 # never wrote, for some views only, and must be stopped by MSan naming that
 # local; `clean`, the control, must pass.
 #
+# C cores: scripts/memory/ccore_uninit.c, built and run with
+# scripts/memory/ccore_msan.c exactly as the gate runs examples/ccores
+# (each planted bug a build, each at -O1 and -O0). The control must pass
+# at both levels. BUG_BRANCH must be stopped by MSan inside the core, at
+# its branch, naming the local; BUG_STATE and BUG_MESSAGE by the driver's
+# checks (the state's byte, the message's byte) and then MSan, naming the
+# local the byte came from; all at both levels. BUG_PADDING must be caught
+# at -O0 (at -O1 the compiler may copy the fields alone; what it did is
+# shown, not required).
+#
 # Cores: cmc-memory-probe (scripts/memory/probe), whose node 1 leaves one
 # byte of its next state (state) or of a message (message) uninitialised on
 # a delivery, under valgrind's memcheck with cmc's `valgrind` feature, as
@@ -132,6 +142,76 @@ if [ "$MEM_RC" -ne "$MSAN_EXITCODE" ]; then
 elif expect reads_uninit "$log.msan" "WARNING: MemorySanitizer: use-of-uninitialized-value" "$origin"; then
     pass "reads_uninit: MSan: use-of-uninitialized-value, \"$origin\""
 fi
+mem_clear_reports
+
+echo "C core probe: scripts/memory/ccore_uninit.c, MemorySanitizer builds with scripts/memory/ccore_msan.c"
+probe_src=$MEM_ROOT/scripts/memory/ccore_uninit.c
+line_of() { grep -nF -- "$1" "$probe_src" | head -n1 | cut -d: -f1; }
+# BUILD, then what its log must say: the driver's words (or - when MSan
+# must stop inside the core, before any check of the driver), and the
+# origin MSan must name, the local of the core's step the byte came from
+# (an extended regular expression: at -O1 a local may be split,
+# `junk.sroa.3`, and a byte copied from one local to another may be
+# named after either).
+ccore_expect="
+BUG_BRANCH  -                                    allocation of 'decision' in the stack frame of function 'probe_step'
+BUG_STATE   byte 7 of the state of node          allocation of 'junk[.a-z0-9]*' in the stack frame of function 'probe_step'
+BUG_MESSAGE byte 2 of the payload of effect 0    allocation of '(note|copy)[.a-z0-9]*' in the stack frame of function 'probe_step'
+BUG_PADDING byte 1 of the state of node          allocation of 'e[.a-z0-9]*' in the stack frame of function 'probe_step'
+"
+builds=$(mem_ccores | grep '^ccore_uninit' || true)
+for bug in $(echo "$ccore_expect" | awk 'NF { print $1 }'); do
+    grep -qx "ccore_uninit-$bug" <<<"$builds" || fail "ccore_uninit-$bug: msan.mk does not build it (its #if line?)"
+done
+for opt in O1 O0; do
+    log=$tmp/ccore-clean-$opt.log
+    mem_run_ccore "ccore_uninit-$opt" 200 60 "$log"
+    if [ "$MEM_RC" -eq 0 ] && expect "clean -$opt" "$log" "every byte initialised"; then
+        printf '  passes  clean -%s (the control): %s\n' "$opt" "$(tail -n1 "$log")"
+    else
+        fail "clean -$opt (the control): exit $MEM_RC"
+        cat "$log"
+    fi
+done
+while read -r bug words; do
+    [ -n "$bug" ] || continue
+    said=${words%%  *}
+    origin=$(echo "${words#"$said"}" | sed 's/^ *//')
+    for opt in O1 O0; do
+        build=ccore_uninit-$bug-$opt log=$tmp/ccore-$bug-$opt.log
+        mem_run_ccore "$build" 200 60 "$log"
+        if [ "$bug" = BUG_PADDING ] && [ $opt = O1 ]; then
+            printf '  note    %s: exit %s (not required: the compiler may copy the fields alone)\n' "$build" "$MEM_RC"
+            continue
+        fi
+        if [ "$MEM_RC" -ne "$MSAN_EXITCODE" ]; then
+            fail "$build: expected MSan's exit code $MSAN_EXITCODE, got $MEM_RC"
+            cat "$log"
+            continue
+        fi
+        expect "$build" "$log" "WARNING: MemorySanitizer: use-of-uninitialized-value" || continue
+        if ! grep -qE "Uninitialized value was created by an $origin" "$log"; then
+            fail "$build: no origin matching \"$origin\" in:"
+            sed 's/^/            /' "$log"
+            continue
+        fi
+        found=$(grep -oE "$origin" "$log" | head -n1)
+        if [ "$said" = - ]; then
+            # MSan stops at the probe's branch, inside the core, before the
+            # driver checks anything.
+            line=$(line_of "if (set(decision))")
+            if ! grep -qE "^ +#0 0x[0-9a-f]+ in probe_step .*ccore_uninit\.c:$line:" "$log" || grep -q '^ccore_msan:' "$log"; then
+                fail "$build: MSan did not stop at ccore_uninit.c:$line, the planted branch:"
+                sed 's/^/            /' "$log"
+                continue
+            fi
+            pass "$build: MSan: use-of-uninitialized-value at ccore_uninit.c:$line in probe_step, \"$found\""
+        else
+            expect "$build" "$log" "$said" || continue
+            pass "$build: ccore_msan: \"$(grep -o "after .* is uninitialised" "$log" | head -n1)\"; MSan: \"$found\""
+        fi
+    done
+done <<<"$ccore_expect"
 mem_clear_reports
 
 echo "core probe: cmc-memory-probe under valgrind memcheck, cmc built with the valgrind feature"

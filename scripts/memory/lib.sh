@@ -15,6 +15,11 @@
 # every byte a core hands back with a memcheck client request) runs under
 # valgrind's memcheck, which fails the run with VALGRIND_EXITCODE on any
 # error it reports.
+#
+# C cores (examples/ccores): each compiled with MSan into one program with
+# scripts/memory/ccore_msan.c, a driver that plays the engine over seeded
+# random walks and checks every byte the core hands back; MSan ends it with
+# MSAN_EXITCODE at the first uninitialised byte.
 
 MEM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 MSAN_OUT=$MEM_ROOT/examples/c/build/msan
@@ -44,8 +49,24 @@ mem_tools() {
     fi
 }
 
+# Fails (exit 2), saying why, unless clang builds a MemorySanitizer program
+# that runs: without MSan the gate would see nothing and pass.
+mem_msan_works() {
+    local dir rc=0
+    dir=$(mktemp -d)
+    printf 'int main(void) { return 0; }\n' >"$dir/m.c"
+    if ! clang -fsanitize=memory "$dir/m.c" -o "$dir/m" >"$dir/log" 2>&1 || ! "$dir/m" >>"$dir/log" 2>&1; then
+        mem_say "error: clang cannot build or run a MemorySanitizer program (is the runtime, libclang-rt-<version>-dev, installed?):"
+        cat "$dir/log" >&2
+        rc=2
+    fi
+    rm -rf "$dir"
+    [ $rc -eq 0 ] || exit $rc
+}
+
 # The checker (shared target/; the preload is embedded in it), and the MSan builds.
 mem_build_c() {
+    mem_msan_works
     (cd "$MEM_ROOT" && cargo build --quiet --release -p cmc-cli)
     make -s -f "$MEM_ROOT/scripts/memory/msan.mk" "OUT=$MSAN_OUT" "MSAN_EXITCODE=$MSAN_EXITCODE"
 }
@@ -125,4 +146,32 @@ mem_run_props() {
     shift 3
     MEM_RC=0
     "$MSAN_OUT/props_driver" "$lib" "$views" "$@" >"$log" 2>&1 || MEM_RC=$?
+}
+
+# mem_ccores: the C core builds' names (NAME, NAME-BUG_X), one a line, the
+# probe's (ccore_uninit*) included; each is built as OUT/ccores/NAME-O1
+# and NAME-O0 (msan.mk).
+mem_ccores() {
+    make -s -f "$MEM_ROOT/scripts/memory/msan.mk" "OUT=$MSAN_OUT" list-ccores | tr ' ' '\n' | sed '/^$/d'
+}
+
+# mem_ccore_nodes NAME: the nodes of the first model file in
+# examples/ccores whose core is NAME's (build/libNAME.so or a bug build of
+# it), else 3.
+mem_ccore_nodes() {
+    local base=${1%%-*} model nodes=""
+    model=$(grep -l "^core *= *\"build/lib$base[.-]" "$MEM_ROOT"/examples/ccores/*.toml 2>/dev/null | head -n1 || true)
+    [ -n "$model" ] && nodes=$(sed -n 's/^nodes *= *\([0-9][0-9]*\).*/\1/p' "$model" | head -n1)
+    echo "${nodes:-3}"
+}
+
+# mem_run_ccore BUILD WALKS STEPS LOG: runs OUT/ccores/BUILD (NAME-O1, ...)
+# over WALKS walks of at most STEPS steps, output to LOG; sets MEM_RC, and
+# MEM_COMMAND to the command that reproduces the run.
+mem_run_ccore() {
+    local build=$1 walks=$2 steps=$3 log=$4
+    local cmd=("$MSAN_OUT/ccores/$build" --walks "$walks" --steps "$steps" --nodes "$(mem_ccore_nodes "$build")")
+    MEM_COMMAND=${cmd[*]}
+    MEM_RC=0
+    "${cmd[@]}" >"$log" 2>&1 </dev/null || MEM_RC=$?
 }

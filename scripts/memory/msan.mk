@@ -16,6 +16,14 @@
 #   OUT/props/uninit_props.so, the invariant probe, for props_driver, which
 #   calls their invariants under MSan (the checker cannot: it is not
 #   instrumented).
+# - OUT/ccores/NAME-O1 and NAME-O0 for each C core examples/ccores/NAME.c,
+#   and NAME-BUG_X-O1/-O0 for each planted bug of it (an `#if BUG_X` line:
+#   NAME.c with -DBUG_X=1), and the same for the probe ccore_uninit.c: the
+#   core compiled into one program with scripts/memory/ccore_msan.c, which
+#   walks it under MSan. -O1 is what MSan's documentation recommends; at
+#   -O0 no optimisation folds a never-written value away, or copies a
+#   struct field by field where the source copies its padding too. NAME
+#   must not contain '-'.
 # MSan writes its reports to stderr, which the gate sends to OUT/reports/node<i>.log (see msan_options.c).
 
 HERE := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
@@ -39,11 +47,19 @@ BUGS := $(sort $(shell sed -n 's|^program *= *"build/\([^"]*-BUG_[^"]*\)".*|\1|p
 PROPS := $(patsubst $(EX)/%.c,%,$(wildcard $(EX)/*_props.c))
 DEPS := $(ROOT)/cmc.h $(HERE)/msan_options.c $(HERE)/msan.mk
 
-all: $(addprefix $(OUT)/,$(PROGRAMS) $(BUGS) uninit $(addsuffix .so,$(PROPS) msan_quiet)) \
-  $(OUT)/props_driver $(addprefix $(OUT)/props/,$(addsuffix .so,$(PROPS) uninit_props)) | $(OUT)/reports
+# C cores: NAME, and NAME-BUG_X for each `#if BUG_X` of NAME.c.
+CCORE_DIR := $(ROOT)/examples/ccores
+ccore_builds = $(1) $(addprefix $(1)-,$(sort $(shell sed -n 's/^[[:space:]]*\#[[:space:]]*if[[:space:]]\{1,\}\(BUG_[A-Z0-9_]*\).*/\1/p' $(2))))
+CCORES := $(foreach f,$(wildcard $(CCORE_DIR)/*.c),$(call ccore_builds,$(basename $(notdir $(f))),$(f))) \
+  $(call ccore_builds,ccore_uninit,$(HERE)/ccore_uninit.c)
 
-$(OUT) $(OUT)/reports $(OUT)/props:
+all: $(addprefix $(OUT)/,$(PROGRAMS) $(BUGS) uninit $(addsuffix .so,$(PROPS) msan_quiet)) \
+  $(OUT)/props_driver $(addprefix $(OUT)/props/,$(addsuffix .so,$(PROPS) uninit_props)) \
+  $(foreach c,$(CCORES),$(OUT)/ccores/$(c)-O1 $(OUT)/ccores/$(c)-O0) | $(OUT)/reports
+
+$(OUT) $(OUT)/reports $(OUT)/props $(OUT)/ccores:
 	mkdir -p $@
+
 
 $(OUT)/props_driver: $(HERE)/props_driver.c $(DEPS) | $(OUT)
 	$(CLANG) $(MSAN_CFLAGS) $< $(HERE)/msan_options.c -o $@
@@ -71,4 +87,21 @@ $(OUT)/msan_quiet.so: $(HERE)/msan_quiet.c $(ROOT)/cmc.h | $(OUT)
 $(OUT)/%_props.so: $(EX)/%_props.c $(HERE)/msan_quiet.c $(ROOT)/cmc.h | $(OUT)
 	$(CC) $(PROPS_CFLAGS) $< $(HERE)/msan_quiet.c -o $@
 
-.PHONY: all
+# OUT/ccores/NAME[-BUG_X]-O<n>: the core's source is examples/ccores/NAME.c,
+# or this folder's NAME.c (the probe); the driver is compiled with it (its
+# own -O1; the optimisation level that matters is the core's).
+ccore_src = $(firstword $(wildcard $(CCORE_DIR)/$(1).c $(HERE)/$(1).c))
+ccore_name = $(firstword $(subst -, ,$(1)))
+ccore_bug = $(filter BUG_%,$(subst -, ,$(1)))
+$(OUT)/ccores/%: $$(call ccore_src,$$(call ccore_name,$$*)) $(HERE)/ccore_msan.c $(DEPS) | $(OUT)/ccores
+	$(CLANG) $(MSAN_FLAGS) -c $(HERE)/ccore_msan.c -o $@.driver.o
+	$(CLANG) $(MSAN_FLAGS) -w -$(lastword $(subst -, ,$*)) $(addprefix -D,$(addsuffix =1,$(call ccore_bug,$*))) \
+	  -c $< -o $@.core.o
+	$(CLANG) $(MSAN_CFLAGS) $@.driver.o $@.core.o -o $@
+	rm -f $@.driver.o $@.core.o
+
+# The C core builds' names, NAME and NAME-BUG_X, for the gate and the teeth.
+list-ccores:
+	@echo $(CCORES)
+
+.PHONY: all list-ccores
