@@ -694,7 +694,7 @@ mod tests {
         // A program's walks replay processes: model files' defaults.
         assert!(program.contains("walks : 100u64 , walk_length : 20u32"), "{program}");
         let core = tokens(quote!(nodes = 3, search = simulate, expect = violation("p")));
-        assert!(core.contains(":: cmc :: harness :: prepare (m () , attributes)"), "{core}");
+        assert!(core.contains(":: cmc :: harness :: Declarable :: prepare (m () , attributes)"), "{core}");
         assert!(core.contains("walks : 1000u64 , walk_length : 100u32"), "{core}");
         let e = expand(
             quote!(program = "p", nodes = 1),
