@@ -56,6 +56,18 @@
 #define BUG_NO_PERSIST_DECISION 0
 #endif
 
+/* A build with a bug planted says so in its name, which reports,
+ * counterexample files and the planted-bug gate read. */
+#if BUG_COMMIT_ON_TIMEOUT && BUG_NO_PERSIST_DECISION
+#define CORE_NAME "c-two-phase-BUG_COMMIT_ON_TIMEOUT-BUG_NO_PERSIST_DECISION"
+#elif BUG_COMMIT_ON_TIMEOUT
+#define CORE_NAME "c-two-phase-BUG_COMMIT_ON_TIMEOUT"
+#elif BUG_NO_PERSIST_DECISION
+#define CORE_NAME "c-two-phase-BUG_NO_PERSIST_DECISION"
+#else
+#define CORE_NAME "c-two-phase"
+#endif
+
 /* A participant's vote. */
 #define VOTE_NONE 0
 #define VOTE_YES 1
@@ -320,7 +332,7 @@ const struct cmc_core two_phase_core = {
     .state_size = sizeof(struct two_phase_state),
     .durable_size = DURABLE,
     .settings_size = sizeof(struct two_phase_settings),
-    .name = "c-two-phase",
+    .name = CORE_NAME,
     .settings = two_phase_keys,
     .settings_count = sizeof two_phase_keys / sizeof two_phase_keys[0],
     .reserved = 0,

@@ -313,13 +313,15 @@ fn every_bug_is_caught_by_bfs_simulation_and_replay() {
         };
         let model = (declared.build)(&declared.attributes).unwrap_or_else(|e| panic!("{name}: {e}"));
         // The model must plant the bug it is named after: its setting on
-        // (a core), or the build with it (a program).
+        // (a Rust core), or the build with it (a program, a C core).
         let identity = model.identity();
         let bug = declared.function;
         let switch = format!("--{}", bug.replace('_', "-"));
+        // A build with the bug (a program, a C core) is named after it.
+        let built = identity.core.ends_with(&format!("-{}", bug.to_uppercase()));
         let planted = match declared.attributes.program {
-            Some(_) => identity.core.ends_with(&format!("-{}", bug.to_uppercase())) || identity.args.contains(&switch),
-            None => identity.settings.iter().any(|(key, value)| key == bug && *value != 0),
+            Some(_) => built || identity.args.contains(&switch),
+            None => built || identity.settings.iter().any(|(key, value)| key == bug && *value != 0),
         };
         if !planted {
             failures.push(format!("{name}: the model does not plant {bug} ({})", identity.core));
