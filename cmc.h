@@ -365,10 +365,24 @@ struct cmc_core {
     /* Null, or writes a label for direct action `index` (`RMPrepare(r2)`)
      * into `buf`, NUL-terminated, at most `cap` bytes with the NUL. */
     void (*action_label)(const void *settings, uint32_t index, char *buf, uint32_t cap);
+    /* Null, or writes how traces show a node's state (`vote yes, decided
+     * commit`) into `buf`, NUL-terminated, at most `cap` bytes with the NUL.
+     * Null or an empty text: the state's bytes in hex. */
+    void (*show_state)(const void *settings, const void *state, char *buf, uint32_t cap);
+    /* Null, or writes how traces show a payload of `len` bytes: a message
+     * from `from` to `to` (`kind` CMC_SHOW_MESSAGE), a persist record of
+     * node `from` (CMC_SHOW_PERSIST) or a reply of node `from`
+     * (CMC_SHOW_REPLY). Null or an empty text: the bytes in hex.
+     * Counterexample files keep the bytes whatever it writes. */
+    void (*show_payload)(const void *settings, uint32_t kind, uint32_t from, uint32_t to, const uint8_t *bytes,
+                         uint32_t len, char *buf, uint32_t cap);
 };
 
+/* What show_payload() is asked to show. */
+enum cmc_show_kind { CMC_SHOW_MESSAGE = 1, CMC_SHOW_PERSIST = 2, CMC_SHOW_REPLY = 3 };
+
 _Static_assert(sizeof(struct cmc_setting) == 32, "struct cmc_setting: 32 bytes");
-_Static_assert(sizeof(struct cmc_core) == 88, "struct cmc_core: 88 bytes");
+_Static_assert(sizeof(struct cmc_core) == 104, "struct cmc_core: 104 bytes");
 
 /* Exports core `var` as `cmc_core`, the symbol a model file's `core` is
  * looked up by. A weak alias: two cores in one static library do not

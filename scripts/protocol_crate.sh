@@ -29,13 +29,14 @@ fail() { echo "protocol_crate: FAILED: $*" >&2; exit 1; }
 say "cargo test in examples/protocol-crate"
 (cd "$crate" && cargo test --locked)
 
-# A copy at the same depth, so that its relative paths (the C example,
+# A copy at the same depth, so that its relative paths (the C examples,
 # cmc.h) resolve; its dependencies are the same packages, by absolute path,
 # so that nothing is rebuilt but the crate itself.
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/examples"
 ln -s "$root/examples/c" "$work/examples/c"
+ln -s "$root/examples/ccores" "$work/examples/ccores"
 ln -s "$root/cmc.h" "$work/cmc.h"
 copy="$work/examples/protocol-crate"
 mkdir "$copy"

@@ -327,6 +327,67 @@ static void two_phase_apply_persist(const struct cmc_ctx *ctx, void *state, cons
     s->decision = record[1];
 }
 
+/* Appends `text` to `buf` at `*at`, as much as fits before the NUL (no
+ * snprintf: a core calls nothing but mem*). */
+static void put(char *buf, uint32_t cap, uint32_t *at, const char *text)
+{
+    for (; *text != 0 && *at + 1 < cap; text++)
+        buf[(*at)++] = *text;
+    buf[*at] = 0;
+}
+
+static const char *vote_name(uint8_t v)
+{
+    return v == VOTE_NONE ? "-" : v == VOTE_YES ? "yes" : v == VOTE_NO ? "no" : "?";
+}
+
+static const char *decision_name(uint8_t d)
+{
+    return d == DECISION_NONE ? "-" : d == DECISION_COMMIT ? "commit" : d == DECISION_ABORT ? "abort" : "?";
+}
+
+/* As the Rust core shows its state: `disk(..)` is durable; a coordinator
+ * shows its phase, the yes votes it has and its decision; a participant
+ * what it is writing when that differs from its disk. */
+static void two_phase_show_state(const void *settings, const void *state, char *buf, uint32_t cap)
+{
+    const struct two_phase_state *s = state;
+    uint32_t at = 0;
+    (void)settings;
+    if (s->phase != PHASE_NONE) {
+        static const char *const phases[] = {"?", "waiting", "deciding", "done"};
+        put(buf, cap, &at, "disk(decision ");
+        put(buf, cap, &at, decision_name(s->decision));
+        put(buf, cap, &at, ") ");
+        put(buf, cap, &at, s->phase <= PHASE_DONE ? phases[s->phase] : "?");
+        put(buf, cap, &at, ", yes votes from [");
+        const char *sep = "";
+        for (unsigned i = 0; i < 8; i++) {
+            if (s->votes & (1u << i)) {
+                const char digit[2] = {(char)('0' + i), 0};
+                put(buf, cap, &at, sep);
+                put(buf, cap, &at, digit);
+                sep = ", ";
+            }
+        }
+        put(buf, cap, &at, "], decided ");
+        put(buf, cap, &at, decision_name(s->want_decision));
+        return;
+    }
+    put(buf, cap, &at, "disk(vote ");
+    put(buf, cap, &at, vote_name(s->vote));
+    put(buf, cap, &at, ", decision ");
+    put(buf, cap, &at, decision_name(s->decision));
+    put(buf, cap, &at, ")");
+    if (s->want_vote != s->vote || s->want_decision != s->decision) {
+        put(buf, cap, &at, " writing(vote ");
+        put(buf, cap, &at, vote_name(s->want_vote));
+        put(buf, cap, &at, ", decision ");
+        put(buf, cap, &at, decision_name(s->want_decision));
+        put(buf, cap, &at, ")");
+    }
+}
+
 const struct cmc_core two_phase_core = {
     .abi = CMC_CORE_ABI,
     .state_size = sizeof(struct two_phase_state),
@@ -342,6 +403,8 @@ const struct cmc_core two_phase_core = {
     .direct_actions = 0,
     .validate = two_phase_validate,
     .action_label = 0,
+    .show_state = two_phase_show_state,
+    .show_payload = 0,
 };
 
 static const struct two_phase_state *node_state(const struct cmc_world *w, unsigned node)

@@ -205,11 +205,29 @@ static uint8_t *state_alloc(void)
     return s;
 }
 
+/* Checks that a text a core wrote into `buf` is initialised up to and with
+ * its NUL (the engine reads it so far). */
+static void text_check(const char *buf, size_t cap, const char *what)
+{
+    size_t len = 0;
+    while (len < cap && __msan_test_shadow(buf + len, 1) < 0 && buf[len] != 0)
+        len++;
+    must_be_initialised(buf, len < cap ? len + 1 : cap, what);
+}
+
 static void state_check(const uint8_t *s, unsigned node)
 {
     char what[48];
     snprintf(what, sizeof what, "the state of node %u", node);
     must_be_initialised(s, CORE->state_size, what);
+    if (CORE->show_state) {
+        /* As traces show it. */
+        char buf[LABEL_CAP * 2];
+        __msan_poison(buf, sizeof buf);
+        CORE->show_state(settings, s, buf, sizeof buf);
+        calls++;
+        text_check(buf, sizeof buf, "the text show_state() wrote");
+    }
 }
 
 static struct cmc_ctx ctx_for(unsigned node, unsigned nodes)
@@ -520,11 +538,7 @@ static void walk_actions(void)
             snprintf(doing, sizeof doing, "action_label(%u)", a);
             CORE->action_label(settings, a, buf, sizeof buf);
             calls++;
-            /* Initialised up to and with its NUL. */
-            size_t len = 0;
-            while (len < sizeof buf && __msan_test_shadow(buf + len, 1) < 0 && buf[len] != 0)
-                len++;
-            must_be_initialised(buf, len < sizeof buf ? len + 1 : sizeof buf, "the label");
+            text_check(buf, sizeof buf, "the label");
         }
     }
     uint8_t *state = state_alloc(), *next = state_alloc();

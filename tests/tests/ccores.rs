@@ -6,6 +6,8 @@
 #![cfg(target_os = "linux")]
 
 use cmc::ccore::{CModel, CmcCore};
+use std::path::PathBuf;
+
 use cmc::{Kind, NoControl, Options, Report, Verdict};
 use cmc_tests::ccores;
 
@@ -153,4 +155,30 @@ fn a_c_cores_counterexample_replays_and_tampering_diverges() {
     tampered.steps[1].fingerprint = "0".repeat(32);
     let e = model.replay(&tampered, false).expect_err("a wrong fingerprint diverges").to_string();
     assert!(e.starts_with("step 2: ") && e.contains("reached fingerprint"), "{e}");
+}
+
+#[test]
+fn the_c_two_phase_cores_bug_builds_give_the_rust_cores_counterexamples_step_for_step() {
+    use cmc_examples::two_phase::{TwoPhaseSettings, model};
+    let so = |bug: &str| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../examples/ccores/build/libtwo_phase-{bug}.so"))
+    };
+    for (bug, settings) in [
+        ("BUG_COMMIT_ON_TIMEOUT", TwoPhaseSettings { bug_commit_on_timeout: 1, ..TwoPhaseSettings::default() }),
+        ("BUG_NO_PERSIST_DECISION", TwoPhaseSettings { bug_no_persist_decision: 1, ..TwoPhaseSettings::default() }),
+    ] {
+        let rust =
+            cmc::check(&model(settings).nodes(3).crashes(1), &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+        let names = ["atomicity".to_string(), "commit_needs_all_yes".to_string()];
+        let c = CModel::load(&so(bug), "cmc_core")
+            .map(|m| m.nodes(3).crashes(1))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .c_properties_from(Kind::Always, &so(bug), &names)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let c = check(c, &Options::default());
+        assert_eq!(c.verdict, Verdict::Violation, "{bug}");
+        // The same worlds (the same bytes: the same fingerprints), shown the
+        // same way (the C core's show_state), by the same actions.
+        assert_eq!(c.trace, rust.trace, "{bug}");
+    }
 }

@@ -118,6 +118,15 @@ pub type PersistFn = unsafe extern "C" fn(*const Ctx, *mut c_void, *const u8, u3
 pub type DirectFn = unsafe extern "C" fn(*const c_void, *mut Direct);
 pub type ValidateFn = unsafe extern "C" fn(*const c_void) -> *const c_char;
 pub type LabelFn = unsafe extern "C" fn(*const c_void, u32, *mut c_char, u32);
+pub type ShowStateFn = unsafe extern "C" fn(*const c_void, *const c_void, *mut c_char, u32);
+pub type ShowPayloadFn = unsafe extern "C" fn(*const c_void, u32, u32, u32, *const u8, u32, *mut c_char, u32);
+
+/// `enum cmc_show_kind`.
+pub mod show {
+    pub const MESSAGE: u32 = 1;
+    pub const PERSIST: u32 = 2;
+    pub const REPLY: u32 = 3;
+}
 
 /// `struct cmc_core`: what a C core is. A test that links a C core's
 /// static library declares its variable as one of these:
@@ -143,6 +152,8 @@ pub struct CmcCore {
     pub(crate) direct_actions: Option<DirectFn>,
     pub(crate) validate: Option<ValidateFn>,
     pub(crate) action_label: Option<LabelFn>,
+    pub(crate) show_state: Option<ShowStateFn>,
+    pub(crate) show_payload: Option<ShowPayloadFn>,
 }
 
 // SAFETY: a `struct cmc_core` is constant data (cmc.h: the core's
@@ -205,7 +216,7 @@ const _: () = {
     assert!(size_of::<Effect>() == 35);
     assert!(size_of::<Effects>() == 16 + 35 * 16);
     assert!(size_of::<Setting>() == 32);
-    assert!(size_of::<CmcCore>() == 88);
+    assert!(size_of::<CmcCore>() == 104);
     assert!(size_of::<Message>() == 35 && size_of::<RecordOf>() == 34 && size_of::<NodeEnv>() == 8);
     assert!(size_of::<World>() == 72);
 };

@@ -17,7 +17,8 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::abi::{self, CmcCore};
 use crate::core::{
-    Context, Core, DirectActions, EffectError, Effects, Event, Layout, SettingError, SettingKey, Settings, limits,
+    Context, Core, DirectActions, EffectError, Effects, Event, Layout, PayloadKind, SettingError, SettingKey, Settings,
+    limits,
 };
 
 /// Distinct C cores one process may check.
@@ -252,6 +253,17 @@ impl Settings for CSettings {
 /// `state_size`).
 pub struct CCore<const N: usize>;
 
+/// The text a C function writes into a buffer (NUL-terminated, at most
+/// its cap with the NUL), or `None` for an empty one.
+fn text_from(write: impl FnOnce(*mut c_char, u32)) -> Option<String> {
+    let mut buf = [0u8; 256];
+    write(buf.as_mut_ptr().cast(), buf.len() as u32);
+    // A core that wrote no NUL still ends at the buffer's last byte.
+    buf[buf.len() - 1] = 0;
+    let s = CStr::from_bytes_until_nul(&buf).ok()?;
+    (!s.is_empty()).then(|| s.to_string_lossy().into_owned())
+}
+
 thread_local! {
     /// The effects buffer C calls write; initialised once, so that every
     /// entry the engine reads is initialised whatever a core did.
@@ -409,17 +421,34 @@ impl<const N: usize> Core for CCore<N> {
 
     fn action_label(settings: &CSettings, index: u16) -> String {
         let Some(f) = settings.core().core.action_label else { return format!("Action({index})") };
-        let mut buf = [0u8; 128];
-        // SAFETY: cmc.h's `action_label`, with `buf.len()` as the cap.
-        unsafe { f(settings.bytes.as_ptr().cast(), index as u32, buf.as_mut_ptr().cast(), buf.len() as u32) };
-        match CStr::from_bytes_until_nul(&buf) {
-            Ok(s) if !s.is_empty() => s.to_string_lossy().into_owned(),
-            _ => format!("Action({index})"),
-        }
+        // SAFETY: cmc.h's `action_label`, with the buffer's size as the cap.
+        text_from(|buf, cap| unsafe { f(settings.bytes.as_ptr().cast(), index as u32, buf, cap) })
+            .unwrap_or_else(|| format!("Action({index})"))
     }
 
     fn show_state(settings: &CSettings, state: &[u8; N]) -> String {
-        crate::trace::hex(&state[..settings.core().state_size])
+        let r = settings.core();
+        let hex = || crate::trace::hex(&state[..r.state_size]);
+        let Some(f) = r.core.show_state else { return hex() };
+        // SAFETY: cmc.h's `show_state`, with a state of `state_size` bytes
+        // and the buffer's size as the cap.
+        text_from(|buf, cap| unsafe { f(settings.bytes.as_ptr().cast(), state.as_ptr().cast(), buf, cap) })
+            .unwrap_or_else(hex)
+    }
+
+    fn show_payload(settings: &CSettings, kind: PayloadKind, bytes: &[u8]) -> Option<String> {
+        let f = settings.core().core.show_payload?;
+        let (kind, from, to) = match kind {
+            PayloadKind::Message { from, to } => (abi::show::MESSAGE, from, to),
+            PayloadKind::Persist { node } => (abi::show::PERSIST, node, node),
+            PayloadKind::Reply { node } => (abi::show::REPLY, node, node),
+        };
+        let (p, len) = (bytes.as_ptr(), bytes.len() as u32);
+        // SAFETY: cmc.h's `show_payload`, with `len` bytes at `p` and the
+        // buffer's size as the cap.
+        text_from(|buf, cap| unsafe {
+            f(settings.bytes.as_ptr().cast(), kind, from.into(), to.into(), p, len, buf, cap)
+        })
     }
 
     fn layout(settings: &CSettings) -> Layout {
