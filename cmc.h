@@ -376,13 +376,28 @@ struct cmc_core {
      * Counterexample files keep the bytes whatever it writes. */
     void (*show_payload)(const void *settings, uint32_t kind, uint32_t from, uint32_t to, const uint8_t *bytes,
                          uint32_t len, char *buf, uint32_t cap);
+    /* Symmetry (`cmc --symmetry`, libcmc(3)). Null, or the nodes of a model
+     * of `nodes` nodes that this core treats alike, bit n for node n:
+     * renaming them among themselves must map every behaviour onto another,
+     * and the properties must not tell renamed worlds apart. */
+    uint32_t (*interchangeable)(const void *settings, uint32_t nodes);
+    /* Null (no state holds a node number), or renames the node numbers held
+     * in one node's `state` (a peer, a bitmap of peers): node n becomes
+     * `to[n]`, for n below CMC_CORE_NODES_MAX. The engine moves the state
+     * itself to its node's new number. */
+    void (*rename_state)(const void *settings, const uint8_t *to, void *state);
+    /* Null (no payload holds a node number), or renames those in a payload
+     * of `len` bytes, `kind`, `from` and `dest` as show_payload() gets them,
+     * numbered before the renaming. */
+    void (*rename_payload)(const void *settings, const uint8_t *to, uint32_t kind, uint32_t from, uint32_t dest,
+                           uint8_t *bytes, uint32_t len);
 };
 
 /* What show_payload() is asked to show. */
 enum cmc_show_kind { CMC_SHOW_MESSAGE = 1, CMC_SHOW_PERSIST = 2, CMC_SHOW_REPLY = 3 };
 
 _Static_assert(sizeof(struct cmc_setting) == 32, "struct cmc_setting: 32 bytes");
-_Static_assert(sizeof(struct cmc_core) == 104, "struct cmc_core: 104 bytes");
+_Static_assert(sizeof(struct cmc_core) == 128, "struct cmc_core: 128 bytes");
 
 /* Exports core `var` as `cmc_core`, the symbol a model file's `core` is
  * looked up by. A weak alias: two cores in one static library do not

@@ -37,6 +37,11 @@ impl NodeSet {
         NodeSet(range.filter(|&n| (n as usize) < limits::NODES_MAX).fold(0, |bits, n| bits | 1 << n))
     }
 
+    /// The nodes whose bits are set in `bits`, bit `n` for node `n`.
+    pub fn from_bits(bits: u8) -> NodeSet {
+        NodeSet(bits)
+    }
+
     /// This set without node `n`.
     pub fn without(self, n: NodeId) -> NodeSet {
         if (n as usize) < limits::NODES_MAX { NodeSet(self.0 & !(1 << n)) } else { self }
@@ -344,12 +349,19 @@ pub(crate) fn rename<C: Core>(settings: &C::Settings, shape: &Shape, world: &Wor
 }
 
 fn rename_state<C: Core>(settings: &C::Settings, r: &Renaming, bytes: &mut [u8]) {
-    use zerocopy::{FromBytes, IntoBytes};
-    let Ok(mut state) = C::State::read_from_bytes(bytes) else {
-        unreachable!("a node's state slice has the state's size")
+    use zerocopy::{FromBytes, FromZeros, IntoBytes};
+    let mut state = match C::State::read_from_bytes(bytes) {
+        Ok(state) => state,
+        // `bytes` is the core's `state_size`, which a C core's state type
+        // (a size class) may exceed: the rest stays zero.
+        Err(_) => {
+            let mut state = C::State::new_zeroed();
+            state.as_mut_bytes()[..bytes.len()].copy_from_slice(bytes);
+            state
+        }
     };
     C::rename_state(settings, r, &mut state);
-    bytes.copy_from_slice(state.as_bytes());
+    bytes.copy_from_slice(&state.as_bytes()[..bytes.len()]);
 }
 
 fn renamed<C: Core>(settings: &C::Settings, r: &Renaming, kind: PayloadKind, p: &Payload) -> Payload {

@@ -388,6 +388,28 @@ static void two_phase_show_state(const void *settings, const void *state, char *
     }
 }
 
+/* Symmetry: the participants that vote yes are alike (as the Rust core's
+ * `interchangeable`). */
+static uint32_t two_phase_interchangeable(const void *settings, uint32_t nodes)
+{
+    const struct two_phase_settings *c = settings;
+    uint32_t all = ((1u << nodes) - 1) & ~1u;
+    return all & ~(1u << c->no_voter);
+}
+
+/* Only the coordinator's bitmap of yes votes names nodes; messages and
+ * records do not. */
+static void two_phase_rename_state(const void *settings, const uint8_t *to, void *state)
+{
+    struct two_phase_state *s = state;
+    uint8_t votes = 0;
+    (void)settings;
+    for (unsigned n = 0; n < CMC_CORE_NODES_MAX; n++)
+        if (s->votes & (1u << n))
+            votes |= (uint8_t)(1u << to[n]);
+    s->votes = votes;
+}
+
 const struct cmc_core two_phase_core = {
     .abi = CMC_CORE_ABI,
     .state_size = sizeof(struct two_phase_state),
@@ -405,6 +427,9 @@ const struct cmc_core two_phase_core = {
     .action_label = 0,
     .show_state = two_phase_show_state,
     .show_payload = 0,
+    .interchangeable = two_phase_interchangeable,
+    .rename_state = two_phase_rename_state,
+    .rename_payload = 0,
 };
 
 static const struct two_phase_state *node_state(const struct cmc_world *w, unsigned node)

@@ -67,6 +67,13 @@ pub mod two_phase {
         model(0)
     }
 
+    /// Symmetry, as the Rust `two_phase::four_nodes_by_symmetry`: the
+    /// same 22,391 classes.
+    #[cmc::model(nodes = 4, crashes = 1, symmetry)]
+    fn four_nodes_by_symmetry() -> CModel {
+        model(0)
+    }
+
     #[cmc::model(nodes = 3, crashes = 1, expect = violation("commit_needs_all_yes"))]
     fn bug_commit_on_timeout() -> CModel {
         bug("BUG_COMMIT_ON_TIMEOUT")

@@ -182,3 +182,18 @@ fn the_c_two_phase_cores_bug_builds_give_the_rust_cores_counterexamples_step_for
         assert_eq!(c.trace, rust.trace, "{bug}");
     }
 }
+
+#[test]
+fn symmetry_reduces_a_c_core_as_it_does_the_rust_core_under_det() {
+    // SAFETY: a `struct cmc_core` the build links into this package.
+    let m = || linked(unsafe { &ccores::two_phase_core }).nodes(4).crashes(1);
+    let options = Options { symmetry: true, det: true, ..Options::default() };
+    let r = check(m(), &options);
+    // The Rust core's classes (`two_phase::four_nodes_by_symmetry`).
+    assert_eq!(counts(&r), (Verdict::Pass, 22_391, 108_426, 21), "{}", r.to_text());
+    assert_eq!(r.search, "bfs with symmetry");
+    // A C core that declares no interchangeable nodes is refused.
+    let e = linked(unsafe { &ccores::two_phase_tla_core }).into_dyn().unwrap_or_else(|e| panic!("{e}"));
+    let e = e.check(&options, &mut NoControl).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("c-two-phase-tla"), "{e}");
+}

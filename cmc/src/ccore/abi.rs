@@ -120,6 +120,9 @@ pub type ValidateFn = unsafe extern "C" fn(*const c_void) -> *const c_char;
 pub type LabelFn = unsafe extern "C" fn(*const c_void, u32, *mut c_char, u32);
 pub type ShowStateFn = unsafe extern "C" fn(*const c_void, *const c_void, *mut c_char, u32);
 pub type ShowPayloadFn = unsafe extern "C" fn(*const c_void, u32, u32, u32, *const u8, u32, *mut c_char, u32);
+pub type InterchangeableFn = unsafe extern "C" fn(*const c_void, u32) -> u32;
+pub type RenameStateFn = unsafe extern "C" fn(*const c_void, *const u8, *mut c_void);
+pub type RenamePayloadFn = unsafe extern "C" fn(*const c_void, *const u8, u32, u32, u32, *mut u8, u32);
 
 /// `enum cmc_show_kind`.
 pub mod show {
@@ -154,6 +157,9 @@ pub struct CmcCore {
     pub(crate) action_label: Option<LabelFn>,
     pub(crate) show_state: Option<ShowStateFn>,
     pub(crate) show_payload: Option<ShowPayloadFn>,
+    pub(crate) interchangeable: Option<InterchangeableFn>,
+    pub(crate) rename_state: Option<RenameStateFn>,
+    pub(crate) rename_payload: Option<RenamePayloadFn>,
 }
 
 // SAFETY: a `struct cmc_core` is constant data (cmc.h: the core's
@@ -216,7 +222,7 @@ const _: () = {
     assert!(size_of::<Effect>() == 35);
     assert!(size_of::<Effects>() == 16 + 35 * 16);
     assert!(size_of::<Setting>() == 32);
-    assert!(size_of::<CmcCore>() == 104);
+    assert!(size_of::<CmcCore>() == 128);
     assert!(size_of::<Message>() == 35 && size_of::<RecordOf>() == 34 && size_of::<NodeEnv>() == 8);
     assert!(size_of::<World>() == 72);
 };

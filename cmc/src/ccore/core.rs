@@ -17,9 +17,10 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::abi::{self, CmcCore};
 use crate::core::{
-    Context, Core, DirectActions, EffectError, Effects, Event, Layout, PayloadKind, SettingError, SettingKey, Settings,
-    limits,
+    Context, Core, DirectActions, EffectError, Effects, Event, Layout, NodeId, PayloadKind, SettingError, SettingKey,
+    Settings, limits,
 };
+use crate::symmetry::{NodeSet, Renaming};
 
 /// Distinct C cores one process may check.
 pub const CORES_MAX: usize = 64;
@@ -253,6 +254,21 @@ impl Settings for CSettings {
 /// `state_size`).
 pub struct CCore<const N: usize>;
 
+/// `enum cmc_show_kind` and the two node numbers a C function gets for a
+/// payload of `kind`.
+fn show_kind(kind: PayloadKind) -> (u32, NodeId, NodeId) {
+    match kind {
+        PayloadKind::Message { from, to } => (abi::show::MESSAGE, from, to),
+        PayloadKind::Persist { node } => (abi::show::PERSIST, node, node),
+        PayloadKind::Reply { node } => (abi::show::REPLY, node, node),
+    }
+}
+
+/// A renaming as cmc.h's `to` table: node n becomes `to[n]`.
+fn table(renaming: &Renaming) -> [u8; limits::NODES_MAX] {
+    std::array::from_fn(|n| renaming.node(n as NodeId))
+}
+
 /// The text a C function writes into a buffer (NUL-terminated, at most
 /// its cap with the NUL), or `None` for an empty one.
 fn text_from(write: impl FnOnce(*mut c_char, u32)) -> Option<String> {
@@ -438,17 +454,40 @@ impl<const N: usize> Core for CCore<N> {
 
     fn show_payload(settings: &CSettings, kind: PayloadKind, bytes: &[u8]) -> Option<String> {
         let f = settings.core().core.show_payload?;
-        let (kind, from, to) = match kind {
-            PayloadKind::Message { from, to } => (abi::show::MESSAGE, from, to),
-            PayloadKind::Persist { node } => (abi::show::PERSIST, node, node),
-            PayloadKind::Reply { node } => (abi::show::REPLY, node, node),
-        };
+        let (kind, from, to) = show_kind(kind);
         let (p, len) = (bytes.as_ptr(), bytes.len() as u32);
         // SAFETY: cmc.h's `show_payload`, with `len` bytes at `p` and the
         // buffer's size as the cap.
         text_from(|buf, cap| unsafe {
             f(settings.bytes.as_ptr().cast(), kind, from.into(), to.into(), p, len, buf, cap)
         })
+    }
+
+    fn interchangeable(settings: &CSettings, nodes: u8) -> NodeSet {
+        let Some(f) = settings.core().core.interchangeable else { return NodeSet::EMPTY };
+        // SAFETY: cmc.h's `interchangeable`, with the core's settings.
+        let bits = unsafe { f(settings.bytes.as_ptr().cast(), nodes.into()) };
+        // Bits of no node: the engine checks the set against the model's
+        // nodes (`NoSymmetry`), so a bit past them is named there.
+        NodeSet::from_bits(bits as u8)
+    }
+
+    fn rename_state(settings: &CSettings, renaming: &Renaming, state: &mut [u8; N]) {
+        let Some(f) = settings.core().core.rename_state else { return };
+        let to = table(renaming);
+        // SAFETY: cmc.h's `rename_state`, with CMC_CORE_NODES_MAX entries
+        // in `to` and a state of at least `state_size` bytes.
+        unsafe { f(settings.bytes.as_ptr().cast(), to.as_ptr(), state.as_mut_ptr().cast()) };
+    }
+
+    fn rename_payload(settings: &CSettings, renaming: &Renaming, kind: PayloadKind, bytes: &mut [u8]) {
+        let Some(f) = settings.core().core.rename_payload else { return };
+        let to = table(renaming);
+        let (kind, from, dest) = show_kind(kind);
+        let (p, len) = (bytes.as_mut_ptr(), bytes.len() as u32);
+        // SAFETY: cmc.h's `rename_payload`, with CMC_CORE_NODES_MAX entries
+        // in `to` and `len` bytes at `p`.
+        unsafe { f(settings.bytes.as_ptr().cast(), to.as_ptr(), kind, from.into(), dest.into(), p, len) };
     }
 
     fn layout(settings: &CSettings) -> Layout {
