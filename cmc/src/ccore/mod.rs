@@ -317,6 +317,28 @@ impl<const N: usize> DynModel for WithFile<N> {
     }
 }
 
+/// The arrays of a `struct cmc_world`, kept per thread.
+#[derive(Default)]
+struct ViewBuffers {
+    messages: Vec<abi::Message>,
+    persists: Vec<abi::RecordOf>,
+    replies: Vec<abi::RecordOf>,
+    env: Vec<abi::NodeEnv>,
+}
+
+impl ViewBuffers {
+    fn clear(&mut self) {
+        self.messages.clear();
+        self.persists.clear();
+        self.replies.clear();
+        self.env.clear();
+    }
+}
+
+thread_local! {
+    static VIEW: std::cell::RefCell<ViewBuffers> = std::cell::RefCell::new(ViewBuffers::default());
+}
+
 /// A read-only view of one world of a C core's model, for properties
 /// written in Rust.
 pub struct CView<'a> {
@@ -359,53 +381,56 @@ impl<'a> CView<'a> {
         self.world
     }
 
-    /// Calls `f` with this world as a `struct cmc_world`.
+    /// Calls `f` with this world as a `struct cmc_world`, its arrays built
+    /// in this thread's buffers (a property is checked on every world).
     fn with_c<R>(&self, f: impl FnOnce(&abi::World) -> R) -> R {
         let w = self.world;
-        let record = |node: NodeId, bytes: &[u8]| {
-            let mut r = abi::RecordOf { node, len: bytes.len() as u8, bytes: [0; 32] };
-            r.bytes[..bytes.len()].copy_from_slice(bytes);
-            r
+        let payload = |bytes: &[u8]| {
+            let mut b = [0; 32];
+            b[..bytes.len()].copy_from_slice(bytes);
+            b
         };
-        let messages: Vec<abi::Message> = w
-            .messages()
-            .iter()
-            .map(|m| {
+        VIEW.with_borrow_mut(|v| {
+            v.clear();
+            v.messages.extend(w.messages().iter().map(|m| {
                 let bytes = m.payload.as_slice();
-                let mut c = abi::Message { from: m.from, to: m.to, len: bytes.len() as u8, bytes: [0; 32] };
-                c.bytes[..bytes.len()].copy_from_slice(bytes);
-                c
-            })
-            .collect();
-        let persists: Vec<abi::RecordOf> =
-            (0..w.nodes()).flat_map(|n| w.persists_of(n).map(move |b| record(n, b))).collect();
-        let replies: Vec<abi::RecordOf> = w.replies().map(|(n, b)| record(n, b)).collect();
-        let env: Vec<abi::NodeEnv> = (0..w.nodes())
-            .map(|n| {
+                abi::Message { from: m.from, to: m.to, len: bytes.len() as u8, bytes: payload(bytes) }
+            }));
+            for n in 0..w.nodes() {
+                v.persists.extend(w.persists_of(n).map(|b| abi::RecordOf {
+                    node: n,
+                    len: b.len() as u8,
+                    bytes: payload(b),
+                }));
                 let e = w.env(n);
-                abi::NodeEnv {
+                v.env.push(abi::NodeEnv {
                     clients_left: e.clients_left,
                     wakes: e.wakes,
                     timers: e.timers,
                     resets: e.resets,
                     reserved: [0; 3],
-                }
-            })
-            .collect();
-        let c = abi::World {
-            version: abi::CORE_ABI,
-            nodes: w.nodes() as u32,
-            state_size: self.state_size as u32,
-            messages: messages.len() as u32,
-            persists: persists.len() as u32,
-            replies: replies.len() as u32,
-            states: w.state_bytes(0, 0).as_ptr(),
-            settings: self.settings.bytes().as_ptr().cast(),
-            env: env.as_ptr(),
-            message: messages.as_ptr(),
-            persist: persists.as_ptr(),
-            reply: replies.as_ptr(),
-        };
-        f(&c)
+                });
+            }
+            v.replies.extend(w.replies().map(|(n, b)| abi::RecordOf {
+                node: n,
+                len: b.len() as u8,
+                bytes: payload(b),
+            }));
+            let c = abi::World {
+                version: abi::CORE_ABI,
+                nodes: w.nodes() as u32,
+                state_size: self.state_size as u32,
+                messages: v.messages.len() as u32,
+                persists: v.persists.len() as u32,
+                replies: v.replies.len() as u32,
+                states: w.state_bytes(0, 0).as_ptr(),
+                settings: self.settings.bytes().as_ptr().cast(),
+                env: v.env.as_ptr(),
+                message: v.messages.as_ptr(),
+                persist: v.persists.as_ptr(),
+                reply: v.replies.as_ptr(),
+            };
+            f(&c)
+        })
     }
 }
