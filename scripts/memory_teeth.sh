@@ -27,7 +27,9 @@
 # checks (the state's byte, the message's byte) and then MSan, naming the
 # local the byte came from; all at both levels. BUG_PADDING must be caught
 # at -O0 (at -O1 the compiler may copy the fields alone; what it did is
-# shown, not required).
+# shown, not required). BUG_RENAME, a symmetry renaming that writes a
+# never-written byte into the state, by the driver's check of the renamed
+# copy, at both levels.
 #
 # Cores: cmc-memory-probe (scripts/memory/probe), whose node 1 leaves one
 # byte of its next state (state) or of a message (message) uninitialised on
@@ -158,6 +160,7 @@ BUG_BRANCH  -                                    allocation of 'decision' in the
 BUG_STATE   byte 7 of the state of node          allocation of 'junk[.a-z0-9]*' in the stack frame of function 'probe_step'
 BUG_MESSAGE byte 2 of the payload of effect 0    allocation of '(note|copy)[.a-z0-9]*' in the stack frame of function 'probe_step'
 BUG_PADDING byte 1 of the state of node          allocation of 'e[.a-z0-9]*' in the stack frame of function 'probe_step'
+BUG_RENAME  byte 7 of the state rename_state() renamed  allocation of 'renamed[.a-z0-9]*' in the stack frame of function 'probe_rename'
 "
 builds=$(mem_ccores | grep '^ccore_uninit' || true)
 for bug in $(echo "$ccore_expect" | awk 'NF { print $1 }'); do

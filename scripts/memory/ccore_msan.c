@@ -228,6 +228,34 @@ static void state_check(const uint8_t *s, unsigned node)
         calls++;
         text_check(buf, sizeof buf, "the text show_state() wrote");
     }
+    if (CORE->interchangeable && CORE->rename_state) {
+        /* As symmetry renames it: a random permutation of the
+         * interchangeable nodes, on a copy. */
+        uint32_t set = CORE->interchangeable(settings, opt.nodes);
+        calls++;
+        uint8_t to[CMC_CORE_NODES_MAX], members[CMC_CORE_NODES_MAX];
+        unsigned count = 0;
+        for (unsigned n = 0; n < CMC_CORE_NODES_MAX; n++) {
+            to[n] = (uint8_t)n;
+            if (n < opt.nodes && (set & (1u << n)))
+                members[count++] = (uint8_t)n;
+        }
+        for (unsigned i = 0; i < count; i++) {
+            unsigned j = i + pick(count - i);
+            uint8_t t = members[i];
+            members[i] = members[j];
+            members[j] = t;
+        }
+        for (unsigned i = 0, k = 0; i < CMC_CORE_NODES_MAX; i++)
+            if (i < opt.nodes && (set & (1u << i)))
+                to[i] = members[k++];
+        uint8_t *copy = state_alloc();
+        memcpy(copy, s, CORE->state_size);
+        CORE->rename_state(settings, to, copy);
+        calls++;
+        must_be_initialised(copy, CORE->state_size, "the state rename_state() renamed");
+        free(copy);
+    }
 }
 
 static struct cmc_ctx ctx_for(unsigned node, unsigned nodes)

@@ -20,6 +20,8 @@
  *                whole, padding byte and all. At -O1 the compiler copies
  *                the fields alone and the state's padding keeps its zero;
  *                at -O0 the junk arrives. This is why the gate builds both.
+ *   BUG_RENAME   its symmetry renaming (every node interchangeable)
+ *                writes a byte of a local it never wrote into the state.
  *
  * MSan stops BUG_BRANCH by itself, inside the core; the others only the
  * driver's checks of the state and of the effects can see, since nothing
@@ -42,6 +44,9 @@
 #endif
 #ifndef BUG_MESSAGE
 #define BUG_MESSAGE 0
+#endif
+#ifndef BUG_RENAME
+#define BUG_RENAME 0
 #endif
 #ifndef BUG_PADDING
 #define BUG_PADDING 0
@@ -128,6 +133,26 @@ static void probe_step(const struct cmc_ctx *ctx, void *state, const struct cmc_
 #endif
 }
 
+/* Symmetry: every node alike; no state holds a node number, so the
+ * renaming changes nothing, but for BUG_RENAME. */
+static uint32_t probe_interchangeable(const void *settings, uint32_t nodes)
+{
+    (void)settings;
+    return (1u << nodes) - 1;
+}
+
+static void probe_rename(const void *settings, const uint8_t *to, void *state)
+{
+    struct probe_state *s = state;
+    (void)settings, (void)to;
+#if BUG_RENAME
+    volatile uint8_t renamed[2];
+    s->reserved = renamed[1];
+#else
+    (void)s;
+#endif
+}
+
 const struct cmc_core ccore_uninit = {
     .abi = CMC_CORE_ABI,
     .state_size = sizeof(struct probe_state),
@@ -136,6 +161,8 @@ const struct cmc_core ccore_uninit = {
     .name = "memory-probe-c",
     .init = probe_init,
     .step = probe_step,
+    .interchangeable = probe_interchangeable,
+    .rename_state = probe_rename,
 };
 
 CMC_EXPORT_CORE(ccore_uninit);
