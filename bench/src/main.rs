@@ -185,18 +185,7 @@ fn run_cmc_c(rms: usize, threads: usize) -> anyhow::Result<Measurement> {
     let model = model.c_properties_from(cmc::Kind::Always, so, &invariants).map_err(anyhow::Error::msg)?;
     let model = model.into_dyn()?;
     let options = cmc::Options { threads, ..cmc::Options::default() };
-    let (start, cpu_start) = (Instant::now(), cpu_seconds()?);
-    let report = model.check(&options, &mut cmc::NoControl)?;
-    let (seconds, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds()? - cpu_start);
-    ensure!(report.verdict == cmc::Verdict::Pass, "cmc-c, N={rms}: expected pass, got {}", report.summary());
-    Ok(Measurement {
-        distinct: report.distinct_states,
-        generated: report.generated_states,
-        depth: report.depth.into(),
-        seconds,
-        cpu_seconds: cpu,
-        peak_rss_kib: peak_rss_kib()?,
-    })
+    timed(&format!("cmc-c, N={rms}"), || Ok(model.check(&options, &mut cmc::NoControl)?))
 }
 
 /// Checks Disk Paxos c13 as `cmc calibrate` does, on `threads` threads.
@@ -213,8 +202,13 @@ fn run_c13(threads: usize) -> anyhow::Result<Measurement> {
 
 fn measure_cmc<C: cmc::Core>(model: &cmc::Model<C>, threads: usize, what: &str) -> anyhow::Result<Measurement> {
     let options = cmc::Options { threads, ..cmc::Options::default() };
+    timed(what, || Ok(cmc::check(model, &options)?))
+}
+
+/// Times `search`, which must pass, and measures it.
+fn timed(what: &str, search: impl FnOnce() -> anyhow::Result<cmc::Report>) -> anyhow::Result<Measurement> {
     let (start, cpu_start) = (Instant::now(), cpu_seconds()?);
-    let report = cmc::check(model, &options)?;
+    let report = search()?;
     let (seconds, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds()? - cpu_start);
     ensure!(report.verdict == cmc::Verdict::Pass, "{what}: expected pass, got {}", report.summary());
     Ok(Measurement {
