@@ -8,7 +8,7 @@ use crate::model::{Budgets, Identity, Model, ModelError};
 use crate::network::Network;
 use crate::replay::{ReplayError, replay};
 use crate::report::{CounterexampleFile, Report};
-use crate::search::{Control, Options, check_with};
+use crate::search::{Control, DistributedError, Exchange, Options, check_distributed, check_with};
 use crate::session::{Session, Walker};
 
 /// A model whose core type is hidden: a core's [`Model`], or (on Linux) a
@@ -28,6 +28,21 @@ pub trait DynModel: Send + Sync {
     /// A session that walks the model one action at a time, as `cmc
     /// explore` serves it.
     fn session(&self) -> Result<Box<dyn Session + '_>, DynError>;
+    /// Runs this worker's part of a distributed breadth-first search
+    /// ([`check_distributed`]): cores only, since a program's worlds are
+    /// processes on one machine.
+    fn check_distributed(
+        &self,
+        options: &Options,
+        peers: &mut dyn Exchange,
+        control: &mut dyn Control,
+    ) -> Result<Report, DynError> {
+        let _ = (options, peers, control);
+        Err(DistributedError::Unsupported(
+            "checks cores; a program's worlds are live processes on one machine (docs/DISTRIBUTED.md)".to_string(),
+        )
+        .into())
+    }
 }
 
 /// Why a [`DynModel`] could not be built, searched or replayed at all (a
@@ -40,6 +55,9 @@ pub enum DynError {
     /// A counterexample file that does not fit the model.
     #[error(transparent)]
     Replay(#[from] ReplayError),
+    /// A distributed search that cannot run, or did not finish.
+    #[error(transparent)]
+    Distributed(#[from] DistributedError),
     /// A program model's configuration: the program, the preload, a limit.
     #[cfg(target_os = "linux")]
     #[error(transparent)]
@@ -80,6 +98,14 @@ where
     }
     fn replay(&self, file: &CounterexampleFile, det: bool) -> Result<Report, DynError> {
         Ok(replay(self, file, det)?)
+    }
+    fn check_distributed(
+        &self,
+        options: &Options,
+        peers: &mut dyn Exchange,
+        control: &mut dyn Control,
+    ) -> Result<Report, DynError> {
+        Ok(check_distributed(self, options, peers, control)?)
     }
     fn session(&self) -> Result<Box<dyn Session + '_>, DynError> {
         let engine = crate::engine::Engine::new(self, false)?;

@@ -56,8 +56,8 @@ pub use crate::property::{Kind, Property, View};
 pub use crate::replay::{ReplayError, replay, replay_with};
 pub use crate::report::{CounterexampleFile, ProcessCounts, Report, Verdict};
 pub use crate::search::{
-    Control, CoreExplorer, Explore, NoControl, Options, Progress, Search, Stop, check, check_with, explore,
-    explore_keeping,
+    Control, CoreExplorer, DistributedError, Exchange, Explore, NoControl, Options, Progress, Search, Stop, check,
+    check_with, explore, explore_keeping,
 };
 pub use crate::symmetry::{NodeSet, Renaming};
 pub use crate::world::{Fingerprint, World};

@@ -312,6 +312,16 @@ impl<const N: usize> DynModel for WithFile<N> {
     fn replay(&self, file: &crate::report::CounterexampleFile, det: bool) -> Result<crate::report::Report, DynError> {
         DynModel::replay(&self.model, file, det)
     }
+    fn check_distributed(
+        &self,
+        options: &crate::search::Options,
+        peers: &mut dyn crate::search::Exchange,
+        control: &mut dyn crate::search::Control,
+    ) -> Result<crate::report::Report, DynError> {
+        let mut report = self.model.check_distributed(options, peers, control)?;
+        report.model.model_file.clone_from(&self.file);
+        Ok(report)
+    }
     fn session(&self) -> Result<Box<dyn crate::session::Session + '_>, DynError> {
         self.model.session()
     }

@@ -15,6 +15,9 @@ use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
+pub use bfs::distributed::{
+    DistributedError, Exchange, check_distributed, explore_distributed, supported as distributed_supported,
+};
 pub(crate) use explore::unwind;
 pub use explore::{CoreExplorer, Explore};
 

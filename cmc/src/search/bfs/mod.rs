@@ -10,6 +10,7 @@
 //! kept only for the current and the next level; a trace is rebuilt by
 //! re-running the parent links' actions ([`store`]).
 
+pub(crate) mod distributed;
 mod parallel;
 mod store;
 mod symmetric;

@@ -97,29 +97,36 @@ pub(crate) fn chain(parents: &Parents, id: u32) -> Vec<u32> {
 /// Rebuilds the actions that reach state `id`, by following parent links to
 /// a root and re-running each action list.
 pub(crate) fn path_to<E: Explore>(c: &mut Checker<E>, parents: &Parents, id: u32) -> Vec<E::Action> {
-    let chain = chain(parents, id);
+    replay_chain(c, &chain(parents, id)).0
+}
+
+/// Re-runs a chain of links (a root's initial variant, then action
+/// positions): the actions, and the world they reach when every one of them
+/// could be taken again (`None` if one could not, the path then ending
+/// where it stopped).
+pub(crate) fn replay_chain<E: Explore>(c: &mut Checker<E>, chain: &[u32]) -> (Vec<E::Action>, Option<E::World>) {
     let e = &mut c.explorer;
     let mut path = vec![e.init_action(chain[0])];
     let mut world = e.empty_world();
     let mut next = e.empty_world();
     let mut actions = Vec::new();
     if !matches!(e.initial(chain[0], &mut world), Ok(true)) {
-        return path;
+        return (path, None);
     }
     for &position in &chain[1..] {
         if e.actions(&world, &mut actions).is_err() {
-            return path;
+            return (path, None);
         }
         let Some(&action) = actions.get(position as usize) else {
-            return path;
+            return (path, None);
         };
         path.push(action);
         if !matches!(e.apply(&world, &action, &mut next), Ok(true)) {
-            return path;
+            return (path, None);
         }
         std::mem::swap(&mut world, &mut next);
     }
-    path
+    (path, Some(world))
 }
 
 /// One BFS level: worlds in their stored form. The states of a level are

@@ -1,0 +1,225 @@
+//! The processes' connections. timely's own set-up retries a connection
+//! forever and waits for the others forever; this one has a deadline, and
+//! a handshake that refuses a process running another check. Process `p`
+//! listens on its own address, connects to every process below it and
+//! accepts every one above it, as timely does; then the sockets are
+//! timely's.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::Error;
+
+/// The first port of the addresses used without a hostfile: process `i`
+/// listens on 127.0.0.1:(2101 + i), timely's default.
+pub const PORT_BASE: u16 = 2101;
+
+/// Reads a hostfile: one `host:port` per process, in process order; blank
+/// lines and lines starting with `#` are skipped. Lines past `processes`
+/// are ignored, as timely ignores them; fewer is an error.
+pub fn read_hostfile(path: &Path, processes: usize) -> Result<Vec<String>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Usage(format!("hostfile {}: {e}", path.display())))?;
+    let mut addresses = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if line.split_whitespace().count() != 1 || !line.contains(':') {
+            return Err(Error::Usage(format!(
+                "hostfile {} line {}: expected one host:port, found `{line}`",
+                path.display(),
+                n + 1
+            )));
+        }
+        addresses.push(line.to_string());
+    }
+    if addresses.len() < processes {
+        return Err(Error::Usage(format!(
+            "hostfile {}: {} addresses for {processes} processes (one host:port per line, in process order)",
+            path.display(),
+            addresses.len()
+        )));
+    }
+    addresses.truncate(processes);
+    Ok(addresses)
+}
+
+/// The addresses without a hostfile: every process on this machine.
+pub fn local_addresses(processes: usize) -> Vec<String> {
+    (0..processes).map(|i| format!("127.0.0.1:{}", PORT_BASE as usize + i)).collect()
+}
+
+/// Connects process `me` to every other within `timeout`. `digest` names
+/// the check (cmc's version, the model, the options, the workers per
+/// process): a process whose digest differs is refused, on both sides.
+pub fn connect(
+    addresses: &[String],
+    me: usize,
+    timeout: Duration,
+    digest: u64,
+) -> Result<Vec<Option<TcpStream>>, Error> {
+    let deadline = Instant::now() + timeout;
+    let own = &addresses[me];
+    let listener =
+        TcpListener::bind(own).map_err(|e| Error::Connect(format!("process {me}: listening on {own}: {e}")))?;
+    listener.set_nonblocking(true).map_err(|e| Error::Connect(format!("{own}: {e}")))?;
+    let mut sockets: Vec<Option<TcpStream>> = (0..addresses.len()).map(|_| None).collect();
+    let mut to_connect: Vec<usize> = (0..me).collect();
+    let mut to_accept = addresses.len() - me - 1;
+    let mut last_error = String::new();
+    while !to_connect.is_empty() || to_accept > 0 {
+        if Instant::now() > deadline {
+            let missing: Vec<String> = to_connect.iter().map(|&i| format!("{i} ({})", addresses[i])).collect();
+            let mut what = Vec::new();
+            if !missing.is_empty() {
+                what.push(format!("could not connect to process {}", missing.join(", ")));
+            }
+            if to_accept > 0 {
+                what.push(format!("{to_accept} process(es) above {me} never connected"));
+            }
+            let last = if last_error.is_empty() { String::new() } else { format!(" (last error: {last_error})") };
+            return Err(Error::Connect(format!("process {me}: {} within {:?}{last}", what.join("; "), timeout)));
+        }
+        let mut i = 0;
+        while i < to_connect.len() {
+            let p = to_connect[i];
+            match dial(&addresses[p], me, digest, deadline) {
+                Ok(s) => {
+                    sockets[p] = Some(s);
+                    to_connect.remove(i);
+                }
+                Err(Refusal::Fatal(e)) => return Err(Error::Connect(format!("process {me}: {e}"))),
+                Err(Refusal::Retry(e)) => {
+                    last_error = format!("{}: {e}", addresses[p]);
+                    i += 1;
+                }
+            }
+        }
+        match listener.accept() {
+            Ok((s, from)) => {
+                if let Some(p) = greet(s, me, addresses.len(), digest, &from.to_string())? {
+                    if sockets[p.0].is_none() {
+                        sockets[p.0] = Some(p.1);
+                        to_accept -= 1;
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(Error::Connect(format!("process {me}: accepting on {own}: {e}"))),
+        }
+    }
+    for s in sockets.iter().flatten() {
+        keepalive(s);
+    }
+    Ok(sockets)
+}
+
+enum Refusal {
+    Retry(String),
+    Fatal(String),
+}
+
+/// Connects to a lower process and says who this one is and what it
+/// checks; waits for the same from it, until the deadline (it may still be
+/// connecting to processes below it).
+fn dial(address: &str, me: usize, digest: u64, deadline: Instant) -> Result<TcpStream, Refusal> {
+    let addrs: Vec<_> = address.to_socket_addrs().map_err(|e| Refusal::Retry(e.to_string()))?.collect();
+    let mut last = String::from("no address");
+    for a in addrs {
+        let mut s = match TcpStream::connect_timeout(&a, Duration::from_millis(500)) {
+            Ok(s) => s,
+            Err(e) => {
+                last = e.to_string();
+                continue;
+            }
+        };
+        let hello = [(me as u64).to_be_bytes(), digest.to_be_bytes()].concat();
+        let wait = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+        s.set_read_timeout(Some(wait)).ok();
+        if let Err(e) = s.write_all(&hello) {
+            last = e.to_string();
+            continue;
+        }
+        let mut answer = [0u8; 8];
+        match s.read_exact(&mut answer) {
+            Ok(()) if u64::from_be_bytes(answer) == digest => {
+                s.set_read_timeout(None).ok();
+                s.set_nodelay(true).ok();
+                return Ok(s);
+            }
+            Ok(()) => return Err(Refusal::Fatal(mismatch(address))),
+            // The other side closes without an answer when it refuses us.
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(Refusal::Fatal(mismatch(address))),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(Refusal::Retry(last))
+}
+
+fn mismatch(address: &str) -> String {
+    format!(
+        "the process at {address} runs another check (a different cmc, model, options or --workers): every \
+         process must run the same command but for --process"
+    )
+}
+
+/// Reads a higher process's hello; answers with this one's digest when it
+/// matches. `Ok(None)` for a connection that is not a cmc process's.
+fn greet(
+    mut s: TcpStream,
+    me: usize,
+    processes: usize,
+    digest: u64,
+    from: &str,
+) -> Result<Option<(usize, TcpStream)>, Error> {
+    s.set_nonblocking(false).ok();
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok();
+    let mut hello = [0u8; 16];
+    if s.read_exact(&mut hello).is_err() {
+        return Ok(None);
+    }
+    let index = u64::from_be_bytes(hello[..8].try_into().expect("8 bytes")) as usize;
+    let theirs = u64::from_be_bytes(hello[8..].try_into().expect("8 bytes"));
+    if index <= me || index >= processes {
+        return Ok(None);
+    }
+    if theirs != digest {
+        return Err(Error::Connect(format!(
+            "process {me}: process {index} (from {from}) runs another check (a different cmc, model, options or \
+             --workers): every process must run the same command but for --process"
+        )));
+    }
+    s.write_all(&digest.to_be_bytes()).map_err(|e| Error::Connect(format!("process {me}: answering {from}: {e}")))?;
+    s.set_read_timeout(None).ok();
+    s.set_nodelay(true).ok();
+    Ok(Some((index, s)))
+}
+
+/// A peer whose host vanishes (no FIN, no RST) would leave a read waiting
+/// forever: keepalive probes (after 5 s idle, 1 s apart, 5 of them) and
+/// TCP_USER_TIMEOUT (data unacknowledged for 10 s) make that an error,
+/// which timely's network threads report.
+fn keepalive(s: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let fd = s.as_raw_fd();
+    let set = |level: i32, option: i32, value: i32| {
+        // SAFETY: a valid socket, and an int option of the right size.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                option,
+                &value as *const i32 as *const libc::c_void,
+                std::mem::size_of::<i32>() as libc::socklen_t,
+            )
+        };
+    };
+    set(libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1);
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, 5);
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, 1);
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 5);
+    set(libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT, 10_000);
+}
