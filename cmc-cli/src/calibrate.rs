@@ -47,6 +47,9 @@ pub struct CalibrateArgs {
     /// count and trace is TLC's one-worker figure whatever the number.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Distributed search (`--distributed` and its options).
+    #[command(flatten)]
+    pub distributed: crate::distributed::DistributedArgs,
 }
 
 /// Runs the subcommand; returns the exit code. Unreadable or rejected input
@@ -58,10 +61,20 @@ pub fn run(args: &CalibrateArgs) -> Result<u8> {
     let cal = cfg::read(&path, &text, module)?;
     let time_max = crate::cli::time_max(args.time_max)?;
     catch_interrupt();
-    let mut control = RunControl::new(time_max).with_memory_max(crate::cli::memory_max_bytes(args.memory_max));
-    let mut report = check(&cal, args.threads, &mut control)?;
+    let memory_max = crate::cli::memory_max_bytes(args.memory_max);
+    let mut control = RunControl::new(time_max).with_memory_max(memory_max);
+    let mut report = if args.distributed.distributed {
+        let model = Box::new(model(&cal)?);
+        crate::distributed::check(model, &options(args.threads), &args.distributed, time_max, memory_max)?
+    } else {
+        check(&cal, args.threads, &mut control)?
+    };
     control.finish();
     report.elapsed_s = control.elapsed_s();
+    if !args.distributed.reports() {
+        eprintln!("process {}: {}; process 0 prints the report", args.distributed.process, report.summary());
+        return Ok(exit_code(report.verdict));
+    }
     if args.json {
         println!("{}", report.to_json());
     } else {
@@ -82,9 +95,14 @@ pub fn options(threads: usize) -> Options {
 /// Checks a configuration: the core with its settings and the configuration's
 /// invariants in their order.
 pub fn check(cal: &Calibration, threads: usize, control: &mut dyn Control) -> Result<Report> {
+    Ok(cmc::check_with(&model(cal)?, &options(threads), control)?)
+}
+
+/// The core with the configuration's settings and its invariants in their
+/// order.
+pub fn model(cal: &Calibration) -> Result<cmc::Model<cmc_examples::disk_paxos::DiskPaxos>> {
     let names: Vec<&str> = cal.invariants.iter().map(String::as_str).collect();
-    let model = model_with(cal.settings, &names).map_err(|n| anyhow!("unknown invariant `{n}`"))?;
-    Ok(cmc::check_with(&model, &options(threads), control)?)
+    model_with(cal.settings, &names).map_err(|n| anyhow!("unknown invariant `{n}`"))
 }
 
 /// The trace's states, re-run through the core, with a description of the

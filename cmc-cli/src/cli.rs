@@ -130,6 +130,8 @@ struct CheckArgs {
     /// Where to save a counterexample (default: target/cmc/NAME.cex.json).
     #[arg(long)]
     save: Option<PathBuf>,
+    #[command(flatten)]
+    distributed: crate::distributed::DistributedArgs,
 }
 
 /// How a catalog core's model is set: its settings and environment, as
@@ -290,10 +292,20 @@ fn check(args: CheckArgs) -> Result<u8> {
     let model = entry.build(&overrides)?;
     let time_max = time_max(args.time_max)?;
     catch_interrupt();
-    let mut control = RunControl::new(time_max).with_memory_max(memory_max_bytes(args.memory_max));
-    let mut report = model.check(&options, &mut control)?;
+    let memory_max = memory_max_bytes(args.memory_max);
+    let mut control = RunControl::new(time_max).with_memory_max(memory_max);
+    let mut report = if args.distributed.distributed {
+        crate::distributed::check(model, &options, &args.distributed, time_max, memory_max)?
+    } else {
+        model.check(&options, &mut control)?
+    };
     control.finish();
     report.elapsed_s = control.elapsed_s();
+    if !args.distributed.reports() {
+        eprintln!("process {}: {}; process 0 prints the report", args.distributed.process, report.summary());
+        return Ok(exit_code(report.verdict));
+    }
+    // The report is the one-thread report: one machine reproduces it.
     let rerun = check_command(&report.model, &options);
     let saved = match report.counterexample() {
         Some(cex) => {

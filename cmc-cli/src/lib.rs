@@ -7,6 +7,7 @@
 
 pub mod calibrate;
 pub mod cli;
+pub mod distributed;
 pub mod explore;
 // Public for the fuzz targets (`fuzz/`) and the test that replays their
 // findings, not for users: hidden from the documentation.

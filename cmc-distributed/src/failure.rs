@@ -46,7 +46,12 @@ pub(crate) fn install_hook() {
                 || thread.starts_with("timely:send")
                 || thread.starts_with("timely:recv");
             if timely {
-                fail(format!("{thread}: {message}"));
+                // timely names its network threads after the remote process.
+                let peer = thread.strip_prefix("timely:recv-").or_else(|| thread.strip_prefix("timely:send-"));
+                fail(match peer {
+                    Some(p) => format!("lost the connection to process {p} ({message})"),
+                    None => format!("{message} (in thread {thread})"),
+                });
             } else {
                 before(info);
             }

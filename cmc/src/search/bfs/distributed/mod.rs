@@ -291,7 +291,9 @@ impl<'a, E: Explore> Run<'a, E> {
                 depth: self.c.depth,
                 level: Some((self.c.depth, self.frontier.len() as u64)),
             };
-            let poll = control.poll(&progress);
+            let mut poll = control.poll(&progress);
+            let poll_every = self.c.explorer.poll_every();
+            let mut next_poll = poll_every;
 
             // Round 1: expand; candidates to their owners.
             let mut out = self.outs();
@@ -301,6 +303,15 @@ impl<'a, E: Explore> Run<'a, E> {
             let mut terminal_at: Option<u64> = None;
             let mut sent: FpMap<()> = FpMap::default();
             for k in 0..self.frontier.len() {
+                if poll.is_some() {
+                    // The level is abandoned: the search stops where it began.
+                    break;
+                }
+                if generated >= next_poll {
+                    next_poll = generated + poll_every;
+                    let progress = Progress { generated_states: self.c.generated + generated, ..progress };
+                    poll = control.poll(&progress);
+                }
                 let (id, stored) = self.frontier.get(k);
                 let e = &mut self.c.explorer;
                 if let Err(err) = e.load(stored, &mut world) {

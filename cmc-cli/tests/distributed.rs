@@ -1,0 +1,197 @@
+//! `cmc check --distributed` and `cmc calibrate --distributed` as users run
+//! them: two processes over loopback give the one-thread report, and a
+//! process that is killed, never comes, or runs another check makes the
+//! others end with an error, never a pass and never a hang.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const CMC: &str = env!("CARGO_BIN_EXE_cmc");
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("distributed");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// A hostfile of `n` loopback addresses on ports free when it is written.
+fn hostfile(name: &str, n: usize) -> PathBuf {
+    let listeners: Vec<TcpListener> = (0..n).map(|_| TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let lines: Vec<String> = listeners.iter().map(|l| l.local_addr().unwrap().to_string()).collect();
+    let path = scratch(name);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+fn process(args: &[&str], hosts: &Path, processes: usize, p: usize, extra: &[&str]) -> Child {
+    let p = p.to_string();
+    let n = processes.to_string();
+    Command::new(CMC)
+        .args(args)
+        .args(["--distributed", "--processes", &n, "--process", &p, "--hostfile", hosts.to_str().unwrap()])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cmc starts")
+}
+
+/// Runs every process of a search; their outputs by process index.
+fn run_all(args: &[&str], name: &str, processes: usize, extra: &[&str]) -> Vec<Output> {
+    let hosts = hostfile(name, processes);
+    let children: Vec<Child> = (0..processes).rev().map(|p| process(args, &hosts, processes, p, extra)).collect();
+    let mut outs: Vec<Output> = children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
+    outs.reverse();
+    outs
+}
+
+/// The JSON report without its time.
+fn report(out: &Output) -> serde_json::Value {
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("a JSON report: {}", text(&out.stderr)));
+    json["elapsed_s"] = 0.into();
+    json["chart"] = serde_json::Value::Null;
+    json
+}
+
+fn one_thread(args: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let out = Command::new(CMC).args(args).args(["--threads", "1"]).output().unwrap();
+    (out.status.code(), report(&out))
+}
+
+#[test]
+fn two_processes_give_the_one_thread_counts_on_two_phase_n7() {
+    let args = ["check", "two-phase-tla", "--set", "rms=7", "--json"];
+    let (code, expected) = one_thread(&args);
+    let outs = run_all(&args, "n7.hosts", 2, &["--workers", "2"]);
+    assert_eq!(outs[0].status.code(), code, "{}", text(&outs[0].stderr));
+    assert_eq!(outs[1].status.code(), code, "{}", text(&outs[1].stderr));
+    assert_eq!(report(&outs[0]), expected);
+    assert_eq!(expected["distinct_states"], 296_448);
+    assert!(outs[1].stdout.is_empty(), "only process 0 prints the report");
+    assert!(
+        text(&outs[1].stderr).contains("process 1: pass (bfs; 296,448 distinct states"),
+        "{}",
+        text(&outs[1].stderr)
+    );
+}
+
+#[test]
+fn two_processes_give_tlcs_counts_on_disk_paxos_c13() {
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../calibration/configs/c13.cfg");
+    let args = ["calibrate", "--config", config, "MCDiskPaxos", "--json"];
+    let (code, expected) = one_thread(&args);
+    let outs = run_all(&args, "c13.hosts", 2, &["--workers", "1"]);
+    assert_eq!(outs[0].status.code(), code, "{}", text(&outs[0].stderr));
+    assert_eq!(outs[1].status.code(), code, "{}", text(&outs[1].stderr));
+    assert_eq!(report(&outs[0]), expected);
+    assert_eq!(
+        (expected["distinct_states"].as_u64(), expected["generated_states"].as_u64()),
+        (Some(448_280), Some(4_537_461))
+    );
+}
+
+#[test]
+fn a_violation_over_three_processes_is_one_threads_counterexample() {
+    let saved = scratch("lost-wakeup.cex.json");
+    let one = scratch("lost-wakeup-one.cex.json");
+    let args = ["check", "lock-service", "--set", "bug_lost_wakeup=1", "--json"];
+    let out = Command::new(CMC).args(args).args(["--threads", "1", "--save", one.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let outs = run_all(&args, "wakeup.hosts", 3, &["--workers", "1", "--save", saved.to_str().unwrap()]);
+    for o in &outs {
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    }
+    assert_eq!(report(&outs[0]), report(&out));
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), std::fs::read_to_string(&one).unwrap());
+    assert!(text(&outs[0].stderr).contains("reproduce: cmc check lock-service"), "{}", text(&outs[0].stderr));
+}
+
+/// Waits for `child` at most `limit`; kills it and fails when it is not done.
+fn wait_at_most(mut child: Child, limit: Duration, what: &str) -> Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().ok();
+            let out = child.wait_with_output().unwrap();
+            panic!("{what}: still running after {limit:?}: {}", text(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_killed_process_ends_the_others_with_an_error() {
+    // Two-phase commit over six nodes takes far longer than the test.
+    let args = ["check", "two-phase", "--nodes", "6", "--crashes", "1", "--time-max", "120"];
+    let hosts = hostfile("kill.hosts", 2);
+    let victim = process(&args, &hosts, 2, 1, &["--workers", "1"]);
+    let survivor = process(&args, &hosts, 2, 0, &["--workers", "1"]);
+    std::thread::sleep(Duration::from_secs(3));
+    let mut victim = victim;
+    assert!(victim.try_wait().unwrap().is_none(), "the run is still going when process 1 is killed");
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    let killed = Instant::now();
+    let out = wait_at_most(survivor, Duration::from_secs(60), "process 0 after process 1 was killed");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "an error, not a verdict: {stderr}");
+    assert!(stderr.contains("process 0: the distributed search failed after"), "{stderr}");
+    assert!(stderr.contains("lost the connection to process 1"), "{stderr}");
+    assert!(out.stdout.is_empty(), "no report: {}", text(&out.stdout));
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(killed.elapsed() < Duration::from_secs(30), "ended {:?} after the kill", killed.elapsed());
+}
+
+#[test]
+fn a_process_that_never_comes_is_an_error_after_the_connect_timeout() {
+    let args = ["check", "two-phase-tla", "--set", "rms=3"];
+    let hosts = hostfile("alone.hosts", 3);
+    for p in [0, 2] {
+        let start = Instant::now();
+        let child = process(&args, &hosts, 3, p, &["--connect-timeout", "2"]);
+        let out = wait_at_most(child, Duration::from_secs(30), "a process waiting for the others");
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(&format!("process {p}: ")) && stderr.contains("within 2s"), "{stderr}");
+        assert!(start.elapsed() >= Duration::from_secs(2), "it waited the timeout");
+    }
+}
+
+#[test]
+fn processes_that_run_different_checks_refuse_each_other() {
+    let hosts = hostfile("mismatch.hosts", 2);
+    let one = process(&["check", "two-phase-tla", "--set", "rms=3"], &hosts, 2, 1, &["--connect-timeout", "20"]);
+    let zero = process(&["check", "two-phase-tla", "--set", "rms=4"], &hosts, 2, 0, &["--connect-timeout", "20"]);
+    for (p, child) in [(0, zero), (1, one)] {
+        let out = wait_at_most(child, Duration::from_secs(40), "a refused process");
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "process {p}: {stderr}");
+        assert!(stderr.contains("runs another check"), "process {p}: {stderr}");
+    }
+}
+
+#[test]
+fn distributed_options_are_checked() {
+    for (args, says) in [
+        (vec!["check", "two-phase-tla", "--workers", "2"], "--distributed"),
+        (vec!["check", "two-phase-tla", "--distributed", "--processes", "2", "--process", "2"], "--process 2"),
+        (vec!["check", "two-phase-tla", "--distributed", "--symmetry"], "symmetry"),
+        (vec!["check", "two-phase-tla", "--distributed", "--search", "dfs", "--depth-max", "3"], "breadth-first"),
+        (
+            vec!["check", "two-phase-tla", "--distributed", "--processes", "3", "--hostfile", "/nonexistent"],
+            "/nonexistent",
+        ),
+    ] {
+        let out = Command::new(CMC).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(text(&out.stderr).contains(says), "{args:?}: {}", text(&out.stderr));
+    }
+}
