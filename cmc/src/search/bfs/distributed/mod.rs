@@ -42,7 +42,7 @@ use crate::model::{Model, ModelError};
 use crate::property::Kind;
 use crate::report::Report;
 use crate::search::{
-    Checker, Control, CoreExplorer, DEADLOCK, End, Explore, FpMap, FpSet, Options, Progress, Search, terminal,
+    Checker, Control, CoreExplorer, DEADLOCK, End, Explore, FpSet, Options, Progress, Search, terminal,
 };
 use crate::world::Fingerprint;
 use event::{
@@ -301,7 +301,13 @@ impl<'a, E: Explore> Run<'a, E> {
             let mut local: Option<Event> = None;
             let mut generated = 0u64;
             let mut terminal_at: Option<u64> = None;
-            let mut sent: FpMap<()> = FpMap::default();
+            // Candidates for other workers already sent in this level: a
+            // repeat came later in BFS order than the first.
+            let mut sent = FpSet::default();
+            // The new worlds this worker owns, offered as they come: its own
+            // candidates at once, the others' after the round.
+            let mut fresh = Fresh::default();
+            let mut cut = false;
             for k in 0..self.frontier.len() {
                 if poll.is_some() {
                     // The level is abandoned: the search stops where it began.
@@ -341,16 +347,38 @@ impl<'a, E: Explore> Run<'a, E> {
                         }
                     }
                 }
+                // The lookups of this world's successors miss the cache
+                // together rather than one after another.
+                for &(sfp, _, _) in &succ {
+                    if owner(sfp, self.peers) == self.me {
+                        self.seen.prefetch(sfp);
+                    }
+                }
                 let mut from = 0;
                 for (j, &(sfp, position, end)) in succ.iter().enumerate() {
                     let encoded = &bytes[from..end];
                     from = end;
-                    // A self-loop is seen already; a repeat on this worker
-                    // came later in BFS order than its first.
-                    if sfp == fp || sent.insert(sfp, ()).is_some() {
+                    // A self-loop is seen already.
+                    if sfp == fp {
                         continue;
                     }
-                    let o = &mut out[owner(sfp, self.peers)];
+                    let to = owner(sfp, self.peers);
+                    if to == self.me {
+                        // Worlds are expanded in id order: the first way to a
+                        // world found here has the least key found here
+                        // (another worker's may be less, after the round).
+                        if last_level {
+                            cut |= !self.seen.contains(sfp);
+                        } else if !self.seen.contains(sfp) {
+                            self.seen.insert(sfp);
+                            fresh.add(sfp, Key { parent: id, sub: j as u32 + 1 }, position, encoded);
+                        }
+                        continue;
+                    }
+                    if !sent.insert(sfp) {
+                        continue;
+                    }
+                    let o = &mut out[to];
                     if last_level {
                         o.u8(PROBE);
                         o.u128(sfp);
@@ -379,8 +407,6 @@ impl<'a, E: Explore> Run<'a, E> {
                 o.opt_u64(terminal_at);
             });
             let got = self.round(out)?;
-            let mut fresh = Fresh::default();
-            let mut cut = false;
             let mut generated_level = 0u64;
             let mut stop_reason: Option<String> = None;
             let mut event: Option<Event> = None;
@@ -394,8 +420,8 @@ impl<'a, E: Explore> Run<'a, E> {
                             let key = Key { parent: r.u64()?, sub: r.u32()? };
                             let position = r.u32()?;
                             let world = r.bytes()?;
-                            if !self.seen.contains(fp) {
-                                fresh.offer(fp, key, position, world);
+                            if !fresh.improve(fp, key, position) && !self.seen.contains(fp) {
+                                fresh.add(fp, key, position, world);
                             }
                         }
                         PROBE => cut |= !self.seen.contains(r.u128()?),
@@ -459,10 +485,16 @@ impl<'a, E: Explore> Run<'a, E> {
             // and witnesses to all.
             let mut out = self.outs();
             let mut counts = vec![0u64; self.peers];
+            // What this worker ranks itself skips the wire.
+            let mut mine: Vec<(Key, u32, Fingerprint)> = Vec::new();
             for k in 0..fresh.len() {
                 let key = fresh.keys[k];
                 let r = range_of(key.parent, lo, hi, self.peers);
                 counts[r] += 1;
+                if r == self.me {
+                    mine.push((key, fresh.positions[k], fresh.fps[k]));
+                    continue;
+                }
                 let o = &mut out[r];
                 o.u8(RANK);
                 o.u64(key.parent);
@@ -482,7 +514,6 @@ impl<'a, E: Explore> Run<'a, E> {
                 o.u8(u8::from(cut));
             });
             let got = self.round(out)?;
-            let mut mine: Vec<(Key, u32, Fingerprint)> = Vec::new();
             let mut totals = vec![0u64; self.peers];
             let mut witness: Vec<Option<Key>> = vec![None; nprops];
             for buf in &got {
@@ -525,13 +556,20 @@ impl<'a, E: Explore> Run<'a, E> {
             let mut out = self.outs();
             let first = offsets[self.me];
             let mut block = Block { first, parents: Vec::with_capacity(mine.len()), positions: Vec::new() };
+            let mut ids = vec![u64::MAX; fresh.len()];
             for (i, &(key, position, fp)) in mine.iter().enumerate() {
-                let o = &mut out[owner(fp, self.peers)];
+                block.parents.push(key.parent);
+                block.positions.push(position);
+                let to = owner(fp, self.peers);
+                if to == self.me {
+                    let k = *fresh.index.get(&fp).ok_or("internal: this worker ranked a world it lost")?;
+                    ids[k] = first + i as u64;
+                    continue;
+                }
+                let o = &mut out[to];
                 o.u8(ID);
                 o.u128(fp);
                 o.u64(first + i as u64);
-                block.parents.push(key.parent);
-                block.positions.push(position);
             }
             if let Some(m) = self.c.options.states_max
                 && m >= first
@@ -554,7 +592,6 @@ impl<'a, E: Explore> Run<'a, E> {
             }
             drop(mine);
             let got = self.round(out)?;
-            let mut ids = vec![u64::MAX; fresh.len()];
             for buf in &got {
                 let mut r = In::new(buf);
                 while !r.done() {

@@ -52,20 +52,26 @@ pub(super) struct Fresh {
 }
 
 impl Fresh {
-    pub(super) fn offer(&mut self, fp: Fingerprint, key: Key, position: u32, world: &[u8]) {
-        if let Some(&k) = self.index.get(&fp) {
-            if key < self.keys[k] {
-                self.keys[k] = key;
-                self.positions[k] = position;
-            }
-            return;
-        }
+    /// Adds a world not seen before.
+    pub(super) fn add(&mut self, fp: Fingerprint, key: Key, position: u32, world: &[u8]) {
         self.index.insert(fp, self.fps.len());
         self.fps.push(fp);
         self.keys.push(key);
         self.positions.push(position);
         self.worlds.push(0, world);
     }
+
+    /// Offers another way to a world of this level: `false` when the world
+    /// is not one of this level's; otherwise keeps the lesser key.
+    pub(super) fn improve(&mut self, fp: Fingerprint, key: Key, position: u32) -> bool {
+        let Some(&k) = self.index.get(&fp) else { return false };
+        if key < self.keys[k] {
+            self.keys[k] = key;
+            self.positions[k] = position;
+        }
+        true
+    }
+
     pub(super) fn len(&self) -> usize {
         self.fps.len()
     }
