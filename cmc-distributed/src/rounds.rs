@@ -20,7 +20,38 @@ use crate::failure;
 
 /// One piece of a round's buffer: destination worker, sender, piece
 /// number, bytes.
-type Piece = (u32, u32, u32, Vec<u8>);
+type Piece = (u32, u32, u32, Bytes);
+
+/// Bytes that serialize as one byte string: timely serializes a message
+/// between processes with bincode, which writes a `Vec<u8>` (a sequence)
+/// one element at a time, and also walks it once more to size it.
+#[derive(Clone, Debug, Default)]
+struct Bytes(Vec<u8>);
+
+impl serde::Serialize for Bytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Bytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a byte string")
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Bytes, E> {
+                Ok(Bytes(v))
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Bytes, E> {
+                Ok(Bytes(v.to_vec()))
+            }
+        }
+        d.deserialize_byte_buf(Visitor)
+    }
+}
 
 /// A buffer is sent in pieces of at most this many bytes, so that a large
 /// round streams through the channels rather than as one allocation.
@@ -57,7 +88,7 @@ impl<'w> Rounds<'w> {
                             input.for_each(|cap, data| {
                                 let mut inbox = filed.borrow_mut();
                                 let round = inbox.entry(*cap.stamp().expect_singleton()).or_default();
-                                round.extend(data.drain(..).map(|(_, from, seq, bytes)| (from, seq, bytes)));
+                                round.extend(data.drain(..).map(|(_, from, seq, bytes)| (from, seq, bytes.0)));
                             });
                         }
                     },
@@ -83,12 +114,12 @@ impl cmc::Exchange for Rounds<'_> {
         for (to, buf) in out.into_iter().enumerate() {
             if buf.len() <= PIECE {
                 if !buf.is_empty() {
-                    self.input.send((to as u32, me, 0, buf));
+                    self.input.send((to as u32, me, 0, Bytes(buf)));
                     sent += 1;
                 }
             } else {
                 for (seq, piece) in buf.chunks(PIECE).enumerate() {
-                    self.input.send((to as u32, me, seq as u32, piece.to_vec()));
+                    self.input.send((to as u32, me, seq as u32, Bytes(piece.to_vec())));
                     sent += 1;
                     // Let the channels drain while a large round is sent.
                     if sent % 64 == 0 {
