@@ -411,7 +411,6 @@ impl<'a, E: Explore> Run<'a, E> {
             let mut stop_reason: Option<String> = None;
             let mut event: Option<Event> = None;
             let mut terminal_first: Option<u64> = None;
-            let mut candidates: Vec<(Fingerprint, Key, u32, &[u8])> = Vec::new();
             for buf in &got {
                 let mut r = In::new(buf);
                 while !r.done() {
@@ -419,7 +418,11 @@ impl<'a, E: Explore> Run<'a, E> {
                         CANDIDATE => {
                             let fp = r.u128()?;
                             let key = Key { parent: r.u64()?, sub: r.u32()? };
-                            candidates.push((fp, key, r.u32()?, r.bytes()?));
+                            let position = r.u32()?;
+                            let world = r.bytes()?;
+                            if !fresh.improve(fp, key, position) && !self.seen.contains(fp) {
+                                fresh.add(fp, key, position, world);
+                            }
                         }
                         PROBE => cut |= !self.seen.contains(r.u128()?),
                         EXPANDED => {
@@ -440,20 +443,6 @@ impl<'a, E: Explore> Run<'a, E> {
                     }
                 }
             }
-            // The other workers' candidates, their lookups prefetched a few
-            // ahead so that their cache misses overlap.
-            const AHEAD: usize = 8;
-            for i in 0..candidates.len() {
-                if let Some(&(fp, ..)) = candidates.get(i + AHEAD) {
-                    fresh.set.prefetch(fp);
-                    self.seen.prefetch(fp);
-                }
-                let (fp, key, position, world) = candidates[i];
-                if !fresh.improve(fp, key, position) && !self.seen.contains(fp) {
-                    fresh.add(fp, key, position, world);
-                }
-            }
-            drop(candidates);
             if let Some(reason) = stop_reason {
                 return self.finish(End::Incomplete(reason), None);
             }

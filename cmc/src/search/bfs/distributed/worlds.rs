@@ -2,7 +2,7 @@
 //! worlds it owns, the parent links it ranked.
 
 use super::event::Key;
-use crate::search::{FpMap, FpSet};
+use crate::search::FpMap;
 use crate::world::Fingerprint;
 
 /// The worker that owns fingerprint `fp` among `peers`: from bits the
@@ -44,9 +44,6 @@ impl Worlds {
 /// the least key offered and its action position.
 #[derive(Default)]
 pub(super) struct Fresh {
-    /// The same fingerprints as `index`, in the set that answers "not
-    /// here" (the common case) from one prefetchable bucket.
-    pub(super) set: FpSet,
     pub(super) index: FpMap<usize>,
     pub(super) fps: Vec<Fingerprint>,
     pub(super) keys: Vec<Key>,
@@ -57,7 +54,6 @@ pub(super) struct Fresh {
 impl Fresh {
     /// Adds a world not seen before.
     pub(super) fn add(&mut self, fp: Fingerprint, key: Key, position: u32, world: &[u8]) {
-        self.set.insert(fp);
         self.index.insert(fp, self.fps.len());
         self.fps.push(fp);
         self.keys.push(key);
@@ -68,9 +64,6 @@ impl Fresh {
     /// Offers another way to a world of this level: `false` when the world
     /// is not one of this level's; otherwise keeps the lesser key.
     pub(super) fn improve(&mut self, fp: Fingerprint, key: Key, position: u32) -> bool {
-        if !self.set.contains(fp) {
-            return false;
-        }
         let Some(&k) = self.index.get(&fp) else { return false };
         if key < self.keys[k] {
             self.keys[k] = key;
