@@ -195,3 +195,38 @@ fn distributed_options_are_checked() {
         assert!(text(&out.stderr).contains(says), "{args:?}: {}", text(&out.stderr));
     }
 }
+
+/// Needs root (a private network namespace): `.ci/run` runs it with
+/// `--ignored`. Both processes run in a namespace whose loopback is taken
+/// down mid-run, so their connections get no FIN and no RST, as when a
+/// host loses power: keepalive and TCP_USER_TIMEOUT must end the wait.
+#[test]
+#[ignore = "needs root: run with --ignored (.ci/run does)"]
+fn a_host_that_vanishes_ends_the_others_with_an_error() {
+    let hosts = scratch("vanish.hosts");
+    std::fs::write(&hosts, "127.0.0.1:24501\n127.0.0.1:24502\n").unwrap();
+    let err = scratch("vanish.p1.err");
+    let run = |p: usize, redirect: &str| {
+        format!(
+            "{CMC} check two-phase --nodes 6 --crashes 1 --time-max 120 --distributed --workers 1 --processes 2 \
+             --process {p} --hostfile {} {redirect}",
+            hosts.display()
+        )
+    };
+    let script = format!(
+        "ip link set lo up && {} & {} & p0=$!; sleep 3; ip link set lo down; start=$(date +%s); wait $p0; \
+         code=$?; echo \"exit $code after $(( $(date +%s) - start )) s\"; wait",
+        run(1, &format!("2> {} > /dev/null", err.display())),
+        run(0, "")
+    );
+    let out = Command::new("unshare").args(["-n", "sh", "-c", &script]).output().expect("unshare runs");
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "unshare -n failed (root is needed): {stderr}");
+    let line = stdout.lines().last().unwrap_or_default();
+    let seconds: u64 = line.rsplit(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(u64::MAX);
+    assert!(line.starts_with("exit 2 after"), "process 0 ended with an error: {line}: {stderr}");
+    assert!(seconds <= 40, "within keepalive's bound, not a hang: {line}");
+    assert!(stderr.contains("lost the connection to process 1"), "{stderr}");
+    let p1 = std::fs::read_to_string(&err).unwrap();
+    assert!(p1.contains("lost the connection to process 0"), "process 1: {p1}");
+}

@@ -1,13 +1,13 @@
 //! Distributed breadth-first search for cmc, on timely dataflow.
 //!
 //! cmc's engine runs a distributed search as rounds of messages between
-//! workers ([`cmc::Exchange`], [`cmc::check_distributed`]); this crate
+//! workers ([`cmc::Exchange`], [`cmc::search::check_distributed`]); this crate
 //! carries the rounds over timely dataflow, between worker threads of one
 //! process and between processes on several hosts. Every worker ends with
 //! the report a one-thread search gives.
 //!
 //! What timely leaves open, this crate closes, so that a run ends with a
-//! report or an error and never hangs ([`net`], [`failure`]):
+//! report or an error and never hangs ([`net`], and a panic hook):
 //! connections have a deadline; a handshake refuses a process that runs
 //! another check; keepalive turns a vanished host into an error; a lost
 //! peer's panics in timely's threads become one error.
