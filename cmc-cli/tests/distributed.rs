@@ -230,3 +230,23 @@ fn a_host_that_vanishes_ends_the_others_with_an_error() {
     let p1 = std::fs::read_to_string(&err).unwrap();
     assert!(p1.contains("lost the connection to process 0"), "process 1: {p1}");
 }
+
+#[test]
+fn processes_whose_models_differ_only_in_their_properties_refuse_each_other() {
+    // The identity the connection handshake compares has no properties:
+    // the workers' first round compares them.
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../calibration/configs/c01.cfg");
+    let fewer = scratch("c01-fewer-invariants.cfg");
+    let cfg = std::fs::read_to_string(config).unwrap().replace(" Validity OutputIsChosen", "");
+    std::fs::write(&fewer, cfg).unwrap();
+    let hosts = hostfile("properties.hosts", 2);
+    let run = |cfg: &str, p| process(&["calibrate", "--config", cfg, "MCDiskPaxos"], &hosts, 2, p, &["--workers", "1"]);
+    let one = run(fewer.to_str().unwrap(), 1);
+    let zero = run(config, 0);
+    for (p, child) in [(0, zero), (1, one)] {
+        let out = wait_at_most(child, Duration::from_secs(40), "a process of another model");
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "process {p}: {stderr}");
+        assert!(stderr.contains("checks another model"), "process {p}: {stderr}");
+    }
+}

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cmc::catalog::{DynError, DynModel};
-use cmc::{Control, Options, Report};
+use cmc::{Control, DistributedError, Options, Report};
 use timely::communication::allocator::ProcessBuilder;
 use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
 
@@ -116,12 +116,28 @@ pub fn check(
     let options = *options;
     let digest = digest(&model.identity(), &options, cluster);
     let work = move |worker: &mut timely::worker::Worker| -> Result<Report, DynError> {
+        let index = worker.index();
         let mut rounds = rounds::Rounds::new(worker);
         let mut control = control();
-        let result = model.check_distributed(&options, &mut rounds, &mut *control);
-        if let Err(e) = &result {
+        let run = std::panic::AssertUnwindSafe(|| model.check_distributed(&options, &mut rounds, &mut *control));
+        let result = std::panic::catch_unwind(run).unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(DistributedError::Peers(format!("worker {index} panicked: {message}")).into())
+        });
+        match &result {
+            // A model that cannot be checked so fails on every worker
+            // alike, before any round: its own error, not a lost peer.
+            Err(
+                DynError::Model(_)
+                | DynError::Distributed(DistributedError::Model(_) | DistributedError::Unsupported(_)),
+            ) => {}
             // The other workers wait for this one in a round: end them.
-            failure::fail(e.to_string());
+            Err(e) => failure::fail(e.to_string()),
+            Ok(_) => {}
         }
         result
     };

@@ -122,3 +122,37 @@ fn what_it_does_not_do_is_an_error() {
     let e = check(model, &Options::default(), &Cluster { process: 2, ..Cluster::local(1) }, no_control()).unwrap_err();
     assert!(e.to_string().contains("--process 2"), "{e}");
 }
+
+fn two_phase_tla(rms: u8) -> cmc::Model<cmc_examples::two_phase_tla::TwoPhaseTla> {
+    let settings = cmc_examples::two_phase_tla::TwoPhaseTlaSettings { rms, ..Default::default() };
+    cmc_examples::two_phase_tla::model(settings)
+}
+
+#[test]
+fn a_property_whose_code_fails_where_a_sometimes_first_holds_is_one_threads_error() {
+    use cmc_examples::two_phase_tla::tm;
+    let model = two_phase_tla(3).sometimes("tm-committed", |w| w.state(0).tm_state == tm::COMMITTED).always(
+        "fails-once-committed",
+        |w| {
+            assert!(w.state(0).tm_state != tm::COMMITTED, "a property's own bug");
+            true
+        },
+    );
+    // One thread records no witness of the world whose property code
+    // failed: the error comes first.
+    let r = same(Arc::new(model), Options::default(), &[1, 2, 3]);
+    assert_eq!(r.verdict, cmc::Verdict::Error);
+    assert!(r.witnesses.is_empty(), "{:?}", r.witnesses);
+    // The same at an initial world.
+    let model = two_phase_tla(3).sometimes("always", |_| true).always("fails", |_| panic!("a property's own bug"));
+    let r = same(Arc::new(model), Options::default(), &[1, 2]);
+    assert_eq!((r.verdict, r.witnesses.len(), r.depth), (cmc::Verdict::Error, 0, 1));
+}
+
+#[test]
+fn a_model_that_cannot_be_checked_is_its_own_error_not_a_lost_peer() {
+    let model = two_phase_tla(3).always("deadlock", |_| true);
+    let options = Options { deadlock: true, ..Options::default() };
+    let e = check(Arc::new(model), &options, &Cluster::local(2), no_control()).unwrap_err();
+    assert!(matches!(e, cmc_distributed::Error::Model(_)), "{e:?}");
+}

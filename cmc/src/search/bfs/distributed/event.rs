@@ -53,14 +53,6 @@ impl Event {
         matches!(self.what, What::Violation(_) | What::PropertyError(..))
     }
 
-    /// The property index of an event at a new world.
-    pub(super) fn property(&self) -> Option<u32> {
-        match self.what {
-            What::Violation(i) | What::PropertyError(i, _) => Some(i),
-            _ => None,
-        }
-    }
-
     pub(super) fn write(&self, o: &mut Out) {
         o.u64(self.key.parent);
         o.u32(self.key.sub);

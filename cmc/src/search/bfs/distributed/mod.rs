@@ -36,6 +36,8 @@ mod trace;
 mod wire;
 mod worlds;
 
+use super::store::POSITION_MAX;
+
 use crate::core::Core;
 use crate::engine::Engine;
 use crate::model::{Model, ModelError};
@@ -146,6 +148,7 @@ const ID: u8 = 6;
 const CAP: u8 = 7;
 const BEFORE: u8 = 8;
 pub(super) const LINK: u8 = 9;
+const HELLO: u8 = 10;
 
 /// One worker's distributed search.
 struct Run<'a, E: Explore> {
@@ -242,13 +245,21 @@ impl<'a, E: Explore> Run<'a, E> {
             if !seen.insert(fp) {
                 continue;
             }
+            if variant > POSITION_MAX {
+                // As one thread: parent links keep positions in 16 bits.
+                self.c.depth = 1;
+                let error = format!("action position {variant} is beyond the search's limit of {POSITION_MAX}");
+                return Some(End::Error { error, path: Vec::new(), failed: None });
+            }
             let id = self.roots.len() as u64;
             self.roots.push(variant);
             self.c.distinct += 1;
             self.c.depth = 1;
             let checked = self.c.check_new(&world, &mut witnessed);
-            for &i in &witnessed {
-                self.witness_ids[i] = Some(id);
+            if checked.is_ok() {
+                for &i in &witnessed {
+                    self.witness_ids[i] = Some(id);
+                }
             }
             let path = vec![self.c.explorer.init_action(variant)];
             match checked {
@@ -270,7 +281,54 @@ impl<'a, E: Explore> Run<'a, E> {
         None
     }
 
+    /// Every worker broadcasts one report in rounds 1, 2 and 4: a round
+    /// that lacks one ended without that worker (it stopped or failed).
+    fn complete(&self, reports: usize, round: u32) -> Result<(), String> {
+        if reports == self.peers {
+            return Ok(());
+        }
+        Err(format!(
+            "round {round} of a level came with {reports} of the {} workers' reports: a worker ended early",
+            self.peers
+        ))
+    }
+
+    /// The first round: every worker says what it checks (the model, its
+    /// properties in order, the options that change the search), and a
+    /// worker that checks something else is an error, before any count.
+    fn hello(&mut self) -> Result<(), String> {
+        let o = &self.c.options;
+        let what = format!(
+            "{:?} {:?} {:?} {:?} {} {} {}",
+            self.c.explorer.identity(),
+            self.c.properties,
+            o.search,
+            o.states_max,
+            o.det,
+            o.deadlock,
+            o.symmetry
+        );
+        let digest = xxhash_rust::xxh3::xxh3_64(what.as_bytes());
+        let mut out = self.outs();
+        Self::broadcast(&mut out, |o| {
+            o.u8(HELLO);
+            o.u64(digest);
+        });
+        let got = self.round(out)?;
+        for (w, buf) in got.iter().enumerate() {
+            let mut r = In::new(buf);
+            if r.u8()? != HELLO || r.u64()? != digest || !r.done() {
+                return Err(format!(
+                    "worker {w} checks another model than worker {} (its settings, properties or options differ)",
+                    self.me
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn search(&mut self, depth_max: Option<u32>, control: &mut dyn Control) -> Result<End<E::Action>, String> {
+        self.hello()?;
         if let Some(end) = self.initial_level() {
             return self.finish(end, None);
         }
@@ -407,6 +465,7 @@ impl<'a, E: Explore> Run<'a, E> {
                 o.opt_u64(terminal_at);
             });
             let got = self.round(out)?;
+            let mut reports = 0usize;
             let mut generated_level = 0u64;
             let mut stop_reason: Option<String> = None;
             let mut event: Option<Event> = None;
@@ -426,6 +485,7 @@ impl<'a, E: Explore> Run<'a, E> {
                         }
                         PROBE => cut |= !self.seen.contains(r.u128()?),
                         EXPANDED => {
+                            reports += 1;
                             generated_level += r.u64()?;
                             let reason = match r.u8()? {
                                 0 => None,
@@ -443,12 +503,14 @@ impl<'a, E: Explore> Run<'a, E> {
                     }
                 }
             }
+            self.complete(reports, 1)?;
             if let Some(reason) = stop_reason {
                 return self.finish(End::Incomplete(reason), None);
             }
 
             // The owner checks its new worlds.
             let mut checked: Option<Event> = None;
+            let mut witnessed: Vec<usize> = Vec::new();
             let mut first_witness: Vec<Option<Key>> = vec![None; nprops];
             for k in 0..fresh.len() {
                 let (_, stored) = fresh.worlds.get(k);
@@ -457,7 +519,8 @@ impl<'a, E: Explore> Run<'a, E> {
                 }
                 let key = fresh.keys[k];
                 let mut found = None;
-                for (i, first) in first_witness.iter_mut().enumerate() {
+                witnessed.clear();
+                for i in 0..nprops {
                     let holds = match self.c.properties[i].1 {
                         Kind::Always => self.c.explorer.holds(i, &world),
                         Kind::Sometimes if self.c.unwitnessed[i] => self.c.explorer.holds(i, &world),
@@ -466,13 +529,18 @@ impl<'a, E: Explore> Run<'a, E> {
                     match (self.c.properties[i].1, holds) {
                         (_, Err(error)) => found = Some(What::PropertyError(i as u32, error)),
                         (Kind::Always, Ok(false)) => found = Some(What::Violation(i as u32)),
-                        (Kind::Sometimes, Ok(true)) => {
-                            *first = Some(first.map_or(key, |w| w.min(key)));
-                        }
+                        (Kind::Sometimes, Ok(true)) => witnessed.push(i),
                         _ => {}
                     }
                     if found.is_some() {
                         break;
+                    }
+                }
+                // One thread records no witness of a world whose property
+                // code failed: the error ends the search first.
+                if !matches!(found, Some(What::PropertyError(..))) {
+                    for &i in &witnessed {
+                        first_witness[i] = Some(first_witness[i].map_or(key, |w| w.min(key)));
                     }
                 }
                 checked = earliest(checked, found.map(|what| Event { key, what }));
@@ -514,6 +582,7 @@ impl<'a, E: Explore> Run<'a, E> {
                 o.u8(u8::from(cut));
             });
             let got = self.round(out)?;
+            let mut reports = 0usize;
             let mut totals = vec![0u64; self.peers];
             let mut witness: Vec<Option<Key>> = vec![None; nprops];
             for buf in &got {
@@ -525,6 +594,7 @@ impl<'a, E: Explore> Run<'a, E> {
                             mine.push((key, r.u32()?, r.u128()?));
                         }
                         CHECKED => {
+                            reports += 1;
                             for t in totals.iter_mut() {
                                 *t += r.u64()?;
                             }
@@ -540,6 +610,7 @@ impl<'a, E: Explore> Run<'a, E> {
                     }
                 }
             }
+            self.complete(reports, 2)?;
             let new_total: u64 = totals.iter().sum();
             let offsets: Vec<u64> = totals
                 .iter()
@@ -620,7 +691,9 @@ impl<'a, E: Explore> Run<'a, E> {
                 .filter_map(|(i, w)| w.map(|k| (i, k)))
                 .filter(|&(i, k)| match &stop {
                     None => true,
-                    Some(s) => k < s.key || (k == s.key && s.property().is_some_and(|q| (i as u32) < q)),
+                    // At the stop's own world, only a violation keeps the
+                    // witnesses of the properties checked before it.
+                    Some(s) => k < s.key || (k == s.key && matches!(s.what, What::Violation(q) if (i as u32) < q)),
                 })
                 .collect();
 
@@ -661,11 +734,13 @@ impl<'a, E: Explore> Run<'a, E> {
                     }
                 });
                 let got = self.round(out)?;
+                let mut reports = 0usize;
                 for buf in &got {
                     let mut r = In::new(buf);
                     while !r.done() {
                         match r.u8()? {
                             BEFORE => {
+                                reports += 1;
                                 before.0 += r.u64()?;
                                 before.1 += r.u64()?;
                                 if let Some(id) = r.opt_u64()? {
@@ -684,6 +759,7 @@ impl<'a, E: Explore> Run<'a, E> {
                         }
                     }
                 }
+                self.complete(reports, 4)?;
             }
 
             if let Some(s) = stop {
@@ -696,6 +772,9 @@ impl<'a, E: Explore> Run<'a, E> {
                 if terminal_first.is_some_and(|p| Key { parent: p, sub: SUB_TERMINAL } <= s.key) {
                     self.c.terminal_checked = true;
                 }
+                // An expansion's error names the action that failed: the
+                // step is taken again where the trace ends.
+                let expand_again = matches!(s.what, What::ExpandError(_));
                 let target = match s.what {
                     What::Cap => None,
                     What::Violation(_) | What::PropertyError(..) => {
@@ -718,7 +797,7 @@ impl<'a, E: Explore> Run<'a, E> {
                     What::ExpandError(error) => End::Error { error, path: Vec::new(), failed: None },
                     What::Terminal(property, kind) => End::Violation { property, kind, path: Vec::new() },
                 };
-                return self.finish(end, target);
+                return self.finish_with(end, target, expand_again);
             }
             self.c.generated += generated_level;
             self.c.distinct += new_total;

@@ -12,6 +12,17 @@ impl<E: Explore> Run<'_, E> {
     /// witness's), walking parent links back over the workers, and puts
     /// them in place.
     pub(super) fn finish(&mut self, end: End<E::Action>, target: Option<u64>) -> Result<End<E::Action>, String> {
+        self.finish_with(end, target, false)
+    }
+
+    /// [`Run::finish`]; with `expand_again`, the error's trace ends with the
+    /// action that failed, found by expanding the target again.
+    pub(super) fn finish_with(
+        &mut self,
+        end: End<E::Action>,
+        target: Option<u64>,
+        expand_again: bool,
+    ) -> Result<End<E::Action>, String> {
         let mut targets: Vec<u64> = self.witness_ids.iter().flatten().copied().collect();
         targets.extend(target);
         let chains = self.walk(&targets)?;
@@ -30,6 +41,9 @@ impl<E: Explore> Run<'_, E> {
                 // An expansion's error names the action that failed: take
                 // the step again, as one thread took it.
                 let failed = failed.or_else(|| {
+                    if !expand_again {
+                        return None;
+                    }
                     let world = world?;
                     let e = &mut self.c.explorer;
                     let (mut scratch, mut actions, mut bytes, mut succ) =
