@@ -124,7 +124,7 @@ fn what_it_does_not_do_is_an_error() {
 }
 
 fn two_phase_tla(rms: u8) -> cmc::Model<cmc_examples::two_phase_tla::TwoPhaseTla> {
-    let settings = cmc_examples::two_phase_tla::TwoPhaseTlaSettings { rms, ..Default::default() };
+    let settings = cmc_examples::two_phase_tla::TwoPhaseTlaSettings { rms };
     cmc_examples::two_phase_tla::model(settings)
 }
 
