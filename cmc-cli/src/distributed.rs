@@ -43,13 +43,20 @@ pub struct DistributedArgs {
     /// With --distributed: seconds to wait for every process to connect.
     #[arg(long, requires = "distributed", default_value_t = 60.0, value_name = "SECONDS")]
     pub connect_timeout: f64,
+    /// With --distributed: seconds a process may send nothing, not even
+    /// its heartbeat (one a second), before the others end the search with
+    /// an error: a process that is stopped or stalled.
+    #[arg(long, requires = "distributed", default_value_t = 30.0, value_name = "SECONDS")]
+    pub peer_timeout: f64,
 }
 
 impl DistributedArgs {
     /// The cluster these arguments describe.
     pub fn cluster(&self) -> Result<Cluster> {
-        if !(self.connect_timeout > 0.0 && self.connect_timeout.is_finite()) {
-            bail!("--connect-timeout {}: expected a positive number of seconds", self.connect_timeout);
+        for (name, seconds) in [("--connect-timeout", self.connect_timeout), ("--peer-timeout", self.peer_timeout)] {
+            if !(seconds > 0.0 && seconds < 1e9) {
+                bail!("{name} {seconds}: expected a positive number of seconds");
+            }
         }
         let addresses = match &self.hostfile {
             Some(path) => cmc_distributed::net::read_hostfile(path, self.processes)?,
@@ -65,6 +72,7 @@ impl DistributedArgs {
             process: self.process,
             addresses,
             connect_timeout: Duration::from_secs_f64(self.connect_timeout),
+            peer_timeout: Duration::from_secs_f64(self.peer_timeout),
         })
     }
 

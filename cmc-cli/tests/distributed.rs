@@ -1,6 +1,6 @@
 //! `cmc check --distributed` and `cmc calibrate --distributed` as users run
 //! them: two processes over loopback give the one-thread report, and a
-//! process that is killed, never comes, or runs another check makes the
+//! process that is killed, stopped, never comes, or runs another check makes the
 //! others end with an error, never a pass and never a hang.
 
 use std::net::TcpListener;
@@ -151,6 +151,37 @@ fn a_killed_process_ends_the_others_with_an_error() {
 }
 
 #[test]
+fn a_stopped_process_ends_the_others_with_an_error_after_the_peer_timeout() {
+    // A process stopped with SIGSTOP keeps its connections open and its
+    // kernel answers TCP: only its silence tells.
+    let args = ["check", "two-phase", "--nodes", "6", "--crashes", "1", "--time-max", "120"];
+    let hosts = hostfile("stop.hosts", 2);
+    let extra = ["--workers", "1", "--peer-timeout", "3"];
+    let mut stopped = process(&args, &hosts, 2, 1, &extra);
+    let survivor = process(&args, &hosts, 2, 0, &extra);
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(stopped.try_wait().unwrap().is_none(), "the run is still going when process 1 is stopped");
+    let signal = |name: &str| {
+        let ok = Command::new("kill").args([name, &stopped.id().to_string()]).status().unwrap().success();
+        assert!(ok, "kill {name}");
+    };
+    signal("-STOP");
+    let at = Instant::now();
+    let out = wait_at_most(survivor, Duration::from_secs(60), "process 0 after process 1 was stopped");
+    let waited = at.elapsed();
+    signal("-KILL");
+    stopped.wait().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "an error, not a verdict: {stderr}");
+    assert!(stderr.contains("process 0: the distributed search failed after"), "{stderr}");
+    assert!(stderr.contains("process 1 has sent nothing for 3."), "{stderr}");
+    assert!(stderr.contains("(--peer-timeout 3)"), "{stderr}");
+    assert!(out.stdout.is_empty(), "no report: {}", text(&out.stdout));
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(waited >= Duration::from_secs(2) && waited < Duration::from_secs(30), "ended {waited:?} after the stop");
+}
+
+#[test]
 fn a_process_that_never_comes_is_an_error_after_the_connect_timeout() {
     let args = ["check", "two-phase-tla", "--set", "rms=3"];
     let hosts = hostfile("alone.hosts", 3);
@@ -189,6 +220,8 @@ fn distributed_options_are_checked() {
             vec!["check", "two-phase-tla", "--distributed", "--processes", "3", "--hostfile", "/nonexistent"],
             "/nonexistent",
         ),
+        (vec!["check", "two-phase-tla", "--distributed", "--peer-timeout", "0"], "--peer-timeout 0"),
+        (vec!["check", "two-phase-tla", "--distributed", "--connect-timeout", "inf"], "--connect-timeout inf"),
     ] {
         let out = Command::new(CMC).args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -9,12 +9,14 @@
 //! What timely leaves open, this crate closes, so that a run ends with a
 //! report or an error and never hangs ([`net`], and a panic hook):
 //! connections have a deadline; a handshake refuses a process that runs
-//! another check; keepalive turns a vanished host into an error; a lost
-//! peer's panics in timely's threads become one error.
+//! another check; keepalive turns a vanished host into an error, and a
+//! heartbeat a stalled process; a lost peer's panics in timely's threads
+//! become one error.
 
 #![warn(missing_docs)]
 
 mod failure;
+mod heartbeat;
 pub mod net;
 mod rounds;
 
@@ -42,6 +44,9 @@ pub struct Cluster {
     pub addresses: Vec<String>,
     /// How long to wait for every process to connect.
     pub connect_timeout: Duration,
+    /// How long a peer may send nothing, not even its heartbeat, before
+    /// the search fails: a process that is alive but stopped or stalled.
+    pub peer_timeout: Duration,
 }
 
 impl Cluster {
@@ -53,9 +58,13 @@ impl Cluster {
             process: 0,
             addresses: net::local_addresses(1),
             connect_timeout: Duration::from_secs(60),
+            peer_timeout: PEER_TIMEOUT,
         }
     }
 }
+
+/// The default [`Cluster::peer_timeout`].
+pub const PEER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why a distributed search gave no report.
 #[derive(Debug, thiserror::Error)]
@@ -66,8 +75,8 @@ pub enum Error {
     /// The processes did not all connect, or one runs another check.
     #[error("{0}")]
     Connect(String),
-    /// A peer was lost during the search (killed, crashed, its host gone),
-    /// or a worker failed.
+    /// A peer was lost during the search (killed, crashed, its host gone,
+    /// silent for the peer timeout), or a worker failed.
     #[error("process {process}: the distributed search failed after {elapsed_s:.2} s: {message}")]
     Lost {
         /// This process's index.
@@ -99,6 +108,9 @@ pub fn check(
 ) -> Result<Report, Error> {
     if cluster.workers == 0 || cluster.processes == 0 {
         return Err(Error::Usage("--workers and --processes must be at least 1".to_string()));
+    }
+    if cluster.peer_timeout.is_zero() || cluster.connect_timeout.is_zero() {
+        return Err(Error::Usage("the connect and peer timeouts must be positive".to_string()));
     }
     if cluster.process >= cluster.processes {
         return Err(Error::Usage(format!(
@@ -141,10 +153,17 @@ pub fn check(
         }
         result
     };
+    // Beats until this function returns.
+    let mut _heartbeat = None;
     let guards = if cluster.processes == 1 {
         timely::execute(timely::Config::process(cluster.workers), work)
     } else {
-        let sockets = net::connect(&cluster.addresses, cluster.process, cluster.connect_timeout, digest)?;
+        let connections = net::connect(&cluster.addresses, cluster.process, cluster.connect_timeout, digest)?;
+        let sockets = connections.timely;
+        _heartbeat = Some(
+            heartbeat::start(connections.heartbeat, cluster.peer_timeout)
+                .map_err(|e| Error::Connect(format!("process {}: {e}", cluster.process)))?,
+        );
         let hooks = timely::communication::Hooks::default();
         let processes = ProcessBuilder::new_typed_vector(cluster.workers, hooks.refill.clone(), hooks.spill.clone());
         let (builders, guard) =

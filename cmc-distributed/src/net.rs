@@ -2,8 +2,8 @@
 //! forever and waits for the others forever; this one has a deadline, and
 //! a handshake that refuses a process running another check. Process `p`
 //! listens on its own address, connects to every process below it and
-//! accepts every one above it, as timely does; then the sockets are
-//! timely's.
+//! accepts every one above it, as timely does, twice: one connection per
+//! pair is timely's, the other carries the heartbeat ([`crate::heartbeat`]).
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
@@ -52,43 +52,61 @@ pub fn local_addresses(processes: usize) -> Vec<String> {
     (0..processes).map(|i| format!("127.0.0.1:{}", PORT_BASE as usize + i)).collect()
 }
 
+/// Process `me`'s connections to every other process, by process index
+/// (`None` at `me`).
+#[derive(Debug)]
+pub struct Connections {
+    /// timely's: all of the search's traffic.
+    pub timely: Vec<Option<TcpStream>>,
+    /// The heartbeat's: a byte a second each way.
+    pub heartbeat: Vec<Option<TcpStream>>,
+}
+
+/// What a connection is for; the dialer says it in its hello.
+const CHANNELS: usize = 2;
+const TIMELY: usize = 0;
+const HEARTBEAT: usize = 1;
+
 /// Connects process `me` to every other within `timeout`. `digest` names
 /// the check (cmc's version, the model, the options, the workers per
 /// process): a process whose digest differs is refused, on both sides.
-pub fn connect(
-    addresses: &[String],
-    me: usize,
-    timeout: Duration,
-    digest: u64,
-) -> Result<Vec<Option<TcpStream>>, Error> {
+pub fn connect(addresses: &[String], me: usize, timeout: Duration, digest: u64) -> Result<Connections, Error> {
     let deadline = Instant::now() + timeout;
     let own = &addresses[me];
     let listener =
         TcpListener::bind(own).map_err(|e| Error::Connect(format!("process {me}: listening on {own}: {e}")))?;
     listener.set_nonblocking(true).map_err(|e| Error::Connect(format!("{own}: {e}")))?;
-    let mut sockets: Vec<Option<TcpStream>> = (0..addresses.len()).map(|_| None).collect();
-    let mut to_connect: Vec<usize> = (0..me).collect();
-    let mut to_accept = addresses.len() - me - 1;
+    let mut sockets: [Vec<Option<TcpStream>>; CHANNELS] =
+        std::array::from_fn(|_| (0..addresses.len()).map(|_| None).collect());
+    // (process, channel): timely's connection to a process first.
+    let mut to_connect: Vec<(usize, usize)> =
+        (0..me).flat_map(|p| (0..CHANNELS).map(move |channel| (p, channel))).collect();
+    let mut to_accept = (addresses.len() - me - 1) * CHANNELS;
     let mut last_error = String::new();
     while !to_connect.is_empty() || to_accept > 0 {
         if Instant::now() > deadline {
-            let missing: Vec<String> = to_connect.iter().map(|&i| format!("{i} ({})", addresses[i])).collect();
+            let mut missing: Vec<String> = to_connect.iter().map(|&(i, _)| format!("{i} ({})", addresses[i])).collect();
+            missing.dedup();
             let mut what = Vec::new();
             if !missing.is_empty() {
                 what.push(format!("could not connect to process {}", missing.join(", ")));
             }
             if to_accept > 0 {
-                what.push(format!("{to_accept} process(es) above {me} never connected"));
+                let never: Vec<String> = (me + 1..addresses.len())
+                    .filter(|&p| sockets.iter().any(|s| s[p].is_none()))
+                    .map(|p| p.to_string())
+                    .collect();
+                what.push(format!("process {} never connected", never.join(", ")));
             }
             let last = if last_error.is_empty() { String::new() } else { format!(" (last error: {last_error})") };
             return Err(Error::Connect(format!("process {me}: {} within {:?}{last}", what.join("; "), timeout)));
         }
         let mut i = 0;
         while i < to_connect.len() {
-            let p = to_connect[i];
-            match dial(&addresses[p], me, digest, deadline) {
+            let (p, channel) = to_connect[i];
+            match dial(&addresses[p], me, channel, digest, deadline) {
                 Ok(s) => {
-                    sockets[p] = Some(s);
+                    sockets[channel][p] = Some(s);
                     to_connect.remove(i);
                 }
                 Err(Refusal::Fatal(e)) => return Err(Error::Connect(format!("process {me}: {e}"))),
@@ -100,9 +118,9 @@ pub fn connect(
         }
         match listener.accept() {
             Ok((s, from)) => {
-                if let Some(p) = greet(s, me, addresses.len(), digest, &from.to_string())? {
-                    if sockets[p.0].is_none() {
-                        sockets[p.0] = Some(p.1);
+                if let Some((p, channel, s)) = greet(s, me, addresses.len(), digest, &from.to_string())? {
+                    if sockets[channel][p].is_none() {
+                        sockets[channel][p] = Some(s);
                         to_accept -= 1;
                     }
                 }
@@ -111,10 +129,12 @@ pub fn connect(
             Err(e) => return Err(Error::Connect(format!("process {me}: accepting on {own}: {e}"))),
         }
     }
-    for s in sockets.iter().flatten() {
+    for s in sockets.iter().flatten().flatten() {
         keepalive(s);
     }
-    Ok(sockets)
+    let timely = std::mem::take(&mut sockets[TIMELY]);
+    let heartbeat = std::mem::take(&mut sockets[HEARTBEAT]);
+    Ok(Connections { timely, heartbeat })
 }
 
 enum Refusal {
@@ -122,10 +142,10 @@ enum Refusal {
     Fatal(String),
 }
 
-/// Connects to a lower process and says who this one is and what it
-/// checks; waits for the same from it, until the deadline (it may still be
-/// connecting to processes below it).
-fn dial(address: &str, me: usize, digest: u64, deadline: Instant) -> Result<TcpStream, Refusal> {
+/// Connects to a lower process and says who this one is, what the
+/// connection is for and what it checks; waits for the same from it, until
+/// the deadline (it may still be connecting to processes below it).
+fn dial(address: &str, me: usize, channel: usize, digest: u64, deadline: Instant) -> Result<TcpStream, Refusal> {
     let addrs: Vec<_> = address.to_socket_addrs().map_err(|e| Refusal::Retry(e.to_string()))?.collect();
     let mut last = String::from("no address");
     for a in addrs {
@@ -136,7 +156,8 @@ fn dial(address: &str, me: usize, digest: u64, deadline: Instant) -> Result<TcpS
                 continue;
             }
         };
-        let hello = [(me as u64).to_be_bytes(), digest.to_be_bytes()].concat();
+        let hello = [(me as u32).to_be_bytes(), (channel as u32).to_be_bytes()].concat();
+        let hello = [hello, digest.to_be_bytes().to_vec()].concat();
         let wait = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
         s.set_read_timeout(Some(wait)).ok();
         if let Err(e) = s.write_all(&hello) {
@@ -174,16 +195,17 @@ fn greet(
     processes: usize,
     digest: u64,
     from: &str,
-) -> Result<Option<(usize, TcpStream)>, Error> {
+) -> Result<Option<(usize, usize, TcpStream)>, Error> {
     s.set_nonblocking(false).ok();
     s.set_read_timeout(Some(Duration::from_secs(10))).ok();
     let mut hello = [0u8; 16];
     if s.read_exact(&mut hello).is_err() {
         return Ok(None);
     }
-    let index = u64::from_be_bytes(hello[..8].try_into().expect("8 bytes")) as usize;
+    let index = u32::from_be_bytes(hello[..4].try_into().expect("4 bytes")) as usize;
+    let channel = u32::from_be_bytes(hello[4..8].try_into().expect("4 bytes")) as usize;
     let theirs = u64::from_be_bytes(hello[8..].try_into().expect("8 bytes"));
-    if index <= me || index >= processes {
+    if index <= me || index >= processes || channel >= CHANNELS {
         return Ok(None);
     }
     if theirs != digest {
@@ -195,7 +217,7 @@ fn greet(
     s.write_all(&digest.to_be_bytes()).map_err(|e| Error::Connect(format!("process {me}: answering {from}: {e}")))?;
     s.set_read_timeout(None).ok();
     s.set_nodelay(true).ok();
-    Ok(Some((index, s)))
+    Ok(Some((index, channel, s)))
 }
 
 /// A peer whose host vanishes (no FIN, no RST) would leave a read waiting

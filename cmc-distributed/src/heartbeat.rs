@@ -1,0 +1,144 @@
+//! A stalled peer becomes an error. A process that is alive but does not
+//! run (stopped with SIGSTOP, swapping, its host overloaded) keeps its
+//! connections open, and its kernel answers TCP's keepalive: timely's
+//! workers would wait for it forever. Every process therefore sends every
+//! other a byte a second, from a thread of its own, on a connection of its
+//! own ([`crate::net::Connections::heartbeat`]); a peer from which nothing
+//! has come for the peer timeout is a failure of the search.
+//!
+//! Only silence is a failure here: a heartbeat connection that closes or
+//! breaks ends its thread quietly, because a peer that finished its search
+//! closes it, and one that crashed breaks timely's connection too, which
+//! reports it ([`crate::failure`]).
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::failure;
+
+/// How often a process sends its byte, and wakes to look at the time.
+const BEAT: Duration = Duration::from_millis(500);
+
+/// The heartbeat threads of one search; dropping it stops them and closes
+/// their connections.
+pub(crate) struct Heartbeat {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// Starts a thread per peer: it beats, and records a failure when the peer
+/// has been silent for `timeout`.
+pub(crate) fn start(sockets: Vec<Option<TcpStream>>, timeout: Duration) -> Result<Heartbeat, String> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut threads = Vec::new();
+    for (peer, socket) in sockets.into_iter().enumerate() {
+        let Some(socket) = socket else { continue };
+        let stop = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("cmc:heartbeat-{peer}"))
+            .spawn(move || beat(socket, peer, timeout, &stop))
+            .map_err(|e| format!("starting the heartbeat to process {peer}: {e}"))?;
+        threads.push(thread);
+    }
+    Ok(Heartbeat { stop, threads })
+}
+
+fn beat(mut socket: TcpStream, peer: usize, timeout: Duration, stop: &AtomicBool) {
+    if socket.set_read_timeout(Some(BEAT)).is_err() || socket.set_write_timeout(Some(BEAT)).is_err() {
+        return;
+    }
+    let mut heard = Instant::now();
+    let mut buffer = [0u8; 64];
+    while !stop.load(Ordering::SeqCst) {
+        match socket.write(&[0]) {
+            Ok(_) => {}
+            // A full send buffer: the peer reads nothing; silence decides.
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => return,
+        }
+        match socket.read(&mut buffer) {
+            Ok(0) => return,
+            Ok(_) => heard = Instant::now(),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+            Err(_) => return,
+        }
+        let silent = heard.elapsed();
+        if silent >= timeout && !stop.load(Ordering::SeqCst) {
+            failure::fail(format!(
+                "process {peer} has sent nothing for {:.1} s (--peer-timeout {}): it is stopped, stalled or its \
+                 host is overloaded",
+                silent.as_secs_f64(),
+                timeout.as_secs_f64()
+            ));
+            return;
+        }
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Each thread wakes within a beat, sees the flag and closes its
+        // connection; the peer's thread then reads its end and stops.
+        for thread in self.threads.drain(..) {
+            thread.join().ok();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::TcpListener;
+
+    use super::*;
+
+    /// A connected pair of loopback sockets.
+    fn pair() -> (TcpStream, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let dialed = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        (dialed, listener.accept().unwrap().0)
+    }
+
+    // One test, because the failure it looks at is the process's.
+    #[test]
+    fn silence_is_a_failure_and_a_closed_or_beating_peer_is_not() {
+        failure::reset();
+        let timeout = Duration::from_millis(1500);
+
+        // Two heartbeats that hear each other: no failure, however long.
+        let (a, b) = pair();
+        let one = start(vec![None, Some(a)], timeout).unwrap();
+        let two = start(vec![Some(b), None], timeout).unwrap();
+        std::thread::sleep(timeout * 2);
+        assert_eq!(failure::first(), None);
+
+        // A peer that ends its search closes its end: the other's thread
+        // stops quietly, and stopping it is prompt.
+        drop(two);
+        std::thread::sleep(timeout * 2);
+        assert_eq!(failure::first(), None);
+        let stopping = Instant::now();
+        drop(one);
+        assert!(stopping.elapsed() < BEAT * 3, "{:?}", stopping.elapsed());
+
+        // A peer whose connection is open but says nothing: a failure
+        // naming it, after the timeout.
+        let (a, silent) = pair();
+        let started = Instant::now();
+        let beating = start(vec![None, None, Some(a)], timeout).unwrap();
+        while failure::first().is_none() && started.elapsed() < timeout * 4 {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let failed = failure::first().expect("a failure");
+        assert!(started.elapsed() >= timeout, "{:?}", started.elapsed());
+        assert!(failed.starts_with("process 2 has sent nothing for 1."), "{failed}");
+        assert!(failed.contains("(--peer-timeout 1.5)"), "{failed}");
+        drop(beating);
+        drop(silent);
+        failure::reset();
+    }
+}
