@@ -119,8 +119,10 @@ pub fn connect(addresses: &[String], me: usize, timeout: Duration, digest: u64) 
         match listener.accept() {
             Ok((s, from)) => {
                 if let Some((p, channel, s)) = greet(s, me, addresses.len(), digest, &from.to_string())? {
-                    if sockets[channel][p].is_none() {
-                        sockets[channel][p] = Some(s);
+                    // A dialer tries again only once it gave up on its
+                    // earlier connection (no answer in time): the newest
+                    // is the one it uses.
+                    if sockets[channel][p].replace(s).is_none() {
                         to_accept -= 1;
                     }
                 }
@@ -244,4 +246,48 @@ fn keepalive(s: &TcpStream) {
     set(libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, 1);
     set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 5);
     set(libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT, 10_000);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process's hello, as `dial` writes it.
+    fn hello(index: u32, channel: u32, digest: u64) -> Vec<u8> {
+        [index.to_be_bytes().to_vec(), channel.to_be_bytes().to_vec(), digest.to_be_bytes().to_vec()].concat()
+    }
+
+    fn free_address() -> String {
+        TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string()
+    }
+
+    #[test]
+    fn a_dialer_that_connects_again_is_answered_on_its_newest_connection() {
+        let zero = free_address();
+        let addresses = vec![zero.clone(), free_address()];
+        let digest = 0x5eed;
+        let acceptor = std::thread::spawn(move || connect(&addresses, 0, Duration::from_secs(20), digest));
+        let dial = |channel: u32| loop {
+            if let Ok(mut s) = TcpStream::connect(&zero) {
+                s.write_all(&hello(1, channel, digest)).unwrap();
+                let mut answer = [0u8; 8];
+                s.read_exact(&mut answer).unwrap();
+                assert_eq!(u64::from_be_bytes(answer), digest);
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // Process 1 gives up on its first connection and dials again.
+        let given_up = dial(0);
+        let mut used = dial(0);
+        let _heartbeat = dial(1);
+        let connections = acceptor.join().unwrap().unwrap();
+        let mut timely = connections.timely[1].as_ref().unwrap();
+        used.write_all(b"x").unwrap();
+        timely.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut got = [0u8; 1];
+        timely.read_exact(&mut got).expect("process 0 reads what process 1 writes on the connection it uses");
+        assert_eq!(&got, b"x");
+        drop(given_up);
+    }
 }
