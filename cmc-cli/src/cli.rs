@@ -46,6 +46,9 @@ struct Cli {
     /// non-deterministic program fails).
     #[arg(long, requires = "model_file")]
     det: bool,
+    /// With --model-file, a C core's: a distributed search (as for `cmc check`).
+    #[command(flatten)]
+    distributed: crate::distributed::DistributedArgs,
 }
 
 const EXIT_HELP: &str = "Exit codes: 0 pass, 1 violation, 2 usage or input error, 3 incomplete, 4 error (a core misbehaved or crossed a limit).";
@@ -221,7 +224,19 @@ pub fn main() -> ExitCode {
         (Some(Command::Explore(args)), _) => crate::explore::run(&args),
         (None, Some(file)) => {
             let memory_max = memory_max_bytes(cli.memory_max);
-            crate::program::run(&file, cli.json, cli.det, cli.time_max, memory_max, cli.save.as_deref())
+            let run = crate::program::Run {
+                json: cli.json,
+                det: cli.det,
+                time_max: cli.time_max,
+                memory_max,
+                save_to: cli.save.as_deref(),
+                distributed: &cli.distributed,
+            };
+            crate::program::run(&file, &run)
+        }
+        (None, None) if cli.distributed.distributed => {
+            eprintln!("cmc: error: --distributed: give a command (check, calibrate) or --model-file FILE");
+            return ExitCode::from(EXIT_USAGE);
         }
         (None, None) => {
             eprintln!(

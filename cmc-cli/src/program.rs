@@ -11,6 +11,7 @@ use cmc::process::{ProcessExplorer, model_file};
 use cmc::{CounterexampleFile, Report, Verdict, explore, replay_with};
 
 use crate::cli::{default_save_path, exit_code, print_report, save};
+use crate::distributed::DistributedArgs;
 use cmc_runner::control::{RunControl, catch_interrupt};
 
 /// Whether the model file at `path` declares a C core.
@@ -19,25 +20,50 @@ fn is_core_file(path: &Path) -> Result<bool> {
     Ok(core_file::names_core(&text))
 }
 
+/// How `cmc --model-file` runs: its other options.
+pub struct Run<'a> {
+    /// `--json`: the JSON report on stdout.
+    pub json: bool,
+    /// `--det`: every step twice, compared.
+    pub det: bool,
+    /// `--time-max`, in seconds.
+    pub time_max: Option<f64>,
+    /// `--memory-max`, in bytes.
+    pub memory_max: Option<u64>,
+    /// `--save`: where the counterexample goes.
+    pub save_to: Option<&'a Path>,
+    /// `--distributed` and its options (C cores only).
+    pub distributed: &'a DistributedArgs,
+}
+
 /// Runs the model file at `path`; returns the exit code.
-pub fn run(
-    path: &Path,
-    json: bool,
-    det: bool,
-    time_max: Option<f64>,
-    memory_max: Option<u64>,
-    save_to: Option<&Path>,
-) -> Result<u8> {
+pub fn run(path: &Path, run: &Run) -> Result<u8> {
+    let Run { json, det, time_max, memory_max, save_to, distributed } = *run;
     let time_max = crate::cli::time_max(time_max)?;
     if is_core_file(path)? {
         let mut m = core_file::read(path)?;
         m.options.det |= det;
         catch_interrupt();
         let mut control = RunControl::new(time_max).with_memory_max(memory_max);
-        let mut report = m.model.check(&m.options, &mut control)?;
+        let mut report = if distributed.distributed {
+            crate::distributed::check(m.model, &m.options, distributed, time_max, memory_max)?
+        } else {
+            m.model.check(&m.options, &mut control)?
+        };
         control.finish();
         report.elapsed_s = control.elapsed_s();
+        if !distributed.reports() {
+            eprintln!("process {}: {}; process 0 prints the report", distributed.process, report.summary());
+            return Ok(exit_code(report.verdict));
+        }
         return finish(report, path, &m.name, m.options.det, json, save_to);
+    }
+    if distributed.distributed {
+        bail!(
+            "{}: --distributed searches cores only: a program's worlds are processes on this machine \
+             (docs/DISTRIBUTED.md, \"What it does not do\")",
+            path.display()
+        );
     }
     let mut m = model_file::read(path)?;
     m.options.det |= det;

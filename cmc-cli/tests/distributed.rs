@@ -113,6 +113,40 @@ fn a_violation_over_three_processes_is_one_threads_counterexample() {
     assert!(text(&outs[0].stderr).contains("reproduce: cmc check lock-service"), "{}", text(&outs[0].stderr));
 }
 
+/// A C core from a model file (`cmc --model-file`): two processes give one
+/// thread's report and counterexample file; a program's model file is
+/// refused.
+#[test]
+fn a_c_core_model_file_over_two_processes_is_one_threads_check() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = scratch("c-core");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut cc = Command::new("cc");
+    cc.args(["-std=c11", "-O1", "-fPIC", "-shared", "-DBUG_COMMIT_ON_TIMEOUT=1", "-I"]).arg(&root);
+    let out = cc.arg(root.join("examples/ccores/two_phase.c")).arg("-o").arg(dir.join("libbug.so")).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let keys = "nodes = 3\ncrashes = 1\ninvariants = [\"atomicity\", \"commit_needs_all_yes\"]\n";
+    let file = dir.join("bug.toml");
+    std::fs::write(&file, format!("core = \"{}\"\n{keys}threads = 1\n", dir.join("libbug.so").display())).unwrap();
+    let (one, many) = (dir.join("one.cex.json"), dir.join("many.cex.json"));
+    let args = ["--model-file", file.to_str().unwrap(), "--json"];
+    let out = Command::new(CMC).args(args).args(["--save", one.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let outs = run_all(&args, "c-core.hosts", 2, &["--workers", "1", "--save", many.to_str().unwrap()]);
+    for o in &outs {
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    }
+    assert_eq!(report(&outs[0]), report(&out));
+    assert_eq!(report(&out)["property"], "commit_needs_all_yes");
+    assert_eq!(std::fs::read_to_string(&many).unwrap(), std::fs::read_to_string(&one).unwrap());
+    assert!(text(&outs[0].stderr).contains("reproduce: cmc --model-file"), "{}", text(&outs[0].stderr));
+
+    let program = root.join("examples/c/register.toml");
+    let out = Command::new(CMC).args(["--model-file", program.to_str().unwrap(), "--distributed"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--distributed searches cores only"), "{}", text(&out.stderr));
+}
+
 /// Waits for `child` at most `limit`; kills it and fails when it is not done.
 fn wait_at_most(mut child: Child, limit: Duration, what: &str) -> Output {
     let start = Instant::now();
