@@ -273,8 +273,7 @@ impl<E: Explore> Run<'_, E> {
                     // (another worker's may be less, after the round).
                     if level.last {
                         level.cut |= !self.seen.contains(sfp);
-                    } else if !self.seen.contains(sfp) {
-                        self.seen.insert(sfp);
+                    } else if self.seen.insert(sfp) {
                         fresh.add(sfp, Key { parent: id, sub: j as u32 + 1 }, position, encoded);
                     }
                     continue;
@@ -322,7 +321,8 @@ impl<E: Explore> Run<'_, E> {
                         let key = Key { parent: r.u64()?, sub: r.u32()? };
                         let position = r.u32()?;
                         let world = r.bytes()?;
-                        if !fresh.improve(fp, key, position) && !self.seen.contains(fp) {
+                        // A world is seen from the moment it is fresh.
+                        if !fresh.improve(fp, key, position) && self.seen.insert(fp) {
                             fresh.add(fp, key, position, world);
                         }
                     }
@@ -352,7 +352,6 @@ impl<E: Explore> Run<'_, E> {
 
     /// The owner checks its new worlds: the earliest violation or error
     /// among them, and the least key witnessing each `sometimes` property.
-    /// Then they are seen.
     fn check_fresh(&mut self, level: &Level, s: &mut Scratch<E>) -> Result<(Option<Event>, Vec<Option<Key>>), String> {
         let nprops = self.c.properties.len();
         let fresh = &level.fresh;
@@ -391,9 +390,6 @@ impl<E: Explore> Run<'_, E> {
                 }
             }
             checked = earliest(checked, found.map(|what| Event { key, what }));
-        }
-        for &fp in &fresh.fps {
-            self.seen.insert(fp);
         }
         Ok((checked, first_witness))
     }
