@@ -55,6 +55,12 @@ struct Level {
     ids: Vec<u64>,
 }
 
+/// A new world a worker ranks: its key, its action position, its
+/// fingerprint, and its place in the ranking worker's own [`Fresh`] when
+/// that worker owns it ([`NOT_MINE`] otherwise).
+type Ranked = (Key, u32, Fingerprint, u32);
+const NOT_MINE: u32 = u32::MAX;
+
 /// What round 4 agreed: one thread's counts before the stop, and the ids
 /// of the worlds that end traces.
 #[derive(Default)]
@@ -403,18 +409,18 @@ impl<E: Explore> Run<'_, E> {
         level: &mut Level,
         checked: Option<Event>,
         first_witness: Vec<Option<Key>>,
-    ) -> Result<Vec<(Key, u32, Fingerprint)>, String> {
+    ) -> Result<Vec<Ranked>, String> {
         let fresh = &level.fresh;
         let mut out = self.outs();
         let mut counts = vec![0u64; self.peers];
         // What this worker ranks itself skips the wire.
-        let mut mine: Vec<(Key, u32, Fingerprint)> = Vec::new();
+        let mut mine: Vec<Ranked> = Vec::new();
         for k in 0..fresh.len() {
             let key = fresh.keys[k];
             let r = range_of(key.parent, level.lo, level.hi, self.peers);
             counts[r] += 1;
             if r == self.me {
-                mine.push((key, fresh.positions[k], fresh.fps[k]));
+                mine.push((key, fresh.positions[k], fresh.fps[k], k as u32));
                 continue;
             }
             let o = &mut out[r];
@@ -446,7 +452,7 @@ impl<E: Explore> Run<'_, E> {
                 match r.u8()? {
                     RANK => {
                         let key = Key { parent: r.u64()?, sub: r.u32()? };
-                        mine.push((key, r.u32()?, r.u128()?));
+                        mine.push((key, r.u32()?, r.u128()?, NOT_MINE));
                     }
                     CHECKED => {
                         reports += 1;
@@ -472,7 +478,7 @@ impl<E: Explore> Run<'_, E> {
     /// Round 3: this worker numbers the keys it ranks in one thread's
     /// order, keeps their parent links, and sends each id to the world's
     /// owner; the key of the world one past `states_max`, to all.
-    fn assign_ids(&mut self, level: &mut Level, mut mine: Vec<(Key, u32, Fingerprint)>) -> Result<(), String> {
+    fn assign_ids(&mut self, level: &mut Level, mut mine: Vec<Ranked>) -> Result<(), String> {
         let offsets: Vec<u64> = level
             .totals
             .iter()
@@ -488,13 +494,14 @@ impl<E: Explore> Run<'_, E> {
         let first = offsets[self.me];
         let mut block = Block { first, parents: Vec::with_capacity(mine.len()), positions: Vec::new() };
         level.ids = vec![u64::MAX; fresh.len()];
-        for (i, &(key, position, fp)) in mine.iter().enumerate() {
+        for (i, &(key, position, fp, k)) in mine.iter().enumerate() {
             block.parents.push(key.parent);
             block.positions.push(position);
             let to = owner(fp, self.peers);
             if to == self.me {
-                let k = *fresh.index.get(&fp).ok_or("internal: this worker ranked a world it lost")?;
-                level.ids[k] = first + i as u64;
+                let k = if k == NOT_MINE { None } else { Some(k as usize) };
+                *k.and_then(|k| level.ids.get_mut(k)).ok_or("internal: this worker ranked a world it lost")? =
+                    first + i as u64;
                 continue;
             }
             let o = &mut out[to];
