@@ -48,17 +48,26 @@ pub(crate) fn start(sockets: Vec<Option<TcpStream>>, timeout: Duration) -> Resul
 }
 
 fn beat(mut socket: TcpStream, peer: usize, timeout: Duration, stop: &AtomicBool) {
-    if socket.set_read_timeout(Some(BEAT)).is_err() || socket.set_write_timeout(Some(BEAT)).is_err() {
+    if socket.set_write_timeout(Some(BEAT)).is_err() {
         return;
     }
     let mut heard = Instant::now();
+    let mut beaten: Option<Instant> = None;
     let mut buffer = [0u8; 64];
     while !stop.load(Ordering::SeqCst) {
-        match socket.write(&[0]) {
-            Ok(_) => {}
-            // A full send buffer: the peer reads nothing; silence decides.
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(_) => return,
+        // One byte a beat, however often the peer's come.
+        if beaten.is_none_or(|b| b.elapsed() >= BEAT) {
+            match socket.write(&[0]) {
+                Ok(_) => {}
+                // A full send buffer: the peer reads nothing; silence decides.
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                Err(_) => return,
+            }
+            beaten = Some(Instant::now());
+        }
+        let next = BEAT.saturating_sub(beaten.map_or(BEAT, |b| b.elapsed()));
+        if socket.set_read_timeout(Some(next.max(Duration::from_millis(1)))).is_err() {
+            return;
         }
         match socket.read(&mut buffer) {
             Ok(0) => return,
@@ -124,6 +133,24 @@ mod tests {
         let stopping = Instant::now();
         drop(one);
         assert!(stopping.elapsed() < BEAT * 3, "{:?}", stopping.elapsed());
+
+        // A peer that answers every byte at once gets one a beat, not a
+        // byte for each of its own.
+        let (a, mut echo) = pair();
+        let beating = start(vec![None, Some(a)], timeout).unwrap();
+        let started = Instant::now();
+        let mut got = 0usize;
+        echo.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+        while started.elapsed() < Duration::from_secs(2) {
+            let mut buffer = [0u8; 4096];
+            if let Ok(n) = echo.read(&mut buffer) {
+                got += n;
+                echo.write_all(&buffer[..n]).unwrap();
+            }
+        }
+        assert!((2..=6).contains(&got), "{got} beats in 2 s");
+        assert_eq!(failure::first(), None);
+        drop(beating);
 
         // A peer whose connection is open but says nothing: a failure
         // naming it, after the timeout.
