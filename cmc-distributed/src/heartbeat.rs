@@ -12,7 +12,7 @@
 //! reports it ([`crate::failure`]).
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
+use std::net::{Shutdown, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -28,6 +28,9 @@ const BEAT: Duration = Duration::from_millis(500);
 pub(crate) struct Heartbeat {
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
+    /// The threads' connections, to shut them down: that wakes the
+    /// threads at once.
+    sockets: Vec<TcpStream>,
 }
 
 /// Starts a thread per peer: it beats, and records a failure when the peer
@@ -35,8 +38,10 @@ pub(crate) struct Heartbeat {
 pub(crate) fn start(sockets: Vec<Option<TcpStream>>, timeout: Duration) -> Result<Heartbeat, String> {
     let stop = Arc::new(AtomicBool::new(false));
     let mut threads = Vec::new();
+    let mut clones = Vec::new();
     for (peer, socket) in sockets.into_iter().enumerate() {
         let Some(socket) = socket else { continue };
+        clones.push(socket.try_clone().map_err(|e| format!("the heartbeat's connection to process {peer}: {e}"))?);
         let stop = stop.clone();
         let thread = std::thread::Builder::new()
             .name(format!("cmc:heartbeat-{peer}"))
@@ -44,7 +49,7 @@ pub(crate) fn start(sockets: Vec<Option<TcpStream>>, timeout: Duration) -> Resul
             .map_err(|e| format!("starting the heartbeat to process {peer}: {e}"))?;
         threads.push(thread);
     }
-    Ok(Heartbeat { stop, threads })
+    Ok(Heartbeat { stop, threads, sockets: clones })
 }
 
 fn beat(mut socket: TcpStream, peer: usize, timeout: Duration, stop: &AtomicBool) {
@@ -91,8 +96,10 @@ fn beat(mut socket: TcpStream, peer: usize, timeout: Duration, stop: &AtomicBool
 impl Drop for Heartbeat {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // Each thread wakes within a beat, sees the flag and closes its
-        // connection; the peer's thread then reads its end and stops.
+        // Each thread's read ends at once, and so does the peer's thread's.
+        for socket in &self.sockets {
+            socket.shutdown(Shutdown::Both).ok();
+        }
         for thread in self.threads.drain(..) {
             thread.join().ok();
         }
@@ -126,13 +133,23 @@ mod tests {
         assert_eq!(failure::first(), None);
 
         // A peer that ends its search closes its end: the other's thread
-        // stops quietly, and stopping it is prompt.
+        // stops quietly.
         drop(two);
         std::thread::sleep(timeout * 2);
         assert_eq!(failure::first(), None);
-        let stopping = Instant::now();
         drop(one);
-        assert!(stopping.elapsed() < BEAT * 3, "{:?}", stopping.elapsed());
+
+        // Stopping is prompt, not a beat later: right after a beat, the
+        // thread waits a whole beat for the next.
+        let (a, mut peer) = pair();
+        let beating = start(vec![None, Some(a)], timeout).unwrap();
+        let mut byte = [0u8; 1];
+        peer.read_exact(&mut byte).unwrap();
+        let stopping = Instant::now();
+        drop(beating);
+        assert!(stopping.elapsed() < BEAT / 2, "stopping took {:?}", stopping.elapsed());
+        peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        assert_eq!(peer.read(&mut byte).unwrap(), 0, "the peer reads the end of the connection");
 
         // A peer that answers every byte at once gets one a beat, not a
         // byte for each of its own.
