@@ -3,7 +3,7 @@
 //! a handshake that refuses a process running another check. Process `p`
 //! listens on its own address, connects to every process below it and
 //! accepts every one above it, as timely does, twice: one connection per
-//! pair is timely's, the other carries the heartbeat ([`crate::heartbeat`]).
+//! pair is timely's, the other carries the heartbeat ([`Connections`]).
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
