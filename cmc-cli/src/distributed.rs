@@ -44,8 +44,9 @@ pub struct DistributedArgs {
     #[arg(long, requires = "distributed", default_value_t = 60.0, value_name = "SECONDS")]
     pub connect_timeout: f64,
     /// With --distributed: seconds a process may send nothing, not even
-    /// its heartbeat (one a second), before the others end the search with
-    /// an error: a process that is stopped or stalled.
+    /// its heartbeat (one every half second), before the others end the
+    /// search with an error: a process that is stopped or stalled. At
+    /// least 2.
     #[arg(long, requires = "distributed", default_value_t = 30.0, value_name = "SECONDS")]
     pub peer_timeout: f64,
 }
@@ -57,6 +58,13 @@ impl DistributedArgs {
             if !(seconds > 0.0 && seconds < 1e9) {
                 bail!("{name} {seconds}: expected a positive number of seconds");
             }
+        }
+        let least = cmc_distributed::PEER_TIMEOUT_MIN.as_secs_f64();
+        if self.peer_timeout < least {
+            bail!(
+                "--peer-timeout {}: below {least} s, four heartbeats: a late beat would pass for a stall",
+                self.peer_timeout
+            );
         }
         let addresses = match &self.hostfile {
             Some(path) => cmc_distributed::net::read_hostfile(path, self.processes)?,

@@ -255,6 +255,8 @@ fn distributed_options_are_checked() {
             "/nonexistent",
         ),
         (vec!["check", "two-phase-tla", "--distributed", "--peer-timeout", "0"], "--peer-timeout 0"),
+        // Below four heartbeats, a late beat would pass for a stall.
+        (vec!["check", "two-phase-tla", "--distributed", "--peer-timeout", "1.5"], "--peer-timeout 1.5: below 2 s"),
         (vec!["check", "two-phase-tla", "--distributed", "--connect-timeout", "inf"], "--connect-timeout inf"),
     ] {
         let out = Command::new(CMC).args(&args).output().unwrap();

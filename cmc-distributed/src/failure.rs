@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
 
 static FAILED: AtomicBool = AtomicBool::new(false);
+static STALLED: AtomicBool = AtomicBool::new(false);
 static FIRST: Mutex<Option<String>> = Mutex::new(None);
 static HOOK: Once = Once::new();
 
@@ -19,6 +20,18 @@ pub(crate) fn fail(message: String) {
         *first = Some(message);
     }
     FAILED.store(true, Ordering::SeqCst);
+}
+
+/// Records that a peer has stalled ([`crate::heartbeat`]): unlike a lost
+/// connection, which ends timely's threads, a stall leaves them waiting.
+pub(crate) fn stall(message: String) {
+    fail(message);
+    STALLED.store(true, Ordering::SeqCst);
+}
+
+/// Whether a peer has stalled.
+pub(crate) fn stalled() -> bool {
+    STALLED.load(Ordering::SeqCst)
 }
 
 /// The first failure recorded in this process, if any.
@@ -63,4 +76,5 @@ pub(crate) fn install_hook() {
 pub(crate) fn reset() {
     *FIRST.lock().unwrap_or_else(|p| p.into_inner()) = None;
     FAILED.store(false, Ordering::SeqCst);
+    STALLED.store(false, Ordering::SeqCst);
 }

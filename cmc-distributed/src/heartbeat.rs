@@ -2,14 +2,17 @@
 //! run (stopped with SIGSTOP, swapping, its host overloaded) keeps its
 //! connections open, and its kernel answers TCP's keepalive: timely's
 //! workers would wait for it forever. Every process therefore sends every
-//! other a byte a second, from a thread of its own, on a connection of its
-//! own ([`crate::net::Connections::heartbeat`]); a peer from which nothing
-//! has come for the peer timeout is a failure of the search.
+//! other a byte every half second ([`BEAT`]), from a thread of its own, on
+//! a connection of its own ([`crate::net::Connections::heartbeat`]); a peer
+//! from which nothing has come for the peer timeout is a failure of the
+//! search.
 //!
 //! Only silence is a failure here: a heartbeat connection that closes or
 //! breaks ends its thread quietly, because a peer that finished its search
 //! closes it, and one that crashed breaks timely's connection too, which
-//! reports it ([`crate::failure`]).
+//! reports it ([`crate::failure`]). A thread that ends so shuts its
+//! connection down, so that the peer reads its end rather than a silence
+//! it would take for a stall.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -21,7 +24,10 @@ use std::time::{Duration, Instant};
 use crate::failure;
 
 /// How often a process sends its byte, and wakes to look at the time.
-const BEAT: Duration = Duration::from_millis(500);
+pub(crate) const BEAT: Duration = Duration::from_millis(500);
+
+/// [`crate::PEER_TIMEOUT_MIN`].
+pub(crate) const PEER_TIMEOUT_MIN: Duration = Duration::from_secs(2);
 
 /// The heartbeat threads of one search; dropping it stops them and closes
 /// their connections.
@@ -36,23 +42,29 @@ pub(crate) struct Heartbeat {
 /// Starts a thread per peer: it beats, and records a failure when the peer
 /// has been silent for `timeout`.
 pub(crate) fn start(sockets: Vec<Option<TcpStream>>, timeout: Duration) -> Result<Heartbeat, String> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut threads = Vec::new();
-    let mut clones = Vec::new();
+    // Built as it goes, so that a failure part way drops it, which stops
+    // the threads already started.
+    let mut heartbeat = Heartbeat { stop: Arc::new(AtomicBool::new(false)), threads: Vec::new(), sockets: Vec::new() };
     for (peer, socket) in sockets.into_iter().enumerate() {
         let Some(socket) = socket else { continue };
-        clones.push(socket.try_clone().map_err(|e| format!("the heartbeat's connection to process {peer}: {e}"))?);
-        let stop = stop.clone();
+        let clone = socket.try_clone().map_err(|e| format!("the heartbeat's connection to process {peer}: {e}"))?;
+        heartbeat.sockets.push(clone);
+        let stop = heartbeat.stop.clone();
         let thread = std::thread::Builder::new()
             .name(format!("cmc:heartbeat-{peer}"))
-            .spawn(move || beat(socket, peer, timeout, &stop))
+            .spawn(move || {
+                beat(&socket, peer, timeout, &stop);
+                socket.shutdown(Shutdown::Both).ok();
+            })
             .map_err(|e| format!("starting the heartbeat to process {peer}: {e}"))?;
-        threads.push(thread);
+        heartbeat.threads.push(thread);
     }
-    Ok(Heartbeat { stop, threads, sockets: clones })
+    Ok(heartbeat)
 }
 
-fn beat(mut socket: TcpStream, peer: usize, timeout: Duration, stop: &AtomicBool) {
+/// Beats until stopped, until the connection ends or breaks, or until the
+/// peer has been silent for `timeout`.
+fn beat(mut socket: &TcpStream, peer: usize, timeout: Duration, stop: &AtomicBool) {
     if socket.set_write_timeout(Some(BEAT)).is_err() {
         return;
     }
@@ -66,6 +78,8 @@ fn beat(mut socket: TcpStream, peer: usize, timeout: Duration, stop: &AtomicBool
                 Ok(_) => {}
                 // A full send buffer: the peer reads nothing; silence decides.
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                // A signal: the next turn of the loop tries again.
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(_) => return,
             }
             beaten = Some(Instant::now());
@@ -82,7 +96,7 @@ fn beat(mut socket: TcpStream, peer: usize, timeout: Duration, stop: &AtomicBool
         }
         let silent = heard.elapsed();
         if silent >= timeout && !stop.load(Ordering::SeqCst) {
-            failure::fail(format!(
+            failure::stall(format!(
                 "process {peer} has sent nothing for {:.1} s (--peer-timeout {}): it is stopped, stalled or its \
                  host is overloaded",
                 silent.as_secs_f64(),
@@ -150,6 +164,24 @@ mod tests {
         assert!(stopping.elapsed() < BEAT / 2, "stopping took {:?}", stopping.elapsed());
         peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         assert_eq!(peer.read(&mut byte).unwrap(), 0, "the peer reads the end of the connection");
+
+        // A thread that ends while its heartbeat lives (here: the peer
+        // closed its side) shuts its connection down: the peer reads the
+        // end, not a silence it would take for a stall.
+        let (a, mut peer) = pair();
+        let beating = start(vec![None, Some(a)], timeout).unwrap();
+        peer.shutdown(Shutdown::Write).unwrap();
+        peer.set_read_timeout(Some(timeout)).unwrap();
+        let mut buffer = [0u8; 64];
+        loop {
+            match peer.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => panic!("the peer reads no end of the connection: {e}"),
+            }
+        }
+        assert_eq!(failure::first(), None);
+        drop(beating);
 
         // A peer that answers every byte at once gets one a beat, not a
         // byte for each of its own.

@@ -66,6 +66,10 @@ impl Cluster {
 /// The default [`Cluster::peer_timeout`].
 pub const PEER_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The least [`Cluster::peer_timeout`]: four heartbeats, so that a beat
+/// late by a scheduler's hiccup is not taken for a stall.
+pub const PEER_TIMEOUT_MIN: Duration = heartbeat::PEER_TIMEOUT_MIN;
+
 /// Why a distributed search gave no report.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -109,8 +113,16 @@ pub fn check(
     if cluster.workers == 0 || cluster.processes == 0 {
         return Err(Error::Usage("--workers and --processes must be at least 1".to_string()));
     }
-    if cluster.peer_timeout.is_zero() || cluster.connect_timeout.is_zero() {
-        return Err(Error::Usage("the connect and peer timeouts must be positive".to_string()));
+    if cluster.connect_timeout.is_zero() {
+        return Err(Error::Usage("the connect timeout must be positive".to_string()));
+    }
+    if cluster.peer_timeout < PEER_TIMEOUT_MIN {
+        return Err(Error::Usage(format!(
+            "the peer timeout ({} s) is below its least, {} s: four heartbeats, one every {} s",
+            cluster.peer_timeout.as_secs_f64(),
+            PEER_TIMEOUT_MIN.as_secs_f64(),
+            heartbeat::BEAT.as_secs_f64()
+        )));
     }
     if cluster.process >= cluster.processes {
         return Err(Error::Usage(format!(
@@ -142,10 +154,13 @@ pub fn check(
         });
         match &result {
             // A model that cannot be checked so fails on every worker
-            // alike, before any round: its own error, not a lost peer.
+            // alike, before any round or after the first: its own error,
+            // not a lost peer, and the processes end in order.
             Err(
                 DynError::Model(_)
-                | DynError::Distributed(DistributedError::Model(_) | DistributedError::Unsupported(_)),
+                | DynError::Distributed(
+                    DistributedError::Model(_) | DistributedError::Unsupported(_) | DistributedError::Refused(_),
+                ),
             ) => {}
             // The other workers wait for this one in a round: end them.
             Err(e) => failure::fail(e.to_string()),
@@ -187,8 +202,32 @@ pub fn check(
         }
         std::thread::sleep(Duration::from_millis(2));
     }
+    // Joining waits for timely's network threads too, which wait for the
+    // peers to end their side. A peer that ends (its search done, or failed
+    // on a model error it reports itself) ends them, with or without a
+    // panic; one that stalls after its last message would not: a thread
+    // joins, and this one watches the heartbeat meanwhile.
+    let (joined, join) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("cmc:join".to_string())
+        .spawn(move || joined.send(guards.join()).ok())
+        .map_err(|e| Error::Connect(format!("process {}: starting a thread: {e}", cluster.process)))?;
+    let results = loop {
+        if failure::stalled() {
+            // The joining thread waits for the stalled peer: leave it; the
+            // caller exits.
+            return Err(lost(failure::first().unwrap_or_default()));
+        }
+        match join.recv_timeout(Duration::from_millis(2)) {
+            Ok(results) => break results,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(lost("internal: the thread that joins the workers ended without them".to_string()));
+            }
+        }
+    };
     let mut reports = Vec::new();
-    for (i, result) in guards.join().into_iter().enumerate() {
+    for (i, result) in results.into_iter().enumerate() {
         match result {
             Ok(Ok(report)) => reports.push(report),
             Ok(Err(e)) => return Err(e.into()),

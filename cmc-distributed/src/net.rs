@@ -58,7 +58,7 @@ pub fn local_addresses(processes: usize) -> Vec<String> {
 pub struct Connections {
     /// timely's: all of the search's traffic.
     pub timely: Vec<Option<TcpStream>>,
-    /// The heartbeat's: a byte a second each way.
+    /// The heartbeat's: a byte every half second each way.
     pub heartbeat: Vec<Option<TcpStream>>,
 }
 

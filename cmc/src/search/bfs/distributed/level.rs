@@ -58,8 +58,8 @@ struct Level {
 /// A new world a worker ranks: its key, its action position, its
 /// fingerprint, and its place in the ranking worker's own [`Fresh`] when
 /// that worker owns it ([`NOT_MINE`] otherwise).
-type Ranked = (Key, u32, Fingerprint, u32);
-const NOT_MINE: u32 = u32::MAX;
+type Ranked = (Key, u32, Fingerprint, usize);
+const NOT_MINE: usize = usize::MAX;
 
 /// What round 4 agreed: one thread's counts before the stop, and the ids
 /// of the worlds that end traces.
@@ -71,14 +71,13 @@ struct Before {
 }
 
 impl<E: Explore> Run<'_, E> {
-    /// The search from the initial level on: every worker returns the
-    /// same end, its traces rebuilt.
+    /// The search from the initial level on, after [`Run::hello`]: every
+    /// worker returns the same end, its traces rebuilt.
     pub(super) fn search(
         &mut self,
         depth_max: Option<u32>,
         control: &mut dyn Control,
     ) -> Result<End<E::Action>, String> {
-        self.hello()?;
         if let Some(end) = self.initial_level() {
             return self.finish(end, None);
         }
@@ -420,7 +419,7 @@ impl<E: Explore> Run<'_, E> {
             let r = range_of(key.parent, level.lo, level.hi, self.peers);
             counts[r] += 1;
             if r == self.me {
-                mine.push((key, fresh.positions[k], fresh.fps[k], k as u32));
+                mine.push((key, fresh.positions[k], fresh.fps[k], k));
                 continue;
             }
             let o = &mut out[r];
@@ -499,7 +498,7 @@ impl<E: Explore> Run<'_, E> {
             block.positions.push(position);
             let to = owner(fp, self.peers);
             if to == self.me {
-                let k = if k == NOT_MINE { None } else { Some(k as usize) };
+                let k = if k == NOT_MINE { None } else { Some(k) };
                 *k.and_then(|k| level.ids.get_mut(k)).ok_or("internal: this worker ranked a world it lost")? =
                     first + i as u64;
                 continue;

@@ -72,6 +72,11 @@ pub enum DistributedError {
     /// What distributed search does not do.
     #[error("a distributed search {0}")]
     Unsupported(String),
+    /// The workers do not all check the same model, properties and
+    /// options. Every worker finds it in the same first round, so all end
+    /// with it alike.
+    #[error("distributed search refused: {0}")]
+    Refused(String),
     /// The workers could not complete a round: a peer is gone, or sent
     /// what this one does not read.
     #[error("distributed search failed: {0}")]
@@ -127,6 +132,7 @@ pub fn explore_distributed<E: Explore>(
         End::Incomplete("depth_max = 0 explores nothing (the initial state is depth 1)".to_string())
     } else {
         let mut run = Run::new(&mut c, peers);
+        run.hello()?;
         run.search(depth_max, control).map_err(DistributedError::Peers)?
     };
     Ok(c.finish(end))
@@ -283,7 +289,8 @@ impl<'a, E: Explore> Run<'a, E> {
     /// The first round: every worker says what it checks (the model, its
     /// properties in order, the options that change the search), and a
     /// worker that checks something else is an error, before any count.
-    fn hello(&mut self) -> Result<(), String> {
+    /// Every worker hears every other, so when one differs all refuse.
+    fn hello(&mut self) -> Result<(), DistributedError> {
         let o = &self.c.options;
         let what = format!(
             "{:?} {:?} {:?} {:?} {} {} {}",
@@ -301,14 +308,22 @@ impl<'a, E: Explore> Run<'a, E> {
             o.u8(HELLO);
             o.u64(digest);
         });
-        let got = self.round(out)?;
+        let got = self.round(out).map_err(DistributedError::Peers)?;
         for (w, buf) in got.iter().enumerate() {
             let mut r = In::new(buf);
-            if r.u8()? != HELLO || r.u64()? != digest || !r.done() {
-                return Err(format!(
+            let tag = r.u8().map_err(DistributedError::Peers)?;
+            let theirs = r.u64().map_err(DistributedError::Peers)?;
+            if tag != HELLO || !r.done() {
+                return Err(DistributedError::Peers(format!(
+                    "worker {w} sent worker {} something other than its hello",
+                    self.me
+                )));
+            }
+            if theirs != digest {
+                return Err(DistributedError::Refused(format!(
                     "worker {w} checks another model than worker {} (its settings, properties or options differ)",
                     self.me
-                ));
+                )));
             }
         }
         Ok(())
