@@ -54,7 +54,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # Cores, under memcheck: one line per run; the failures' output in full.
 cores() {
-    local cmc=$MEMORY_TARGET/release/cmc failed=0 name setting rc t
+    local cmc=$MEMORY_CMC failed=0 name setting rc t
     local names
     names=$("$cmc" check --list | grep -v '^ ')
     for name in $names; do

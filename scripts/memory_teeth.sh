@@ -218,7 +218,7 @@ done <<<"$ccore_expect"
 mem_clear_reports
 
 echo "core probe: cmc-memory-probe under valgrind memcheck, cmc built with the valgrind feature"
-probe=$MEMORY_TARGET/release/cmc-memory-probe
+probe=$MEMORY_TARGET/gate/cmc-memory-probe
 rc=0
 "${VALGRIND[@]}" "$probe" clean >"$tmp/core-clean.log" 2>&1 || rc=$?
 if [ $rc -eq 0 ] && expect clean "$tmp/core-clean.log" "pass (bfs"; then

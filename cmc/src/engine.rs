@@ -106,7 +106,12 @@ pub enum StepErrorKind {
     /// Only with the `valgrind` feature, under valgrind's memcheck.
     #[cfg(feature = "valgrind")]
     #[error("byte {offset} of the {what} is undefined (uninitialised memory, valgrind memcheck)")]
-    Undefined { what: &'static str, offset: usize },
+    Undefined {
+        /// What the core handed back: the next state, a message, ...
+        what: &'static str,
+        /// The first undefined byte's offset in it.
+        offset: usize,
+    },
 }
 
 /// One successor: the action taken, or none when a direct action is not

@@ -64,19 +64,23 @@ mem_msan_works() {
     [ $rc -eq 0 ] || exit $rc
 }
 
-# The checker (shared target/; the preload is embedded in it), and the MSan builds.
+# The MSan builds. The checker that runs them is mem_build_cores's.
 mem_build_c() {
     mem_msan_works
-    (cd "$MEM_ROOT" && cargo build --quiet --release -p cmc-cli)
     make -s -f "$MEM_ROOT/scripts/memory/msan.mk" "OUT=$MSAN_OUT" "MSAN_EXITCODE=$MSAN_EXITCODE"
 }
 
 # The checker and the probe with cmc's `valgrind` feature, in their own
-# target directory so that the shared target/ keeps its cache.
+# target directory so that the shared target/ keeps its cache, in the
+# `gate` profile (the workspace's Cargo.toml). The same checker runs the C
+# programs: outside valgrind its client requests do nothing.
 mem_build_cores() {
-    (cd "$MEM_ROOT" && CARGO_TARGET_DIR=$MEMORY_TARGET cargo build --quiet --release \
+    (cd "$MEM_ROOT" && CARGO_TARGET_DIR=$MEMORY_TARGET cargo build --quiet --profile gate \
         -p cmc-cli -p cmc-memory-probe --features cmc/valgrind)
 }
+
+# The checker mem_build_cores builds.
+MEMORY_CMC=$MEMORY_TARGET/gate/cmc
 
 # mem_msan_model SRC DST DEPTH: DST is the model file SRC with its program
 # and invariants swapped for the MSan build and msan_quiet (first, so that
@@ -118,7 +122,7 @@ mem_symbolize() {
 mem_run_model() {
     local model=$1 log=$2
     MEM_RC=0
-    (cd "$MEM_ROOT" && "$MEM_ROOT/target/release/cmc" --model-file "$model" --save "${log%.log}.cex.json") \
+    (cd "$MEM_ROOT" && "$MEMORY_CMC" --model-file "$model" --save "${log%.log}.cex.json") \
         >"$log" 2>&1 || MEM_RC=$?
     MEM_PROPERTY=$(sed -n 's/^violation of [a-z]* property `\([^`]*\)`.*/\1/p' "$log" | head -n1)
 }
