@@ -1,4 +1,4 @@
-//! Two build steps of the process front end, on Linux only.
+//! Three build steps of the process front end, on Linux only.
 //!
 //! The preload: on x86-64, compiles `preload/lib.rs` (the `cmc-preload`
 //! sources, kept inside this package so that they ship with it) into
@@ -7,6 +7,10 @@
 //! So any crate depending on `cmc` gets the preload with no nested cargo
 //! and no environment variable. The preload depends on no crate, so a bare
 //! `rustc` can build it; a failure fails this build with rustc's messages.
+//!
+//! The start stub: on x86-64, compiles `start/main.rs` the same way into
+//! `$OUT_DIR/cmc-start`, a static executable with no libc, linked at a
+//! fixed address by `start/start.ld`; `process::start` embeds it.
 //!
 //! libseccomp: lets the link find it on a machine that has the library but
 //! not its development files: Debian installs `libseccomp.so.2` with
@@ -27,6 +31,7 @@ fn main() {
     }
     if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64") {
         build_preload();
+        build_start();
     }
     link_seccomp();
 }
@@ -45,6 +50,8 @@ fn build_preload() {
     let source_dir = manifest_dir.join("preload");
     // A directory: cargo reruns this script when any file in it changes.
     println!("cargo:rerun-if-changed={}", source_dir.display());
+    // The start stub's protocol, which the preload includes.
+    println!("cargo:rerun-if-changed={}", manifest_dir.join("start/protocol.rs").display());
     let out_dir = PathBuf::from(env("OUT_DIR"));
     let out = out_dir.join("libcmc_preload.so");
     let rustc = env("RUSTC");
@@ -73,12 +80,56 @@ fn build_preload() {
     }
 }
 
+/// Compiles the start stub into `$OUT_DIR/cmc-start`, or exits with
+/// rustc's messages. Optimised, without debug information, whatever
+/// profile `cmc` is built with, as the preload.
+///
+/// `no_std` and `no_main`, so no crt objects and no libraries
+/// (`-nostartfiles -nostdlib`); static (`crt-static`) and not
+/// position-independent (relocation model `static`), so the kernel maps it
+/// at the one address `start.ld` gives it, which needs the large code
+/// model (the address does not fit the small model's 32 bits). The script
+/// works with GNU ld and with lld, whichever rustc's linker uses. No build
+/// id, so the bytes depend on the sources and the compiler only.
+fn build_start() {
+    let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR"));
+    let source_dir = manifest_dir.join("start");
+    println!("cargo:rerun-if-changed={}", source_dir.display());
+    let out = PathBuf::from(env("OUT_DIR")).join("cmc-start");
+    let rustc = env("RUSTC");
+    let main = source_dir.join("main.rs");
+    let script = source_dir.join("start.ld");
+    let status = Command::new(&rustc)
+        .arg(&main)
+        .args(["--crate-type", "bin", "--crate-name", "cmc_start", "--edition", "2024"])
+        .args(["--target", &env("TARGET")])
+        .args(["-C", "panic=abort", "-C", "opt-level=2", "-C", "debuginfo=0", "-C", "strip=debuginfo"])
+        .args(["-C", "relocation-model=static", "-C", "code-model=large", "-C", "target-feature=+crt-static"])
+        .args(["-C", "link-arg=-nostartfiles", "-C", "link-arg=-nostdlib"])
+        .arg("-C")
+        .arg(format!("link-arg=-Wl,-T,{}", script.display()))
+        .args(["-C", "link-arg=-Wl,--build-id=none", "-C", "link-arg=-Wl,-z,norelro"])
+        .arg(format!("--remap-path-prefix={}=cmc", manifest_dir.display()))
+        .arg("-o")
+        .arg(&out)
+        .stdout(std::io::stderr())
+        .status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => fail(&format!("{rustc} failed ({s}) compiling {}", main.display())),
+        Err(e) => fail(&format!("cannot run {rustc} to compile {}: {e}", main.display())),
+    }
+    if !out.is_file() {
+        fail(&format!("{rustc} made no {}", out.display()));
+    }
+}
+
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| fail(&format!("cargo did not set ${name} for the build script")))
 }
 
 fn fail(message: &str) -> ! {
-    eprintln!("cmc: building the preload library: {message}");
+    eprintln!("cmc: building the preload library or the start stub: {message}");
     std::process::exit(1);
 }
 

@@ -6,7 +6,9 @@
 #      snapshots (a core, its planted bug, a C program as nodes);
 #   2. in a copy with a model that fails, every command the failure prints
 #      is run verbatim, from the crate and from a folder inside it, and
-#      does what it says;
+#      does what it says: the replay fails as the model did; the same file
+#      replayed through models of that configuration passes where the
+#      trace confirms their expectation, and fails where it does not;
 #   3. a new model's first run writes its snapshot for review in one line,
 #      and writes nothing under CI=true; a snapshot of no model is reported;
 #   4. a test target without `harness = false` fails, saying so.
@@ -51,6 +53,26 @@ cat >>"$copy/tests/models.rs" <<'EOF'
 fn bug_expected_to_pass() -> Model<Outbox> {
     model(OutboxSettings { bug_deliver_before_persist: 1 })
 }
+
+// The same configuration, for the replay of bug_expected_to_pass's file.
+#[cmc::model(clients = 2, crashes = 1, timeouts = 2, expect = violation("all-delivered"))]
+fn bug_expecting_another_property() -> Model<Outbox> {
+    model(OutboxSettings { bug_deliver_before_persist: 1 })
+}
+
+fn holding(settings: OutboxSettings) -> Model<Outbox> {
+    Model::<Outbox>::new(settings).nodes(2).always("delivered-once", |_| true)
+}
+
+#[cmc::model(clients = 2, crashes = 1, timeouts = 2, expect = violation("delivered-once"))]
+fn bug_whose_property_holds() -> Model<Outbox> {
+    holding(OutboxSettings { bug_deliver_before_persist: 1 })
+}
+
+#[cmc::model(clients = 2, crashes = 1, timeouts = 2)]
+fn property_fixed() -> Model<Outbox> {
+    holding(OutboxSettings { bug_deliver_before_persist: 1 })
+}
 EOF
 say "a failing model prints commands that work"
 if (cd "$copy" && cargo test --test models -- --exact bug_expected_to_pass) >"$out" 2>&1; then
@@ -67,9 +89,27 @@ for where in "$copy" "$copy/tests"; do
     fi
     grep -q "bug_expected_to_pass (tests/models.rs:.*) expected pass, got:" "$out" || { cat "$out"; fail "the reproduce command did not run the model"; }
     say "  in ${where#"$work"/}: $replay"
-    (cd "$where" && sh -c "$replay") >"$out" 2>&1 || { cat "$out"; fail "the replay command failed"; }
-    grep -q "bug_expected_to_pass: replayed .*: violation of always property \`delivered-once\`" "$out" || { cat "$out"; fail "the replay command did not replay"; }
+    if (cd "$where" && sh -c "$replay") >"$out" 2>&1; then
+        cat "$out"; fail "the replay command passed, though its trace violates a model expected to pass"
+    fi
+    grep -q "bug_expected_to_pass (tests/models.rs:.*) expected pass; CMC_REPLAY=.* replayed to a violation of \`delivered-once\`" "$out" || { cat "$out"; fail "the replay command did not say how its trace contradicts the model"; }
+    grep -q "violation of always property \`delivered-once\`" "$out" || { cat "$out"; fail "the replay command did not show the replayed trace"; }
 done
+
+# The same file through the models of the same configuration that expect
+# other things: the replay holds its trace to each one's expectation.
+file=$(printf '%s\n' "$replay" | sed -n 's/^CMC_REPLAY=\([^ ]*\) .*/\1/p')
+[ -f "$file" ] || fail "no counterexample file in: $replay"
+replay_as() { (cd "$copy" && CMC_REPLAY="$file" cargo test --test models -- --exact "$1") >"$out" 2>&1; }
+say "the same file replayed through models that expect other things"
+replay_as bug_deliver_before_persist || { cat "$out"; fail "a replay that confirms the expected violation failed"; }
+grep -q "bug_deliver_before_persist: replayed .*: violation of always property \`delivered-once\`" "$out" || { cat "$out"; fail "no replayed violation"; }
+if replay_as bug_expecting_another_property; then cat "$out"; fail "a replay that violates another property passed"; fi
+grep -q "expected a violation of \`all-delivered\`; CMC_REPLAY=.* replayed to a violation of \`delivered-once\`" "$out" || { cat "$out"; fail "another property: no message"; }
+if replay_as bug_whose_property_holds; then cat "$out"; fail "a replay that no longer violates passed"; fi
+grep -q "expected a violation of \`delivered-once\`; CMC_REPLAY=.* no longer fails: every step replays and the replayed trace does not violate always property \`delivered-once\`" "$out" || { cat "$out"; fail "no longer violates: no message"; }
+replay_as property_fixed || { cat "$out"; fail "a replay that confirms a pass failed"; }
+grep -q "property_fixed: replayed .*: every step replays and the replayed trace does not violate always property \`delivered-once\`" "$out" || { cat "$out"; fail "a confirmed pass: no message"; }
 
 # 3. Snapshots: a new one is written for review, in one line.
 say "a new snapshot is written for review, in one line"

@@ -322,7 +322,7 @@ fn time_max_and_ctrl_c_stop_a_program_search_that_would_not_finish() {
     let model = program_model_file(
         "endless-counter",
         "counter",
-        "nodes = 2\ncrashes = 255\ndrops = 255\ntimeouts = 255\nclients = 255\nrequest = \"+\"\n",
+        "nodes = 2\ncrashes = 255\ndrops = 255\ntimeouts = 255\ntimeout_byte = true\nclients = 255\nrequest = \"+\"\n",
     );
     let (code, json) = stopped_program_search(&model, &["--time-max", "1"], false);
     assert_eq!((code, &json["verdict"]), (Some(3), &"incomplete".into()), "{json}");
@@ -343,12 +343,11 @@ fn time_max_and_ctrl_c_stop_a_program_search_that_would_not_finish() {
 
 /// Issue 10, item 4: a stop is answered while the supervisor waits for a
 /// node that takes long to block in a modelled call (here one that never
-/// does: `probe stall` waits in `sigsuspend`, which the checker does not
-/// model, so the wait would last the ten seconds of `stall_timeout` and
-/// end in an error).
+/// does: `probe busy` loops without a system call, so the wait would last
+/// the ten seconds of `stall_timeout` and end in an error).
 #[test]
 fn time_max_and_ctrl_c_stop_a_program_search_waiting_for_a_node() {
-    let model = program_model_file("stalled-probe", "probe", "nodes = 1\nargs = [\"stall\"]\n");
+    let model = program_model_file("stalled-probe", "probe", "nodes = 1\nargs = [\"busy\"]\n");
     let (code, json) = stopped_program_search(&model, &["--time-max", "1"], false);
     assert_eq!((code, &json["verdict"]), (Some(3), &"incomplete".into()), "{json}");
     assert_eq!(json["reason"], "time_max = 1 s reached", "{json}");
@@ -423,7 +422,9 @@ fn cmc_signalled_mid_search(name: &str, signal: nix::sys::signal::Signal) -> (st
     let model = program_model_file(
         name,
         "probe",
-        &format!("nodes = {SIGNALLED_NODES}\ncrashes = 255\ndrops = 255\ntimeouts = 255\nclients = 255\n"),
+        &format!(
+            "nodes = {SIGNALLED_NODES}\ncrashes = 255\ndrops = 255\ntimeouts = 255\ntimeout_byte = true\nclients = 255\n"
+        ),
     );
     let mut child = Command::new(env!("CARGO_BIN_EXE_cmc"))
         .arg("--model-file")

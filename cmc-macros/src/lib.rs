@@ -17,7 +17,9 @@
 //! function returns a `cmc::process::ProgramModel` (its request, arguments
 //! and properties), the path is relative to the declaring crate's
 //! `CARGO_MANIFEST_DIR`, `nodes` is required, and the keys that mean
-//! nothing for a program (`core`, `network`, `dups`, `deadlock`) are errors.
+//! nothing for a program (`core`, `network`, `dups`, `deadlock`) are errors;
+//! `timeout_byte`, `timeout_order` and `timeout_drift_s` (how TIMEOUT ends a
+//! program's waits) are a program's only.
 //!
 //! ```ignore
 //! #[cmc::model(program = "../examples/c/build/register-BUG_EARLY_ACK", nodes = 3, clients = 1,
@@ -62,6 +64,9 @@ const KEYS: &[(&str, &str)] = &[
     ("expect", "pass, or violation(\"property\")"),
     ("ignore", "\"reason\": run only with --ignored"),
     ("program", "a program as nodes: its path, relative to CARGO_MANIFEST_DIR"),
+    ("timeout_byte", "a program: true, the manual's `T` (any read or accept may time out)"),
+    ("timeout_order", "a program: any (the default) or deadline"),
+    ("timeout_drift_s", "a program under timeout_order = deadline: seconds of clock drift, 0 by default"),
 ];
 
 /// Declares a model as a test. See the crate documentation for the keys.
@@ -86,6 +91,13 @@ const NOT_FOR_PROGRAMS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Keys that mean something for a program only, and why.
+const PROGRAMS_ONLY: &[(&str, &str)] = &[
+    ("timeout_byte", "a core's timers fire as FIRE actions; the `T` convention is for programs' reads and accepts"),
+    ("timeout_order", "a core's timers fire in any order; the order of deadlines is for programs' waits"),
+    ("timeout_drift_s", "a core's timers fire in any order; the order of deadlines is for programs' waits"),
+];
+
 /// The keys as parsed, each with its span for later errors.
 #[derive(Default)]
 struct Keys {
@@ -100,6 +112,9 @@ struct Keys {
     crashes: Option<(u64, Span)>,
     clients: Option<(u64, Span)>,
     timeouts: Option<(u64, Span)>,
+    timeout_byte: Option<bool>,
+    timeout_order: Option<(String, Span)>,
+    timeout_drift_s: Option<(u64, Span)>,
     search: Option<(String, Span)>,
     depth_max: Option<(u64, Span)>,
     walks: Option<(u64, Span)>,
@@ -240,6 +255,7 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
                 "det" => k.det = Some(true),
                 "deadlock" => k.deadlock = Some(true),
                 "symmetry" => k.symmetry = Some(true),
+                "timeout_byte" => k.timeout_byte = Some(true),
                 _ => push(error(ident.span(), format!("`{key}` needs a value: `{key} = ...`"))),
             }
             continue;
@@ -258,6 +274,9 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
                 "crashes" => k.crashes = Some(int(value, &key, 0, 255)?),
                 "clients" => k.clients = Some(int(value, &key, 0, 255)?),
                 "timeouts" => k.timeouts = Some(int(value, &key, 0, 255)?),
+                "timeout_byte" => k.timeout_byte = Some(boolean(value, &key)?),
+                "timeout_order" => k.timeout_order = Some(word(value, &key, &["any", "deadline"])?),
+                "timeout_drift_s" => k.timeout_drift_s = Some(int(value, &key, 0, u32::MAX as u64)?),
                 "search" => k.search = Some(word(value, &key, &["bfs", "dfs", "simulate"])?),
                 "depth_max" => k.depth_max = Some(int(value, &key, 1, u32::MAX as u64)?),
                 "walks" => k.walks = Some(int(value, &key, 1, u64::MAX)?),
@@ -308,6 +327,18 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
     }
     if let (Some((1.., span)), Some(("fifo", _))) = (k.dups, k.network.as_ref().map(|(n, s)| (n.as_str(), s))) {
         push(error(span, "`dups` needs `network = bag` (FIFO never duplicates)"));
+    }
+    if let (Some((_, span)), false) =
+        (k.timeout_drift_s, matches!(&k.timeout_order, Some((order, _)) if order == "deadline"))
+    {
+        push(error(span, "`timeout_drift_s` needs `timeout_order = deadline`"));
+    }
+    if k.program.is_none() {
+        for (key, span) in &k.given {
+            if let Some((_, why)) = PROGRAMS_ONLY.iter().find(|(name, _)| name == key) {
+                push(error(*span, format!("`{key}` means something for a program only: {why}")));
+            }
+        }
     }
     if let Some((_, program_span)) = &k.program {
         for (key, span) in &k.given {
@@ -386,6 +417,15 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
             }
             None => quote!(::cmc::Search::Bfs { depth_max: ::core::option::Option::None }),
         },
+    };
+    let timeout_byte = keys.timeout_byte.unwrap_or(false);
+    let timeout_order = match (keys.timeout_order.as_ref().map(|(o, _)| o.as_str()), keys.timeout_drift_s) {
+        (Some("deadline"), drift) => {
+            let drift_s = drift.map_or(0, |(d, _)| d as u32);
+            quote!(::core::option::Option::Some(::cmc::harness::TimeoutOrderKey::Deadline { drift_s: #drift_s }))
+        }
+        (Some(_), _) => quote!(::core::option::Option::Some(::cmc::harness::TimeoutOrderKey::Any)),
+        (None, _) => quote!(::core::option::Option::None),
     };
     let states_max = opt_u64(keys.states_max);
     let time_max_s = opt_u64(keys.time_max_s);
@@ -488,6 +528,8 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
                 crashes: #crashes,
                 clients: #clients,
                 timeouts: #timeouts,
+                timeout_byte: #timeout_byte,
+                timeout_order: #timeout_order,
                 search: #search,
                 states_max: #states_max,
                 time_max_s: #time_max_s,
@@ -614,11 +656,15 @@ mod tests {
                 states_max = 1000,
                 time_max_s = 60,
                 det,
+                timeout_byte,
+                timeout_order = deadline,
+                timeout_drift_s = 2,
                 expect = violation("acked_writes_survive"),
                 ignore = "slow"
             )),
             None
         );
+        assert_eq!(error_of(quote!(program = "p", nodes = 2, timeout_byte = false, timeout_order = any)), None);
         assert_eq!(
             error_of(quote!(
                 program = env!("CARGO_BIN_EXE_node"),
@@ -632,6 +678,26 @@ mod tests {
             None
         );
         assert_eq!(error_of(quote!(program = PROGRAM, nodes = 2, search = dfs, depth_max = 4)), None);
+    }
+
+    #[test]
+    fn the_timeout_keys_are_a_programs_and_a_drift_needs_deadline_order() {
+        for (args, message) in [
+            (quote!(nodes = 3, timeout_byte), "`timeout_byte` means something for a program only"),
+            (quote!(nodes = 3, timeout_order = deadline), "`timeout_order` means something for a program only"),
+            (
+                quote!(program = "p", nodes = 3, timeout_drift_s = 1),
+                "`timeout_drift_s` needs `timeout_order = deadline`",
+            ),
+            (
+                quote!(program = "p", nodes = 3, timeout_order = any, timeout_drift_s = 1),
+                "`timeout_drift_s` needs `timeout_order = deadline`",
+            ),
+            (quote!(program = "p", nodes = 3, timeout_order = earliest), "`timeout_order` is one of any, deadline"),
+        ] {
+            let e = error_of(args.clone()).unwrap_or_else(|| panic!("{args} compiles"));
+            assert!(e.contains(message), "{e}");
+        }
     }
 
     #[test]

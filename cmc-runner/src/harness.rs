@@ -29,9 +29,9 @@ use std::time::Duration;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
-use cmc::catalog::DynModel;
+use cmc::catalog::{DynError, DynModel};
 use cmc::harness::{Attributes, Declared, Expect, MODELS};
-use cmc::{CounterexampleFile, Options, Verdict};
+use cmc::{CounterexampleFile, Options, ReplayError, Verdict};
 
 use crate::control::RunControl;
 use crate::overrides::Overrides;
@@ -259,10 +259,7 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
         Expect::Violation(p) => report.verdict == Verdict::Violation && report.property.as_deref() == Some(p),
     };
     if !expected {
-        let want = match d.attributes.expect {
-            Expect::Pass => "pass".to_string(),
-            Expect::Violation(p) => format!("a violation of `{p}`"),
-        };
+        let want = expected_text(d.attributes.expect);
         let header: String = model.header().iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
         return Err(format!(
             "{name} ({}:{}) expected {want}, got:\n{header}{}{}",
@@ -314,8 +311,12 @@ fn run(d: &Declared, cx: &Context) -> Result<(), Failed> {
 }
 
 /// `CMC_REPLAY=FILE`: replays the counterexample in `file` through the
-/// declared model (rebuilt with the same overrides) and requires the
-/// violation it records, printing the replayed trace.
+/// declared model (rebuilt with the same overrides), printing the replayed
+/// trace, and holds what the trace shows to the model's expectation, as
+/// the model's search is held to it ([`confirms`]). A file that does not
+/// fit the model (another model's, a step that cannot be taken, a
+/// fingerprint that differs) fails whatever the expectation: its trace
+/// shows nothing.
 fn replay(d: &Declared, model: &dyn DynModel, attributes: &Attributes, file: &Path) -> Result<(), Failed> {
     let name = d.name();
     let shown = file.display();
@@ -336,17 +337,123 @@ fn replay(d: &Declared, model: &dyn DynModel, attributes: &Attributes, file: &Pa
         )
         .into());
     }
-    let report = model.replay(&cex, attributes.det).map_err(|e| format!("{name}: CMC_REPLAY={shown}: {e}"))?;
-    if !cex.reproduced_by(&report) {
-        let what = if cex.error.is_some() { "its error" } else { "its violation" };
-        return Err(format!("{name}: CMC_REPLAY={shown} did not replay to {what}:\n{}", report.to_text()).into());
+    let (outcome, text) = match model.replay(&cex, attributes.det) {
+        Ok(report) => {
+            let outcome = match (report.verdict, &report.property, &report.reason) {
+                (Verdict::Violation, Some(property), _) => Replayed::Violation(property.clone()),
+                (Verdict::Error, _, reason) => Replayed::Error(reason.clone().unwrap_or_default()),
+                _ => return Err(format!("{name}: CMC_REPLAY={shown}: internal: a replay ended {report:?}").into()),
+            };
+            (outcome, report.to_text())
+        }
+        // The replay names the step where the trace leaves the file; at
+        // the last step, that may be the end's check alone, which the
+        // model no longer fails: then every step replays.
+        Err(DynError::Replay(ReplayError::Diverged { step, message }))
+            if step == cex.steps.len() && replays_to_its_end(model, &cex) =>
+        {
+            (Replayed::Holds(message), String::new())
+        }
+        Err(e) => return Err(format!("{name}: CMC_REPLAY={shown}: {e}").into()),
+    };
+    match confirms(d.attributes.expect, &outcome) {
+        Ok(()) => {
+            match &outcome {
+                Replayed::Holds(why) => println!("{name}: replayed {shown}: every step replays and {why}"),
+                _ => println!("{name}: replayed {shown}: {text}"),
+            }
+            Ok(())
+        }
+        Err(contradiction) => {
+            let want = expected_text(d.attributes.expect);
+            let trace = if text.is_empty() { String::new() } else { format!(":\n{text}") };
+            Err(format!("{name} ({}:{}) expected {want}; CMC_REPLAY={shown} {contradiction}{trace}", d.file, d.line)
+                .into())
+        }
     }
-    println!("{name}: replayed {shown}: {}", report.to_text());
-    Ok(())
+}
+
+/// What a replayed trace showed.
+#[derive(Debug)]
+enum Replayed {
+    /// A violation of this property at its end.
+    Violation(String),
+    /// An error, on the way or at its end.
+    Error(String),
+    /// Every step replays, and its end no longer fails as the file
+    /// recorded (why, as the replay said).
+    Holds(String),
+}
+
+/// The rule of `CMC_REPLAY`: a replayed trace confirms a model expected to
+/// pass when it no longer fails, and a model expected to violate `p` when
+/// it violates `p`. Anything else contradicts the expectation: `Err` says
+/// how.
+fn confirms(expect: Expect, replayed: &Replayed) -> Result<(), String> {
+    match (expect, replayed) {
+        (Expect::Pass, Replayed::Holds(_)) => Ok(()),
+        (Expect::Violation(p), Replayed::Violation(q)) if p == q => Ok(()),
+        (_, Replayed::Violation(q)) => Err(format!("replayed to a violation of `{q}`")),
+        (_, Replayed::Error(e)) => Err(format!("replayed to an error: {e}")),
+        (Expect::Violation(_), Replayed::Holds(why)) => Err(format!("no longer fails: every step replays and {why}")),
+    }
+}
+
+fn expected_text(expect: Expect) -> String {
+    match expect {
+        Expect::Pass => "pass".to_string(),
+        Expect::Violation(p) => format!("a violation of `{p}`"),
+    }
+}
+
+/// Whether every step of `cex` can be taken again, each reaching the
+/// fingerprint the file recorded.
+fn replays_to_its_end(model: &dyn DynModel, cex: &CounterexampleFile) -> bool {
+    let tokens: Vec<String> = cex.steps.iter().map(|s| s.action.clone()).collect();
+    let Ok(mut session) = model.session() else { return false };
+    match session.walk(&tokens) {
+        Ok(walk) => {
+            walk.trace.len() == cex.steps.len()
+                && walk.trace.iter().zip(&cex.steps).all(|(step, recorded)| step.fingerprint == recorded.fingerprint)
+        }
+        Err(_) => false,
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::{Replayed, confirms};
+    use cmc::harness::Expect;
+
+    #[test]
+    fn a_replay_passes_when_its_trace_confirms_the_expectation_and_fails_otherwise() {
+        let violation = |p: &str| Replayed::Violation(p.to_string());
+        let error = Replayed::Error("step 2: the core panicked".to_string());
+        let holds = Replayed::Holds("the replayed trace does not violate always property `safe`".to_string());
+        let cases = [
+            (Expect::Pass, holds, Ok(())),
+            (Expect::Pass, violation("safe"), Err("replayed to a violation of `safe`")),
+            (Expect::Pass, error, Err("replayed to an error: step 2: the core panicked")),
+            (Expect::Violation("safe"), violation("safe"), Ok(())),
+            (Expect::Violation("safe"), violation("live"), Err("replayed to a violation of `live`")),
+            (
+                Expect::Violation("safe"),
+                Replayed::Error("a step failed".to_string()),
+                Err("replayed to an error: a step failed"),
+            ),
+            (
+                Expect::Violation("safe"),
+                Replayed::Holds("the replayed trace does not violate always property `safe`".to_string()),
+                Err(
+                    "no longer fails: every step replays and the replayed trace does not violate always property `safe`",
+                ),
+            ),
+        ];
+        for (expect, replayed, want) in cases {
+            assert_eq!(confirms(expect, &replayed), want.map_err(str::to_string), "{expect:?} {replayed:?}");
+        }
+    }
+
     #[test]
     fn a_word_with_a_space_or_a_quote_is_quoted_for_the_shell() {
         assert_eq!(super::shell_word("/tmp/a.cex.json"), "/tmp/a.cex.json");

@@ -7,7 +7,7 @@
 
 use core::ffi::{c_int, c_long, c_void};
 
-use crate::{HELLO_MAGIC, HELLO_REQUEST, HELLO_VERSION, Hello, fork, heap, sys, trap, vdso};
+use crate::{HELLO_MAGIC, HELLO_REQUEST, HELLO_VERSION, Hello, sys, trap};
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn clock_gettime(clock: sys::clockid_t, tp: *mut sys::timespec) -> c_int {
@@ -49,34 +49,23 @@ pub unsafe extern "C" fn getentropy(buf: *mut c_void, len: usize) -> c_int {
     0
 }
 
-/// The constructor, run by ld.so before the program's `main`. Under the
-/// checker it ends parked: the process is its node's template, and each
-/// life of the node is a fork of it that the supervisor lets go on into
-/// `main` (`fork`).
+/// The constructor, run by ld.so before the program's `main` (after the
+/// constructors of the libraries it depends on). It takes SIGSEGV over from
+/// the stub, keeping `rdtsc` and `cpuid` emulated, and says hello.
 #[used]
 #[unsafe(link_section = ".init_array")]
 static INIT: extern "C" fn(c_int, *const *const sys::c_char) = init;
 
-extern "C" fn init(argc: c_int, argv: *const *const sys::c_char) {
-    let (found, patched) = unsafe { vdso::patch() };
-    // rdtsc may fault only once no vDSO clock needs it (research, pitfall 3):
-    // an unpatched vDSO reads the TSC itself.
-    let (tsc_trapped, cpuid_trapped) = unsafe { trap::install(found != 0 && found == patched) };
-    unsafe { fork::fix_at_random(argc, argv) };
-    let snapshots = unsafe { fork::install() };
+extern "C" fn init(_argc: c_int, _argv: *const *const sys::c_char) {
+    let (tsc_trapped, cpuid_trapped) = unsafe { trap::install() };
     let hello = Hello {
         magic: HELLO_MAGIC,
         version: HELLO_VERSION,
-        vdso_found: found,
-        vdso_patched: patched,
         tsc_trapped: tsc_trapped as u32,
-        snapshot_signal: if snapshots { fork::SNAPSHOT_SIGNAL as u32 } else { 0 },
         cpuid_trapped: cpuid_trapped as u32,
-        heap_base: heap::BASE as u64,
+        reserved: 0,
+        reserved2: 0,
         cpuid_gate: trap::gate(),
     };
-    let answered = unsafe { sys::syscall(sys::SYS_ioctl, 3 as c_long, HELLO_REQUEST, &hello as *const Hello) } == 0;
-    if answered {
-        unsafe { fork::park() };
-    }
+    unsafe { sys::syscall(sys::SYS_ioctl, 3 as c_long, HELLO_REQUEST, &hello as *const Hello) };
 }

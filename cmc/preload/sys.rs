@@ -19,10 +19,8 @@ use core::mem::{align_of, offset_of, size_of};
 pub use core::ffi::{c_char, c_int, c_long, c_uint, c_ulong};
 
 pub type size_t = usize;
-pub type ssize_t = isize;
 pub type time_t = i64;
 pub type suseconds_t = i64;
-pub type off_t = i64;
 pub type clockid_t = c_int;
 pub type greg_t = i64;
 /// A handler as `struct sigaction` holds it: a function's address, or
@@ -126,11 +124,8 @@ const _: () = assert!(size_of::<timeval>() == 16 && offset_of!(timeval, tv_usec)
 // `errno.h`
 pub const EINTR: c_int = 4;
 pub const EIO: c_int = 5;
-pub const ENOMEM: c_int = 12;
-pub const EINVAL: c_int = 22;
 
 // `signal.h`
-pub const SIGKILL: c_int = 9;
 pub const SIGSEGV: c_int = 11;
 pub const SIG_DFL: sighandler_t = 0;
 pub const SIG_IGN: sighandler_t = 1;
@@ -139,6 +134,8 @@ pub const SA_SIGINFO: c_int = 0x0000_0004;
 pub const SA_ONSTACK: c_int = 0x0800_0000;
 pub const SA_RESTART: c_int = 0x1000_0000;
 pub const SA_NODEFER: c_int = 0x4000_0000;
+pub const SIG_BLOCK: c_int = 0;
+pub const SIG_SETMASK: c_int = 2;
 pub const SA_RESETHAND: c_int = 0x8000_0000_u32 as c_int;
 /// `si_code` of a signal the kernel raised for a fault.
 pub const SI_KERNEL: c_int = 0x80;
@@ -150,33 +147,18 @@ pub const REG_RCX: c_int = 14;
 pub const REG_RIP: c_int = 16;
 
 // `sys/mman.h`
-pub const PROT_READ: c_int = 1;
-pub const PROT_WRITE: c_int = 2;
-pub const PROT_EXEC: c_int = 4;
-pub const MAP_PRIVATE: c_int = 0x0002;
-pub const MAP_ANONYMOUS: c_int = 0x0020;
-pub const MAP_NORESERVE: c_int = 0x4000;
-pub const MAP_FIXED_NOREPLACE: c_int = 0x10_0000;
 
 // `fcntl.h`
-pub const O_RDWR: c_int = 2;
-pub const O_CLOEXEC: c_int = 0x8_0000;
 
 // `time.h`, `sched.h`, `sys/prctl.h`, `sys/auxv.h`, `dlfcn.h`
 pub const CLOCK_MONOTONIC: clockid_t = 1;
-pub const CLONE_PARENT: c_int = 0x8000;
-pub const PR_SET_PDEATHSIG: c_int = 1;
 pub const PR_SET_TSC: c_int = 26;
 pub const PR_TSC_SIGSEGV: c_int = 2;
-pub const AT_RANDOM: c_ulong = 25;
-pub const AT_SYSINFO_EHDR: c_ulong = 33;
 pub const RTLD_NEXT: *mut c_void = -1isize as *mut c_void;
 
 // `sys/syscall.h` (x86-64 numbers)
 pub const SYS_ioctl: c_long = 16;
-pub const SYS_clone: c_long = 56;
 pub const SYS_gettimeofday: c_long = 96;
-pub const SYS_getppid: c_long = 110;
 pub const SYS_arch_prctl: c_long = 158;
 pub const SYS_time: c_long = 201;
 pub const SYS_clock_gettime: c_long = 228;
@@ -190,19 +172,12 @@ unsafe extern "C" {
     pub fn __errno_location() -> *mut c_int;
     pub fn syscall(num: c_long, ...) -> c_long;
     pub fn prctl(option: c_int, ...) -> c_int;
-    pub fn getauxval(kind: c_ulong) -> c_ulong;
     pub fn _exit(status: c_int) -> !;
-    pub fn abort() -> !;
     pub fn raise(sig: c_int) -> c_int;
-    pub fn write(fd: c_int, buf: *const c_void, count: size_t) -> ssize_t;
-    pub fn pwrite(fd: c_int, buf: *const c_void, count: size_t, offset: off_t) -> ssize_t;
-    pub fn open(path: *const c_char, flags: c_int, ...) -> c_int;
-    pub fn close(fd: c_int) -> c_int;
-    pub fn mmap(addr: *mut c_void, len: size_t, prot: c_int, flags: c_int, fd: c_int, offset: off_t) -> *mut c_void;
-    pub fn mprotect(addr: *mut c_void, len: size_t, prot: c_int) -> c_int;
-    pub fn sigaltstack(ss: *const stack_t, old: *mut stack_t) -> c_int;
-    pub fn sigfillset(set: *mut sigset_t) -> c_int;
     pub fn sigemptyset(set: *mut sigset_t) -> c_int;
-    pub fn sigaction(sig: c_int, act: *const sigaction, old: *mut sigaction) -> c_int;
+    pub fn sigdelset(set: *mut sigset_t, sig: c_int) -> c_int;
+    pub fn sigaddset(set: *mut sigset_t, sig: c_int) -> c_int;
+    pub fn pthread_sigmask(how: c_int, set: *const sigset_t, old: *mut sigset_t) -> c_int;
     pub fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+    pub fn getauxval(kind: c_ulong) -> c_ulong;
 }

@@ -1,9 +1,11 @@
 //! The instructions that read the machine without a system call: `rdtsc`
 //! and `rdtscp` (the time stamp counter) and `cpuid` (which says whether
-//! the CPU has `rdrand` and `rdseed`, real entropy). The preload makes them
-//! fault (`PR_SET_TSC` with `PR_TSC_SIGSEGV`, and `ARCH_SET_CPUID` where
-//! the CPU supports CPUID faulting) and emulates them in its SIGSEGV
-//! handler:
+//! the CPU has `rdrand` and `rdseed`, real entropy). The start stub made
+//! them fault before any of the program's code ran (`PR_SET_TSC` with
+//! `PR_TSC_SIGSEGV`, and `ARCH_SET_CPUID` where the CPU supports CPUID
+//! faulting), with its own handler; the preload takes the handler over
+//! (making them fault again, for a run outside cmc) and emulates them the
+//! same way:
 //!
 //! - `rdtsc` and `rdtscp` return the monotonic clock in nanoseconds, read
 //!   with a real `clock_gettime`, which the supervisor answers from the
@@ -28,15 +30,29 @@
 use core::ffi::{c_int, c_long, c_void};
 use core::ptr;
 
+use crate::protocol::{AT_CMC_CPUID, CpuidTable, hide_entropy};
 use crate::sys;
+
+/// The start stub's table of `cpuid` answers (its auxiliary vector entry),
+/// or 0 without the stub (run outside cmc).
+static mut TABLE: usize = 0;
+
+/// Where the start stub's image lies (`cmc/start/protocol.rs`,
+/// `IMAGE_BASE`, and far less than 4 GiB of it).
+const STUB_IMAGE: core::ops::Range<u64> = crate::protocol::IMAGE_BASE..crate::protocol::IMAGE_BASE + (1 << 32);
 
 /// `arch_prctl` codes (`asm/prctl.h`, a kernel header).
 const ARCH_SET_CPUID: c_long = 0x1012;
+/// The form of `arch_prctl(ARCH_SET_CPUID, 0)` the filter passes.
+const REARM: c_long = crate::protocol::CPUID_REARM as c_long;
 
 /// What the program asked SIGSEGV to do (its view; the real disposition
-/// stays the preload's handler while [`INSTALLED`]).
+/// stays the preload's handler, or the stub's before the preload's
+/// constructor, while [`INSTALLED`]). From the start: a library's
+/// constructor that runs before the preload's sets the program's view too,
+/// not the real handler, which emulates `rdtsc` and `cpuid`.
 static mut PROGRAM: sys::sigaction = unsafe { core::mem::zeroed() };
-static mut INSTALLED: bool = false;
+static mut INSTALLED: bool = true;
 /// libc's `signal` and `sysv_signal`, which the preload interposes.
 static mut REAL_SIGNAL: usize = 0;
 static mut REAL_SYSV_SIGNAL: usize = 0;
@@ -75,14 +91,13 @@ pub fn gate() -> u64 {
     (&raw const cmc_cpuid_gate_return) as u64
 }
 
-/// Installs the handler, then makes `rdtsc` fault if `tsc` (only once no
-/// vDSO clock reads the counter itself) and `cpuid` fault where the CPU
-/// can. Returns (rdtsc trapped, cpuid trapped); neither without the
-/// handler.
+/// Installs the handler, then makes `rdtsc` and `cpuid` fault (`cpuid`
+/// where the CPU can). Returns (rdtsc trapped, cpuid trapped); neither
+/// without the handler.
 ///
 /// # Safety
 /// Called once, from the constructor, before the program runs.
-pub unsafe fn install(tsc: bool) -> (bool, bool) {
+pub unsafe fn install() -> (bool, bool) {
     unsafe {
         let mut action: sys::sigaction = core::mem::zeroed();
         action.sa_sigaction = on_segv as *const () as usize;
@@ -90,14 +105,21 @@ pub unsafe fn install(tsc: bool) -> (bool, bool) {
         // again, and must be emulated too.
         action.sa_flags = sys::SA_SIGINFO | sys::SA_ONSTACK | sys::SA_NODEFER;
         sys::sigemptyset(&mut action.sa_mask);
-        if __sigaction(sys::SIGSEGV, &action, ptr::null_mut()) != 0 {
+        let mut old: sys::sigaction = core::mem::zeroed();
+        if __sigaction(sys::SIGSEGV, &action, &mut old) != 0 {
+            INSTALLED = false;
             return (false, false);
         }
-        INSTALLED = true;
-        REAL_SIGNAL = sys::dlsym(sys::RTLD_NEXT, c"signal".as_ptr()) as usize;
-        REAL_SYSV_SIGNAL = sys::dlsym(sys::RTLD_NEXT, c"sysv_signal".as_ptr()) as usize;
-        let tsc = tsc && sys::prctl(sys::PR_SET_TSC, sys::PR_TSC_SIGSEGV, 0, 0, 0) == 0;
-        let cpuid = sys::syscall(sys::SYS_arch_prctl, ARCH_SET_CPUID, 0 as c_long) == 0;
+        // The handler it replaces: the start stub's (in the stub's image),
+        // or none; or a library's, set by a raw call before this ran,
+        // which is the program's own.
+        let stub = STUB_IMAGE.contains(&(old.sa_sigaction as u64));
+        if !stub && old.sa_sigaction != sys::SIG_DFL {
+            PROGRAM = old;
+        }
+        TABLE = sys::getauxval(AT_CMC_CPUID as sys::c_ulong) as usize;
+        let tsc = sys::prctl(sys::PR_SET_TSC, sys::PR_TSC_SIGSEGV, 0, 0, 0) == 0;
+        let cpuid = sys::syscall(sys::SYS_arch_prctl, ARCH_SET_CPUID, 0 as c_long, REARM) == 0;
         (tsc, cpuid)
     }
 }
@@ -166,23 +188,22 @@ unsafe fn counter() -> u64 {
     (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
 }
 
-/// `cpuid(leaf, subleaf)` for real, without RDRAND and RDSEED.
+/// `cpuid(leaf, subleaf)` without RDRAND and RDSEED: from the stub's
+/// table of this CPU's answers, or for real through the gate.
 unsafe fn cpuid(leaf: u32, subleaf: u32) -> (u32, u32, u32, u32) {
     unsafe {
+        let table = TABLE as *const CpuidTable;
+        if let Some([a, b, c, d]) = table.as_ref().and_then(|t| t.lookup(leaf, subleaf)) {
+            return (a, b, c, d);
+        }
         if cmc_cpuid_gate() != 0 {
             // Refused (the supervisor ends the search); answer an empty CPU.
             return (0, 0, 0, 0);
         }
         let r = core::arch::x86_64::__cpuid_count(leaf, subleaf);
-        sys::syscall(sys::SYS_arch_prctl, ARCH_SET_CPUID, 0 as c_long);
-        let (mut b, mut c) = (r.ebx, r.ecx);
-        if leaf == 1 {
-            c &= !(1 << 30);
-        }
-        if leaf == 7 && subleaf == 0 {
-            b &= !(1 << 18);
-        }
-        (r.eax, b, c, r.edx)
+        sys::syscall(sys::SYS_arch_prctl, ARCH_SET_CPUID, 0 as c_long, REARM);
+        let [a, b, c, d] = hide_entropy(leaf, subleaf, [r.eax, r.ebx, r.ecx, r.edx]);
+        (a, b, c, d)
     }
 }
 
@@ -212,6 +233,18 @@ unsafe fn chain(sig: c_int, info: *mut sys::siginfo_t, context: *mut c_void) {
         if program.sa_flags & sys::SA_RESETHAND != 0 {
             PROGRAM.sa_sigaction = sys::SIG_DFL;
         }
+        // The handler's mask, and SIGSEGV itself unless `SA_NODEFER`, as the
+        // kernel blocks them while a handler runs (the preload's own
+        // handler is `SA_NODEFER`): a fault in the handler then kills, as
+        // on Linux; a `siglongjmp` out of it restores the mask it saved.
+        let mut mask = program.sa_mask;
+        if program.sa_flags & sys::SA_NODEFER != 0 {
+            sys::sigdelset(&mut mask, sys::SIGSEGV);
+        } else {
+            sys::sigaddset(&mut mask, sys::SIGSEGV);
+        }
+        let mut old: sys::sigset_t = core::mem::zeroed();
+        sys::pthread_sigmask(sys::SIG_BLOCK, &mask, &mut old);
         if program.sa_flags & sys::SA_SIGINFO != 0 {
             let f: extern "C" fn(c_int, *mut sys::siginfo_t, *mut c_void) = core::mem::transmute(handler);
             f(sig, info, context);
@@ -219,6 +252,7 @@ unsafe fn chain(sig: c_int, info: *mut sys::siginfo_t, context: *mut c_void) {
             let f: extern "C" fn(c_int) = core::mem::transmute(handler);
             f(sig);
         }
+        sys::pthread_sigmask(sys::SIG_SETMASK, &old, ptr::null_mut());
     }
 }
 
@@ -263,6 +297,9 @@ pub unsafe extern "C" fn signal(sig: c_int, handler: sys::sighandler_t) -> sys::
             return set_program(handler, sys::SA_RESTART);
         }
         if REAL_SIGNAL == 0 {
+            REAL_SIGNAL = sys::dlsym(sys::RTLD_NEXT, c"signal".as_ptr()) as usize;
+        }
+        if REAL_SIGNAL == 0 {
             return sys::SIG_ERR;
         }
         let f: extern "C" fn(c_int, sys::sighandler_t) -> sys::sighandler_t = core::mem::transmute(REAL_SIGNAL);
@@ -277,6 +314,9 @@ pub unsafe extern "C" fn sysv_signal(sig: c_int, handler: sys::sighandler_t) -> 
     unsafe {
         if sig == sys::SIGSEGV && INSTALLED {
             return set_program(handler, sys::SA_RESETHAND | sys::SA_NODEFER);
+        }
+        if REAL_SYSV_SIGNAL == 0 {
+            REAL_SYSV_SIGNAL = sys::dlsym(sys::RTLD_NEXT, c"sysv_signal".as_ptr()) as usize;
         }
         if REAL_SYSV_SIGNAL == 0 {
             return sys::SIG_ERR;

@@ -58,7 +58,7 @@ enum End {
 struct Token {
     name: String,
     node: Option<u8>,
-    /// `j` of CRASH(n, j).
+    /// `j` of CRASH(n, j) (or a program's `{i, ...}`).
     keep: Option<String>,
 }
 
@@ -67,6 +67,7 @@ fn parse_token(token: &str) -> Token {
         Some((name, rest)) => (name, rest.trim_end_matches(')')),
         None => (token, ""),
     };
+    let raw = args;
     let args: Vec<&str> = args.split(',').map(str::trim).collect();
     let first = args.first().copied().unwrap_or_default();
     // A core's DELIVER/DROP/DUP(f->t, ...): the receiver is concerned; a
@@ -77,7 +78,8 @@ fn parse_token(token: &str) -> Token {
         None if name == "ACTION" => Some(0),
         None => first.parse().ok(),
     };
-    let keep = (name == "CRASH").then(|| args.get(1).map(|k| k.to_string())).flatten();
+    // All after the node: `j`, or a program's set `{0, 2}`.
+    let keep = (name == "CRASH").then(|| raw.split_once(',').map(|(_, k)| k.trim().to_string())).flatten();
     Token { name: name.to_string(), node, keep }
 }
 
@@ -477,6 +479,15 @@ mod tests {
             assert!(f[0].end == End::Lost(1) && f[0].sent == 0);
             assert!(f[1].end == End::InFlight && f[1].sent == 1);
         }
+    }
+
+    #[test]
+    fn a_crash_shows_what_it_kept_a_count_or_a_set() {
+        let mark_of = |t: &str| mark(&parse_token(t));
+        assert_eq!(mark_of("CRASH(0, 1)").as_deref(), Some("crash, 1 kept; restart"));
+        assert_eq!(mark_of("CRASH(2, {0, 2})").as_deref(), Some("crash, {0, 2} kept; restart"));
+        assert_eq!(mark_of("CRASH(2)").as_deref(), Some("crash; restart"));
+        assert_eq!(parse_token("CRASH(2, {0, 2})").node, Some(2));
     }
 
     #[test]

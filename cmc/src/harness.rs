@@ -49,6 +49,20 @@ pub enum Expect {
     Violation(&'static str),
 }
 
+/// `timeout_order` of a program's declaration, as written: the process
+/// front end's `TimeoutOrder`, which exists on Linux only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeoutOrderKey {
+    /// `timeout_order = any`: any wait may time out first.
+    Any,
+    /// `timeout_order = deadline`, with `timeout_drift_s = N` (0 without
+    /// it): the earliest deadlines first, within N seconds.
+    Deadline {
+        /// `timeout_drift_s`.
+        drift_s: u32,
+    },
+}
+
 /// The attribute's settings for one model. `None` keeps what the model's
 /// body chose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +89,12 @@ pub struct Attributes {
     pub clients: Option<u8>,
     /// `timeouts = N`: the timeout budget ([`Model::timeouts`]).
     pub timeouts: Option<u8>,
+    /// `timeout_byte` (a program only): the manual's `T` convention, any
+    /// read or accept may time out. `false` keeps the body's choice.
+    pub timeout_byte: bool,
+    /// `timeout_order = any` or `timeout_order = deadline` (a program
+    /// only), the latter with `timeout_drift_s = N`.
+    pub timeout_order: Option<TimeoutOrderKey>,
     /// `search = bfs` (the default), `dfs` or `simulate`, with
     /// `depth_max`, `walks`, `walk_length` and `seed`.
     pub search: Search,
@@ -113,6 +133,8 @@ impl Attributes {
         crashes: None,
         clients: None,
         timeouts: None,
+        timeout_byte: false,
+        timeout_order: None,
         search: Search::Bfs { depth_max: None },
         states_max: None,
         time_max_s: None,
@@ -269,6 +291,14 @@ pub fn prepare_program(
             *slot = v;
         }
     }
+    if a.timeout_byte {
+        c.timeout_byte = true;
+    }
+    c.timeout_order = match a.timeout_order {
+        None => c.timeout_order,
+        Some(TimeoutOrderKey::Any) => crate::process::TimeoutOrder::Any,
+        Some(TimeoutOrderKey::Deadline { drift_s }) => crate::process::TimeoutOrder::Deadline { drift_s },
+    };
     if let Some(p) = a.preload {
         c.preload = Some(p.to_path_buf());
     }

@@ -6,7 +6,7 @@
 
 mod process_support;
 
-use cmc::process::{Blocked, Label, Life, ProcessExplorer, ProgramModel};
+use cmc::process::{Blocked, CrashStates, Label, Life, ProcessExplorer, ProgramModel};
 use cmc::{NoControl, Options, Verdict, explore};
 use process_support::{config, enabled, replay};
 
@@ -236,20 +236,21 @@ fn the_rest_of_a_short_read_is_received_not_in_flight() {
     assert!(w.conns[&conn].at_target.is_empty());
 }
 
-/// A poll for the peer's hang-up only: a message arriving leaves it
-/// waiting (it did not ask to read), EOF ends it with POLLRDHUP, and what
-/// arrived is still read before the end.
+/// A poll for the peer's hang-up only, of a peer that wrote "x" and
+/// exited (a FIN after its message): while the message travels the poll
+/// waits (the FIN is behind it, and EOF is not enabled); once it arrives,
+/// the FIN is there too, and the poll returns POLLRDHUP at once, as on
+/// loopback, where a poll shows it with the message unread. What arrived
+/// is still read before the end.
 #[test]
-fn a_poll_for_the_hang_up_only_waits_through_a_message() {
+fn a_poll_for_the_hang_up_only_sees_the_fin_behind_a_message() {
     let _serial = process_support::serial();
     let mut c = config("probe", 2);
     c.args = vec!["rdhup".to_string()];
     let w = replay(&c, &["ACCEPT(0, 1)"]);
+    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: None }, "waiting while the message travels");
     assert_eq!(enabled(&w), ["DELIVER(0, 1.0)"]);
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
-    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: None }, "still waiting");
-    assert_eq!(enabled(&w), ["EOF(0, 1.0)"]);
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(0, 1.0)"]);
     let rdhup = (nix::libc::POLLRDHUP >> 8) as u8;
     assert_eq!(w.nodes[0].state, [rdhup, 1, 0], "POLLRDHUP; the message, then the end");
 }
@@ -258,7 +259,10 @@ fn a_poll_for_the_hang_up_only_waits_through_a_message() {
 /// `fsync` of a file or of the directory made durable survives a crash,
 /// and of the rest a crash keeps each prefix in turn (CRASH(0, j)); a
 /// write to a file opened `O_SYNC` is durable at once, its name only when
-/// the directory is synced; a rename is one change.
+/// the directory is synced; a rename is one change. This is the manual's
+/// model, `crash_states = "prefix"`; ext4's, the default, keeps these and
+/// more (`process_crash_states.rs`): here, the name changes without the
+/// write to the log, which ext4 may write back after them.
 #[test]
 fn a_crash_keeps_what_was_synced_and_each_prefix_of_the_rest() {
     let _serial = process_support::serial();
@@ -269,6 +273,29 @@ fn a_crash_keeps_what_was_synced_and_each_prefix_of_the_rest() {
     c.args = vec!["store".to_string(), dir.to_string_lossy().into_owned()];
     c.data_dir = Some(dir.clone());
     c.budgets.crashes = 1;
+    let ext4 = c.clone();
+    c.crash_states = CrashStates::Prefix;
+    let w = replay(&ext4, &[]);
+    // The log's unsynced write is its size, then its bytes; then tmp's
+    // name and the rename.
+    assert_eq!(w.nodes[0].disk.pending.len(), 4, "{:?}", w.nodes[0].disk);
+    assert_eq!(
+        enabled(&w),
+        [
+            "CRASH(0, 0)",
+            "CRASH(0, 1)",
+            "CRASH(0, 2)",
+            "CRASH(0, 3)",
+            "CRASH(0, 4)",
+            "CRASH(0, {2})",
+            "CRASH(0, {0, 2})",
+            "CRASH(0, {2, 3})",
+            "CRASH(0, {0, 2, 3})",
+        ]
+    );
+    let after = |crash: &str| replay(&ext4, &[crash]).nodes[0].state.clone();
+    assert_eq!(after("CRASH(0, {2, 3})"), [2, b'a', b'b', 0, 0, 0, 1, 4], "the rename, not the log's write");
+    assert_eq!(after("CRASH(0, {0, 2, 3})"), [4, b'a', b'b', 0, 0, 0, 1, 4], "and its size: zeros");
     let w = replay(&c, &[]);
     assert_eq!(w.nodes[0].life, Life::Live, "every check of the program held: {w:?}");
     // It sees every change: the log "abcd", cur and not tmp; ., .., log, cur.
@@ -292,7 +319,7 @@ fn a_crash_keeps_what_was_synced_and_each_prefix_of_the_rest() {
 fn the_event_loop_examples_bugs_need_a_byte_stream_and_a_torn_write() {
     let _serial = process_support::serial();
     let examples = process_support::repo().join("examples/c");
-    let model = |bug: &str, stream: bool, crashes: u8, clients: u8| {
+    let model = |bug: &str, stream: bool, crashes: u8, clients: u8, crash_points: bool| {
         let mut c = cmc::process::Config::new(process_support::program_with("evstore", &[bug]), 1);
         c.preload = Some(process_support::preload());
         c.args = vec!["evstore-data".to_string()];
@@ -301,6 +328,7 @@ fn the_event_loop_examples_bugs_need_a_byte_stream_and_a_torn_write() {
         c.request = b"+1\n".to_vec();
         c.stream = stream;
         c.budgets = cmc::process::Budgets { crashes, drops: 0, timeouts: 1, clients };
+        c.crash_points = crash_points;
         ProgramModel::new("evstore", c).always("acked_increments_are_durable", |w| {
             let disk = &w.nodes[0].disk;
             let value = disk.names.get(b"value".as_slice()).and_then(|i| disk.files.get(i));
@@ -310,17 +338,25 @@ fn the_event_loop_examples_bugs_need_a_byte_stream_and_a_torn_write() {
     };
     let run = |m: &ProgramModel| explore(ProcessExplorer::new(m).unwrap(), &Options::default(), &mut NoControl);
     let framing = "-DBUG_ONE_READ_FRAMES=1";
-    assert_eq!(run(&model(framing, false, 0, 1)).verdict, Verdict::Pass, "whole writes");
-    let r = run(&model(framing, true, 0, 1));
+    assert_eq!(run(&model(framing, false, 0, 1, true)).verdict, Verdict::Pass, "whole writes");
+    let r = run(&model(framing, true, 0, 1, true));
     assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
     let torn = "-DBUG_TRUNCATE_IN_PLACE=1";
-    let r = run(&model(torn, false, 1, 2));
+    // With the manual's crash, at quiescence only: the shortest
+    // counterexample crashes after a whole step.
+    let r = run(&model(torn, false, 1, 2, false));
     assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
     let crash = &r.trace.last().unwrap().action;
     assert_eq!(crash, "CRASH(0, 1)", "a prefix of two pending changes\n{}", r.to_text());
     let before = &r.trace[r.trace.len() - 2].world;
     // Value 2 applied and written over the file, 1 committed.
     assert!(before.nodes[0].state.starts_with("state 0201"), "{before:?}");
+    // With crash points (the default) the crash may fall inside a step,
+    // and still keeps part of the pending changes.
+    let r = run(&model(torn, false, 1, 2, true));
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    let crash = &r.trace.last().unwrap().action;
+    assert_eq!(crash, "CRASH(0, 1)", "a prefix of two pending changes\n{}", r.to_text());
 }
 
 /// The data directory as programs use it: a file nothing reaches any more

@@ -47,6 +47,11 @@ fn model(program: &str, bug: Option<&str>, budgets: Budgets, request: &[u8]) -> 
     // Tests run in parallel, one process each: pinned to the CPU each
     // started on, two of them can share one CPU and leave the other idle.
     c.pin_cpu = false;
+    // The counts and shortest traces here are the manual's crash, at
+    // quiescence only, which stays available; the examples with crash
+    // points (the default) are their model files' (`process_models.rs`),
+    // and crash points themselves `process_crash_points.rs`.
+    c.crash_points = false;
     c
 }
 
@@ -227,7 +232,7 @@ fn election_keeps_one_leader_per_term() {
                 }),
             ],
         );
-        assert_eq!((w.distinct, w.bounded), (879, true));
+        assert_eq!((w.distinct, w.bounded), (1153, true));
     });
 }
 
@@ -365,7 +370,7 @@ fn register_keeps_acknowledged_writes() {
                 ("a node crashed after a write was acknowledged", |w| w.crashes == 0 && acks(w).next().is_some()),
             ],
         );
-        assert_eq!((w.distinct, w.bounded), (412, true));
+        assert_eq!((w.distinct, w.bounded), (562, true));
     });
 }
 
@@ -421,7 +426,8 @@ fn bug_early_ack() {
 }
 
 // ---------------------------------------------------------------------------
-// logship.c: log shipping whose bug needs a dropped message.
+// logship.c: log shipping whose bug needs a dropped message (a reset that
+// takes a message a write() had accepted).
 
 /// The log of each node, from {role, phase, subscribed, length, log...}.
 fn logs(w: &ProcessWorld) -> Result<Vec<&[u8]>, String> {
@@ -459,8 +465,10 @@ fn backups_are_prefixes(w: &ProcessWorld) -> Result<(), String> {
 
 const LOGSHIP: &[(&str, Invariant)] = &[("backups_are_prefixes", backups_are_prefixes)];
 
-/// Every world of the model is within 10 actions; the bug is at 6.
-const LOGSHIP_ACTIONS_MAX: usize = 12;
+/// Every world of the model is within 16 actions (a backup subscribes
+/// again after a reset), and the last of them has no action left; the bug
+/// is at 9.
+const LOGSHIP_ACTIONS_MAX: usize = 17;
 
 fn logship(bug: Option<&str>, drops: u8) -> Config {
     model("logship", bug, budgets(0, drops, 2, 0), b"")
@@ -481,7 +489,7 @@ fn logship_backups_stay_prefixes() {
                 }),
             ],
         );
-        assert_eq!((w.distinct, w.bounded), (360, false));
+        assert_eq!((w.distinct, w.bounded), (3490, false));
     });
 }
 
@@ -490,7 +498,9 @@ fn bug_send_delta() {
     alone("bug_send_delta", || {
         let c = logship(Some("BUG_SEND_DELTA"), 1);
         let cx = violates("BUG_SEND_DELTA", &c, LOGSHIP_ACTIONS_MAX, LOGSHIP, "backups_are_prefixes", show_log);
-        assert_eq!(cx.actions.len(), 6);
+        // The entry is lost with the reset, the backup subscribes again on a
+        // new connection, and the next entry alone reaches it.
+        assert_eq!(cx.actions.len(), 9);
         assert!(has(&cx, "DROP"));
     });
 }

@@ -74,7 +74,8 @@ fn more_than_128_messages_in_flight_is_an_error_naming_node_and_limit() {
     let mut c = limits_config("flood", 128, 2);
     c.budgets = Budgets { clients: 1, timeouts: 1, ..Budgets::default() };
     c.request = b"q".to_vec();
-    assert_eq!(enabled(&replay(&c, &[])), ["ACCEPT(0, 1)", "TIMEOUT(0)", "TIMEOUT(1)", "CLIENT(0)", "CLIENT(1)"]);
+    // (Node 1 does not listen: no client of it.)
+    assert_eq!(enabled(&replay(&c, &[])), ["ACCEPT(0, 1)", "TIMEOUT(0)", "TIMEOUT(1)", "CLIENT(0)"]);
     let err = error_after(c.clone(), &[], "CLIENT(0)");
     assert!(over(&err, 0), "{err}");
     assert!(err.to_string().contains("client connection c0.0"), "{err}");
@@ -263,7 +264,7 @@ fn positional_io_on_a_connection_fails_with_espipe_as_on_a_socket() {
     let label: Label = "0.0".parse().expect("a label");
     assert_eq!(w.conns[&label].to_target, [b"p".to_vec()], "the pwritev2 at offset -1 is one message");
     // A preadv2 at offset -1 is a read: the node waits in it.
-    let Blocked::Read { fd } = w.nodes[0].blocked else { panic!("{:?}", w.nodes[0].blocked) };
+    let Blocked::Read { fd, .. } = w.nodes[0].blocked else { panic!("{:?}", w.nodes[0].blocked) };
     assert_eq!(w.conn_of(0, fd), Some((label, Side::Dialer)));
     // RWF_NOWAIT is non-blocking I/O; fd 193 holds a record, not a file.
     assert_unmodelled("positional", "flags", "preadv2");
@@ -273,7 +274,9 @@ fn positional_io_on_a_connection_fails_with_espipe_as_on_a_socket() {
 #[test]
 fn a_transfer_to_or_from_a_connection_is_an_error_naming_node_and_call() {
     let _serial = process_support::serial();
-    for call in ["sendfile", "splice", "tee", "vmsplice", "copy_file_range"] {
+    // splice, tee and vmsplice need a pipe, which is the world's (issue 26,
+    // Deliver 1): refused at the transfer, as the others.
+    for call in ["sendfile", "copy_file_range", "splice", "tee", "vmsplice"] {
         assert_unmodelled("transfer", call, call);
     }
 }
@@ -296,19 +299,23 @@ fn batched_messages_on_a_connection_are_an_error_naming_node_and_call() {
 }
 
 /// poll, select and level-triggered epoll of connections are modelled
-/// (process_events.rs); epoll watching a pipe, whose readiness is the
-/// machine's, and edge-triggered epoll are errors naming node and call.
+/// (process_events.rs); epoll of a file fails with EPERM as on Linux (a
+/// regular file cannot be polled); edge-triggered epoll is an error naming
+/// node and call.
 #[test]
-fn epoll_of_a_pipe_or_edge_triggered_is_an_error_naming_node_and_call() {
+fn epoll_of_a_file_fails_and_edge_triggered_is_an_error_naming_node_and_call() {
     let _serial = process_support::serial();
-    assert_unmodelled("poll", "epoll_ctl", "epoll_ctl");
+    let w = replay(&probe_config("poll", "epoll_ctl"), &[]);
+    assert_eq!(w.nodes[0].state, [nix::libc::EPERM as u8]);
     assert_unmodelled("poll", "epoll_et", "epoll_ctl");
 }
 
+/// Issue 27: a receive timeout is modelled now (`process_time.rs`), no
+/// longer refused: TCP_NODELAY, a zero SO_RCVTIMEO, SO_ERROR and a
+/// one-second SO_RCVTIMEO all pass, and the probe exits 7 after the last.
 #[test]
-fn a_receive_timeout_on_a_connection_is_an_error_naming_node_and_call() {
+fn a_receive_timeout_on_a_connection_is_kept_not_refused() {
     let _serial = process_support::serial();
-    // TCP_NODELAY, a zero SO_RCVTIMEO and SO_ERROR pass; a one-second
-    // SO_RCVTIMEO would end a read with EAGAIN, which the model never does.
-    assert_unmodelled("sockopt", "", "setsockopt");
+    let w = replay(&probe_config("sockopt", ""), &[]);
+    assert_eq!(w.nodes[0].life, cmc::process::Life::Exited(7));
 }

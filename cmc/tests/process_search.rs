@@ -75,7 +75,7 @@ fn det_runs_every_step_twice_and_a_deterministic_program_passes_alike() {
 }
 
 #[test]
-fn det_rejects_a_program_whose_state_depends_on_its_real_pid() {
+fn det_rejects_a_program_whose_state_depends_on_the_cpus_own_entropy() {
     let _serial = serial();
     let mut c = config("nondet", 1);
     c.budgets.crashes = 1;
@@ -285,7 +285,7 @@ fn a_connection_on_fd_0_is_seen_by_the_checker() {
 }
 
 /// Issue 10, 1f: a rebuilt world is compared with its fingerprint.
-/// `examples/c/nondet.c` reports its real pid, so every rebuild of a world
+/// `examples/c/nondet.c` reports four bytes of RDRAND, so every rebuild of a world
 /// differs from the world first found. Stateless (every world rebuilt from
 /// the templates) and with one snapshot kept (rebuilds from kept
 /// ancestors), the search must stop with an error naming the action whose

@@ -35,7 +35,7 @@
  *   BUG_TRUNCATE_IN_PLACE: the server writes each new value over DIR/value
  *     at once (O_TRUNC, then the digits), and only fsyncs it at the commit.
  *     A crash between them may keep the truncation and not the write (the
- *     first of the two changes pending: CRASH(0, 1)), and the value
+ *     first of the changes pending: CRASH(0, 1)), and the value
  *     acknowledged before is gone. Found only through that torn write: a
  *     crash keeping both or neither leaves a whole value.
  */

@@ -5,10 +5,12 @@
  * the checker must report as an error.
  *
  * Modes: (none) report time, random bytes and heap addresses, then wait in
- * accept() (and linger if the checker dies); "stall" block in sigsuspend(), a call the checker does not
- * model; "busy" report a state, then loop without system calls; "spin" loop
- * at once, before any call (started without the preload, it never says
- * hello); "sleeper" sleep
+ * accept() (and linger if the checker dies); "stall" block in
+ * sigsuspend(), which waits as pause() does (no signal comes); "busy"
+ * report a state, then loop without system calls; "spin-accept" report a
+ * state, then call accept on a non-blocking listening socket until it
+ * succeeds, never waiting; "spin" loop at once, before any call (started
+ * without the preload, it never says hello); "sleeper" sleep
  * 3 s (sleep), 1 ms (usleep), until 2 s later on the monotonic clock
  * (clock_nanosleep), then not at all (nanosleep of zero, and
  * clock_nanosleep until a time past), reporting {step, logical seconds}
@@ -16,7 +18,8 @@
  * "exec" exec /bin/true; "abort" abort once a client connects (a
  * failed assertion); "signal-other" signal another process (its
  * parent); "ipc" send to System V message queue 0, which it did not make;
- * "nowhere" dial port 8080, which is no node's, and exit 5 if refused;
+ * "nowhere" dial port 8080, which no node listens on, and exit 5 if
+ * refused; "elsewhere" dial 10.0.0.1, another host, and exit 5 if refused;
  * "udp" and "inet6" make a SOCK_DGRAM and an AF_INET6 socket and exit 5
  * if refused; "exit" as node 0 exit at once with the status given as its
  * third argument, as any other node behave as with no mode;
@@ -42,7 +45,7 @@
  * read} before the reads and after each (1, 2, 3), and exit 0.
  *
  * Calls on a connection, by class, given as `probe NODE CLASS [CALL]`. The
- * node dials itself for a connection (a connect never fails), and first
+ * node listens and dials itself for a connection, and first
  * makes each call on an ordinary file (the program's own executable, read
  * only, or /dev/null for writes), where it must work, or
  * exits with 6. Then, on the connection:
@@ -198,6 +201,13 @@ static int ordinary_file(void)
     return open(self_path, O_RDONLY);
 }
 
+/* A connection of the node to itself: it listens (the listener stays
+ * open), then dials its own port; -1 if either fails. */
+static int dial_self(int node)
+{
+    return cmc_listen(node) < 0 ? -1 : cmc_dial(node);
+}
+
 /* The errno of a call that returned `r`, or 0 if it succeeded. */
 static uint8_t errno_of(long r)
 {
@@ -242,11 +252,16 @@ static int positional(int node, const char *call)
 
 static int transfer(int node, const char *call)
 {
-    int c = cmc_dial(node), f = ordinary_file(), g = open("/dev/null", O_WRONLY), p[2], q[2];
+    int c = dial_self(node), f = ordinary_file(), g = open("/dev/null", O_WRONLY), p[2], q[2];
     char buf[4] = {'a', 'b', 'c', 'd'};
     struct iovec iov = {buf, sizeof buf};
     loff_t at = 0, to = 0;
-    if (c < 0 || f < 0 || g < 0 || pipe(p) < 0 || pipe(q) < 0)
+    if (c < 0 || f < 0 || g < 0)
+        return 2;
+    /* splice, tee and vmsplice need pipes, which are the world's: the
+     * checker refuses the transfer itself. */
+    if ((strcmp(call, "splice") == 0 || strcmp(call, "tee") == 0 || strcmp(call, "vmsplice") == 0)
+        && (pipe(p) < 0 || pipe(q) < 0))
         return 2;
     if (strcmp(call, "sendfile") == 0) {
         if (sendfile(g, f, &at, 4) != 4)
@@ -276,7 +291,7 @@ static int transfer(int node, const char *call)
 
 static int control(int node, const char *call)
 {
-    int c = cmc_dial(node), f = ordinary_file(), avail = 0;
+    int c = dial_self(node), f = ordinary_file(), avail = 0;
     if (c < 0 || f < 0)
         return 2;
     if (strcmp(call, "ioctl") == 0) {
@@ -309,7 +324,7 @@ static int control(int node, const char *call)
 
 static int batch(int node, const char *call)
 {
-    int c = cmc_dial(node), f = ordinary_file();
+    int c = dial_self(node), f = ordinary_file();
     char buf[4];
     struct iovec iov = {buf, sizeof buf};
     struct mmsghdr m;
@@ -332,18 +347,21 @@ static int batch(int node, const char *call)
 
 static int polling(int node, const char *call)
 {
-    int c = cmc_dial(node), e = epoll_create1(0), p[2];
+    int c = dial_self(node), e = epoll_create1(0), f = ordinary_file();
     struct epoll_event ev;
     memset(&ev, 0, sizeof ev);
     ev.events = EPOLLIN;
-    if (c < 0 || e < 0 || pipe(p) < 0)
+    if (c < 0 || e < 0 || f < 0)
         return 2;
     if (strcmp(call, "poll") == 0) {
         struct pollfd pfd = {c, POLLIN, 0};
         poll(&pfd, 1, -1);
     } else if (strcmp(call, "epoll_ctl") == 0) {
-        /* A pipe: the machine, not the world, would say when it is ready. */
-        epoll_ctl(e, EPOLL_CTL_ADD, p[0], &ev);
+        /* A file cannot be polled: EPERM, as Linux answers; then wait. */
+        uint8_t got = epoll_ctl(e, EPOLL_CTL_ADD, f, &ev) == 0 ? 0 : (uint8_t)errno;
+        cmc_record_write(CMC_STATE_FD, &got, 1);
+        struct pollfd pfd = {c, POLLIN, 0};
+        poll(&pfd, 1, -1);
     } else if (strcmp(call, "epoll_et") == 0) {
         if (epoll_ctl(e, EPOLL_CTL_MOD, c, &ev) == 0 || errno != ENOENT)
             return 6;
@@ -355,7 +373,7 @@ static int polling(int node, const char *call)
 
 static int sockopt(int node)
 {
-    int c = cmc_dial(node), one = 1, error = -1;
+    int c = dial_self(node), one = 1, error = -1;
     socklen_t len = sizeof error;
     struct timeval none = {0, 0}, second = {1, 0};
     if (c < 0)
@@ -425,8 +443,11 @@ static int evloop_server(int node, const char *how)
             return 2;
         if (epoll_ctl(e, EPOLL_CTL_DEL, 99, NULL) == 0 || errno != EBADF)
             return 2;
-        if (epoll_ctl(e, EPOLL_CTL_MOD, 1, &ev) == 0 || errno != ENOENT)
+        /* A socket, which can be polled, not in the interest list. */
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        if (s < 0 || epoll_ctl(e, EPOLL_CTL_MOD, s, &ev) == 0 || errno != ENOENT)
             return 2;
+        close(s);
     }
     for (;;) {
         cmc_record_write(CMC_STATE_FD, st, sizeof st);
@@ -894,6 +915,19 @@ int main(int argc, char **argv)
         sigsuspend(&none);
         return 0;
     }
+    if (strcmp(mode, "spin-accept") == 0) {
+        /* Poll a non-blocking listening socket with accept until it gives
+         * a connection, never waiting: a node that never blocks. */
+        int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(20000 + node)};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) != 0 || listen(l, 8) != 0)
+            return 5;
+        cmc_record_write(CMC_STATE_FD, &one, 1);
+        while (accept(l, NULL, NULL) < 0 && errno == EAGAIN)
+            ;
+        return 0;
+    }
     if (strcmp(mode, "busy") == 0) {
         cmc_record_write(CMC_STATE_FD, &one, 1);
         for (volatile int i = 0;; i++)
@@ -1030,6 +1064,13 @@ int main(int argc, char **argv)
         /* Dial a port that is no node's; give up if refused. */
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(8080)};
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        return connect(s, (struct sockaddr *)&a, sizeof a) == 0 ? 0 : 5;
+    }
+    if (strcmp(mode, "elsewhere") == 0) {
+        /* Dial another host; give up if refused. */
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(CMC_PORT_BASE)};
+        a.sin_addr.s_addr = htonl(0x0a000001); /* 10.0.0.1 */
         int s = socket(AF_INET, SOCK_STREAM, 0);
         return connect(s, (struct sockaddr *)&a, sizeof a) == 0 ? 0 : 5;
     }

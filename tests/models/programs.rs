@@ -85,6 +85,7 @@ mod election {
         program = "../examples/c/build/election-BUG_VOTE_TWICE",
         nodes = 3,
         timeouts = 2,
+        timeout_byte,
         expect = violation("one_leader_per_term")
     )]
     fn bug_vote_twice() -> ProgramModel {
@@ -98,6 +99,7 @@ mod election {
         nodes = 3,
         crashes = 1,
         timeouts = 2,
+        timeout_byte,
         expect = violation("one_leader_per_term")
     )]
     fn bug_volatile_vote() -> ProgramModel {
@@ -208,7 +210,7 @@ mod logship {
 
     /// Whatever is dropped, the next shipment repairs it: the whole space
     /// with one drop and two appends.
-    #[cmc::model(program = "../examples/c/build/logship", nodes = 3, drops = 1, timeouts = 2)]
+    #[cmc::model(program = "../examples/c/build/logship", nodes = 3, drops = 1, timeouts = 2, timeout_byte)]
     fn correct() -> ProgramModel {
         model()
     }
@@ -220,6 +222,7 @@ mod logship {
         nodes = 3,
         drops = 1,
         timeouts = 2,
+        timeout_byte,
         expect = violation("backups_are_prefixes")
     )]
     fn bug_send_delta() -> ProgramModel {

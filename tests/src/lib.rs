@@ -418,6 +418,54 @@ pub fn variants(initial_states: u8) -> Model<Variants> {
     Model::<Variants>::new(VariantsSettings { initial_states })
 }
 
+/// A direct-actions core with many initial worlds, more than a 16-bit
+/// action position can name (as a TLA+ port's `Init` over a set of
+/// values): initial world `x` is `{ x, marked: 0 }` for each `x <
+/// initial_states`. Action 0 marks an unmarked world; action 1 flips the
+/// low bit of a marked world's `x` (when that stays below
+/// `initial_states`), which reaches a world seen before: its neighbour's
+/// marked world. With an even number n of initial worlds: 2n distinct, 3n
+/// generated, depth 2.
+pub struct ManyRoots;
+
+cmc::settings! {
+    pub struct ManyRootsSettings {
+        /// How many initial worlds.
+        initial_states: u32 = 1 << 17,
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct ManyRootsState {
+    pub x: u32,
+    pub marked: u32,
+}
+
+impl Core for ManyRoots {
+    const NAME: &'static str = "test-many-roots";
+    type State = ManyRootsState;
+    type Settings = ManyRootsSettings;
+    const DURABLE: usize = 0;
+
+    fn step(ctx: &Context<'_, ManyRootsSettings>, s: &mut ManyRootsState, event: Event<'_>, out: &mut Effects) {
+        match event {
+            Event::Init { variant } => *s = ManyRootsState { x: variant, marked: 0 },
+            Event::Action { index: 0 } if s.marked == 0 => s.marked = 1,
+            Event::Action { index: 1 } if s.marked == 1 && (s.x ^ 1) < ctx.settings.initial_states => s.x ^= 1,
+            _ => out.not_enabled(),
+        }
+    }
+
+    fn direct_actions(settings: &ManyRootsSettings) -> Option<cmc::DirectActions> {
+        Some(cmc::DirectActions { actions: 2, initial_states: settings.initial_states })
+    }
+}
+
+pub fn many_roots(initial_states: u32) -> Model<ManyRoots> {
+    Model::<ManyRoots>::new(ManyRootsSettings { initial_states })
+}
+
 /// A timer that re-arms forever: node 0 toggles a bit on every firing, so
 /// there are two worlds and neither is without an enabled action.
 pub struct Ticker;

@@ -13,41 +13,60 @@
 //!    len), the first k bytes of a message not split before, and
 //!    DELIVER(n, conn, +), the oldest two messages as one;
 //! 2. EOF(n, conn) by node, then connection: n is blocked reading `conn`,
-//!    or polls it for reading with nothing received left and has not been
-//!    told EOF, nothing is travelling toward it and its peer is gone;
+//!    or polls it, and its stream has ended there (`Conn::ended`: a FIN, a
+//!    reset, an error, with nothing travelling before it; for a poll, only
+//!    while that makes an event it waits for, or `POLLHUP`, `POLLERR`);
 //! 3. ACCEPT(n, from) by node, then dialer (nodes ascending, then `client`):
-//!    n is blocked in `accept`, or polls its listening socket for reading,
-//!    and a connection from `from` waits at it (the oldest from that dialer
-//!    is taken, or put in the node's accept queue for the poll; connections
-//!    from one dialer arrive in the order they were made, connections from
-//!    different dialers race);
+//!    n is blocked in `accept` on a listening socket, or polls listening
+//!    sockets for reading, and a connection from `from` waits at one of them
+//!    (the oldest from that dialer is taken, or put in the node's accept
+//!    queue for the poll; connections from one dialer arrive in the order
+//!    they were made, connections from different dialers race);
 //! 4. DROP(conn, to) by connection label, toward the target then toward the
-//!    dialer, while drop budget is left: the oldest message is lost. On a
-//!    connection a node dialled to itself both ends are that node's, so the
-//!    action names the end too: DROP(conn, n, target), DROP(conn, n, dialer);
-//! 5. TIMEOUT(n) by node, while timeout budget is left: n is blocked in a
-//!    read, an accept, a sleep, a read of an armed timerfd, or a poll with
-//!    a timeout or watching an armed timerfd; and with no budget, when n's
-//!    wait has a deadline the clock has passed already (`overdue`);
-//! 6. CLIENT(n) by node: n is live and has client budget left;
+//!    dialer, while drop budget is left: the oldest message is lost and the
+//!    connection reset (`tcp`). On a connection a node dialled to itself
+//!    both ends are that node's, so the action names the end too:
+//!    DROP(conn, n, target), DROP(conn, n, dialer);
+//! 5. TIMEOUT(n) by node, while timeout budget is left: n's wait has a
+//!    deadline ([`ProcessWorld::deadline`]: a sleep, a read or an accept
+//!    with a receive timeout, a read of an armed timerfd, a poll with a
+//!    timeout or watching an armed timerfd), or, under `timeout_byte`, n
+//!    is blocked in a read or an accept without one; under deadline
+//!    order, only if the clock it leaves is at most the drift past the
+//!    earliest deadline of any node's wait. With no budget, when n's wait
+//!    has a deadline the clock has passed already (`overdue`), in either
+//!    order;
+//! 6. CLIENT(n) by node: n is live, has client budget left, and a live node
+//!    listens at n's conventional address (a client there would be
+//!    refused, and change nothing);
 //! 7. CRASH(n) by node, while crash budget is left: n is live; when n has
-//!    changes of its data directory not made durable, CRASH(n, j) for j
-//!    from 0 to their count instead: the first j reached the disk.
+//!    changes of its data directory not made durable, one CRASH per state
+//!    the crash may leave instead ([`crash_states::keeps`]): CRASH(n, j)
+//!    for j from 0 to their count (the first j reached the disk), then,
+//!    under `crash_states = "ext4"`, CRASH(n, {i, ...}) for each other set
+//!    of them ext4 may have written, by their bits.
+//!
+//! A node held at a crash point (`Blocked::CrashPoint`: after a call with
+//! an effect outside the process, while crash budget is left) is in the
+//! middle of its step, and only two things can happen to it: RUN(n), it
+//! goes on, or its CRASH (as in 7).
 //!
 //! Tokens (`Display`, `FromStr`), as counterexample files store them:
 //! `DELIVER(1, 0.2)`, `DELIVER(1, 0.2, 3)`, `DELIVER(1, 0.2, +)`, `EOF(1, 0.2)`, `ACCEPT(0, 1)`, `ACCEPT(0, client)`,
 //! `DROP(0.2, 1)`, `DROP(0.2, 0, target)`, `DROP(0.2, 0, dialer)`,
-//! `TIMEOUT(1)`, `CLIENT(0)`, `CRASH(2)`, `CRASH(2, 1)`; connection labels are described
+//! `TIMEOUT(1)`, `CLIENT(0)`, `RUN(1)`, `CRASH(2)`, `CRASH(2, 1)`, `CRASH(2, {0, 3})`; connection labels are described
 //! in [`super::world::Label`]. A DROP's third argument appears exactly on a
 //! node's connection to itself, so every other token reads as it always
-//! did.
+//! did. A CRASH's set is written only where no j says the same (it is no
+//! prefix), so the manual's tokens keep their meaning.
 
 use std::fmt;
 use std::str::FromStr;
 
 use nix::libc;
 
-use super::world::{Blocked, ConnKind, End, Label, Life, ProcessWorld, Side, VFd};
+use super::crash_states::{self, Keep};
+use super::world::{Blocked, ConnKind, End, Label, Life, ProcessWorld, Side, TimeoutOrder, VFd};
 
 /// Poll events that mean "can read".
 const IN: i16 = libc::POLLIN | libc::POLLRDNORM;
@@ -79,8 +98,8 @@ pub enum ProcessAction {
         /// How much of it: [`Part::Whole`] unless `stream = true`.
         part: Part,
     },
-    /// EOF: `node` reads the end of `conn`, whose peer is gone and which
-    /// has nothing travelling toward it.
+    /// EOF: `node`'s read (or poll) of `conn` reaches the end of its
+    /// stream: 0 after a FIN, the pending error after a reset.
     Eof {
         /// The reading node.
         node: u8,
@@ -105,10 +124,12 @@ pub enum ProcessAction {
         /// Which end, on a connection a node dialled to itself.
         end: Option<Side>,
     },
-    /// TIMEOUT: `node`'s wait (a read, an accept, a sleep, a timerfd, a
-    /// poll) ends at its deadline, the logical clock advancing one
-    /// second and one timeout spent; a wait whose deadline the clock has
-    /// passed already ends with neither.
+    /// TIMEOUT: `node`'s wait (a sleep, a read or an accept with a
+    /// receive timeout, a timerfd, a poll with a timeout) ends at its
+    /// deadline, the logical clock moving to it and one timeout spent; a
+    /// wait whose deadline the clock has passed already ends with neither.
+    /// Under `timeout_byte` a read or an accept with no timeout may end
+    /// too (a `T`), the clock moving one second.
     Timeout {
         /// The waiting node.
         node: u8,
@@ -120,14 +141,20 @@ pub enum ProcessAction {
         /// The node connected to.
         node: u8,
     },
+    /// RUN: `node`, held at a crash point (after a call with an effect
+    /// outside it), goes on.
+    Run {
+        /// The node.
+        node: u8,
+    },
     /// CRASH: `node`'s process is killed and a new life of it started,
     /// spending one crash.
     Crash {
         /// The node.
         node: u8,
-        /// With changes of its data directory pending, how many of them
-        /// (oldest first) reached the disk; `None` when none is pending.
-        keep: Option<u8>,
+        /// With changes of its data directory pending, which of them
+        /// reached the disk; `None` when none is pending.
+        keep: Option<Keep>,
     },
 }
 
@@ -140,6 +167,7 @@ impl ProcessAction {
             | ProcessAction::Eof { node, .. }
             | ProcessAction::Accept { node, .. }
             | ProcessAction::Timeout { node }
+            | ProcessAction::Run { node }
             | ProcessAction::Crash { node, .. } => Some(node),
             ProcessAction::Drop { .. } | ProcessAction::Client { .. } => None,
         }
@@ -172,8 +200,15 @@ impl ProcessAction {
 pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     out.clear();
     let nodes = world.nodes.len() as u8;
+    // A node held at a crash point is in the middle of its step: it goes
+    // on, or crashes there; nothing else happens meanwhile.
+    if let Some(n) = (0..nodes).find(|&n| matches!(world.nodes[n as usize].blocked, Blocked::CrashPoint { .. })) {
+        out.push(ProcessAction::Run { node: n });
+        crashes(world, n, out);
+        return;
+    }
     let reading = |n: u8| match world.nodes[n as usize].blocked {
-        Blocked::Read { fd } => world.conn_of(n, fd),
+        Blocked::Read { fd, .. } => world.conn_of(n, fd),
         _ => None,
     };
     // The connection ends a polling node watches for any of `mask`, by
@@ -192,14 +227,6 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
             .collect();
         ends.sort_by_key(|(label, _)| *label);
         ends
-    };
-    let waiting = |n: u8, label: &Label, side: Side| {
-        let c = &world.conns[label];
-        match side {
-            Side::Target => !c.to_target.is_empty(),
-            Side::Dialer => !c.to_dialer.is_empty(),
-        }
-        .then_some(n)
     };
     for n in 0..nodes {
         for (conn, side) in reading(n).into_iter().chain(watched(n, IN | libc::POLLRDHUP)) {
@@ -226,20 +253,30 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         }
     }
     for n in 0..nodes {
-        if let Some((conn, side)) = reading(n) {
-            let drained = !world.conns.contains_key(&conn) || waiting(n, &conn, side).is_none();
-            if drained && world.peer_gone(&conn, side) {
-                out.push(ProcessAction::Eof { node: n, conn });
-            }
+        // A reader waiting at an end whose stream has ended (a FIN, a
+        // reset, nothing travelling before it).
+        if let Some((conn, side)) = reading(n)
+            && world.conns.get(&conn).is_none_or(|c| c.ended(side))
+        {
+            out.push(ProcessAction::Eof { node: n, conn });
         }
-        // A polling node is told EOF once, when nothing is in flight toward
-        // it any more (what was received and not read stays readable).
-        for (conn, side) in watched(n, IN | libc::POLLRDHUP) {
-            let Some(c) = world.conns.get(&conn) else { continue };
-            let drained = waiting(n, &conn, side).is_none();
-            if drained && c.end(side) == End::Open && world.peer_gone(&conn, side) {
-                out.push(ProcessAction::Eof { node: n, conn });
+        // A polling node: a watched end it found not ready has come to
+        // its end since (a poll reports the hang-up and the error unasked).
+        let node = &world.nodes[n as usize];
+        if matches!(node.blocked, Blocked::Poll { .. }) {
+            let mut ended: Vec<Label> = Vec::new();
+            for (&fd, &asked) in &node.watch {
+                let Some((conn, side)) = world.conn_of(n, fd) else { continue };
+                let Some(c) = world.conns.get(&conn) else { continue };
+                let unasked = libc::POLLHUP | libc::POLLERR;
+                let now = c.poll_events(side) & (asked | unasked) & !(libc::POLLOUT | libc::POLLWRNORM);
+                if c.ended(side) && now != 0 {
+                    ended.push(conn);
+                }
             }
+            ended.sort();
+            ended.dedup();
+            out.extend(ended.into_iter().map(|conn| ProcessAction::Eof { node: n, conn }));
         }
     }
     for n in 0..nodes {
@@ -251,10 +288,20 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         if !matches!(node.blocked, Blocked::Accept { .. }) && !polls_listener {
             continue;
         }
+        // The listening sockets it waits at.
+        let listeners: Vec<i32> = match node.blocked {
+            Blocked::Accept { fd, .. } => vec![fd],
+            _ => node.watch.iter().filter(|(_, e)| **e & IN != 0).map(|(fd, _)| *fd).collect(),
+        };
         let mut from: Vec<Option<u8>> = world
             .conns
             .iter()
-            .filter(|(l, c)| c.target == n && c.target_end == End::Pending && !node.accept_queue.contains(l))
+            .filter(|(l, c)| {
+                c.target == n
+                    && c.target_end == End::Pending
+                    && listeners.contains(&c.listener)
+                    && !node.accept_queue.contains(l)
+            })
             .filter_map(|(l, _)| match l.kind {
                 ConnKind::Node => Some(Some(l.node)),
                 ConnKind::Client => Some(None),
@@ -279,16 +326,28 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
             }
         }
     }
+    // Under deadline order, the latest second the clock may reach: the
+    // drift past the earliest deadline of any wait, none if none waits.
+    let horizon = match world.timeout_order {
+        TimeoutOrder::Any => None,
+        TimeoutOrder::Deadline { drift_s } => {
+            world.earliest_deadline().map(|earliest| earliest.saturating_add(drift_s))
+        }
+    };
     for n in 0..nodes {
         let node = &world.nodes[n as usize];
-        let budgeted = world.timeouts > 0
-            && match node.blocked {
-                Blocked::Nothing | Blocked::Pause => false,
-                Blocked::Read { .. } | Blocked::Accept { .. } => true,
-                // A wait with a deadline; a poll without one only if it
-                // watches an armed timer.
-                _ => world.deadline(n).is_some(),
-            };
+        // Where the clock stands after TIMEOUT(n): its wait's deadline,
+        // or one second on for the manual's `T` in a read or an accept
+        // that has no timeout of its own.
+        let clock_after = match (world.deadline(n), node.blocked) {
+            (Some(deadline), _) => Some(deadline),
+            (None, Blocked::Read { .. } | Blocked::Accept { .. }) if world.timeout_byte => {
+                Some(world.clock.saturating_add(1))
+            }
+            _ => None,
+        };
+        let budgeted =
+            world.timeouts > 0 && clock_after.is_some_and(|after| horizon.is_none_or(|latest| after <= latest));
         // A wait whose deadline another node's TIMEOUT passed ends with no
         // budget: time has passed already, only the waking is left.
         if budgeted || world.overdue(n) {
@@ -296,24 +355,34 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         }
     }
     for n in 0..nodes {
+        // A client dials node n's port; where nothing listens it is
+        // refused, and nothing happens.
         let node = &world.nodes[n as usize];
-        if node.life == Life::Live && node.clients_left > 0 {
+        if node.life == Life::Live && node.clients_left > 0 && world.client_listener(n).is_some() {
             out.push(ProcessAction::Client { node: n });
         }
     }
-    if world.crashes > 0 {
-        for n in 0..nodes {
-            let node = &world.nodes[n as usize];
-            if node.life != Life::Live {
-                continue;
-            }
-            // As a core's CRASH(n, j): any prefix of the changes not made
-            // durable reached the disk.
-            match node.disk.pending.len() {
-                0 => out.push(ProcessAction::Crash { node: n, keep: None }),
-                pending => out.extend((0..=pending).map(|j| ProcessAction::Crash { node: n, keep: Some(j as u8) })),
-            }
-        }
+    for n in 0..nodes {
+        crashes(world, n, out);
+    }
+}
+
+/// CRASH(n) of live node `n`, while crash budget is left; with changes of
+/// its data directory pending, one CRASH per state the crash may leave.
+fn crashes(world: &ProcessWorld, n: u8, out: &mut Vec<ProcessAction>) {
+    let node = &world.nodes[n as usize];
+    if world.crashes == 0 || node.life != Life::Live {
+        return;
+    }
+    // As a core's CRASH(n, j): any prefix of the changes not made durable
+    // reached the disk; and under ext4's orders, more.
+    match node.disk.pending.len() {
+        0 => out.push(ProcessAction::Crash { node: n, keep: None }),
+        _ => out.extend(
+            crash_states::keeps(world.crash_states, &node.disk)
+                .into_iter()
+                .map(|k| ProcessAction::Crash { node: n, keep: Some(k) }),
+        ),
     }
 }
 
@@ -331,8 +400,13 @@ impl fmt::Display for ProcessAction {
             ProcessAction::Drop { conn, to, end: Some(Side::Dialer) } => write!(f, "DROP({conn}, {to}, dialer)"),
             ProcessAction::Timeout { node } => write!(f, "TIMEOUT({node})"),
             ProcessAction::Client { node } => write!(f, "CLIENT({node})"),
+            ProcessAction::Run { node } => write!(f, "RUN({node})"),
             ProcessAction::Crash { node, keep: None } => write!(f, "CRASH({node})"),
-            ProcessAction::Crash { node, keep: Some(j) } => write!(f, "CRASH({node}, {j})"),
+            ProcessAction::Crash { node, keep: Some(Keep::Oldest(j)) } => write!(f, "CRASH({node}, {j})"),
+            ProcessAction::Crash { node, keep: Some(Keep::Set(m)) } => {
+                let kept: Vec<String> = (0..64).filter(|i| m >> i & 1 != 0).map(|i: u32| i.to_string()).collect();
+                write!(f, "CRASH({node}, {{{}}})", kept.join(", "))
+            }
         }
     }
 }
@@ -349,6 +423,9 @@ impl FromStr for ProcessAction {
         let bad = || BadProcessAction(s.to_string());
         let open = s.find('(').ok_or_else(bad)?;
         let inner = s[open + 1..].strip_suffix(')').ok_or_else(bad)?;
+        if &s[..open] == "CRASH" {
+            return crash_from_str(inner).ok_or_else(bad);
+        }
         let args: Vec<&str> = inner.split(',').map(str::trim).collect();
         let node =
             |i: usize| -> Result<u8, BadProcessAction> { args.get(i).ok_or_else(bad)?.parse().map_err(|_| bad()) };
@@ -401,24 +478,97 @@ impl FromStr for ProcessAction {
                 arity(1)?;
                 ProcessAction::Client { node: node(0)? }
             }
-            "CRASH" => {
-                let keep = match args.get(1) {
-                    None => None,
-                    Some(j) => Some(j.parse::<u8>().map_err(|_| bad())?),
-                };
-                if args.len() > 2 {
-                    return Err(bad());
-                }
-                ProcessAction::Crash { node: node(0)?, keep }
+            "RUN" => {
+                arity(1)?;
+                ProcessAction::Run { node: node(0)? }
             }
             _ => return Err(bad()),
         })
     }
 }
 
+/// A CRASH token's arguments: `n`, `n, j` or `n, {i, ...}`, the set
+/// ascending, below 64 and no prefix (which `n, j` says).
+fn crash_from_str(inner: &str) -> Option<ProcessAction> {
+    let (node, rest) = match inner.split_once(',') {
+        None => (inner, None),
+        Some((node, rest)) => (node, Some(rest.trim())),
+    };
+    let node = node.trim().parse().ok()?;
+    let keep = match rest {
+        None => None,
+        Some(set) if set.starts_with('{') => {
+            let items = set.strip_prefix('{')?.strip_suffix('}')?;
+            let mut mask = 0u64;
+            let mut last = None;
+            for item in items.split(',') {
+                let i: u32 = item.trim().parse().ok()?;
+                if i >= 64 || last.is_some_and(|l| l >= i) {
+                    return None;
+                }
+                mask |= 1 << i;
+                last = Some(i);
+            }
+            if mask == Keep::Oldest(mask.count_ones() as u8).mask() {
+                return None;
+            }
+            Some(Keep::Set(mask))
+        }
+        Some(j) => Some(Keep::Oldest(j.parse().ok()?)),
+    };
+    Some(ProcessAction::Crash { node, keep })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two nodes blocked in `a` and `b`, the clock at `clock`, `timeouts`
+    /// left, under `order` and `timeout_byte`: the nodes TIMEOUT is
+    /// enabled for.
+    fn timeouts_enabled(a: Blocked, b: Blocked, clock: u32, timeouts: u8, order: TimeoutOrder, byte: bool) -> Vec<u8> {
+        let mut w = ProcessWorld::new(2, &crate::process::Budgets { timeouts, ..Default::default() });
+        w.nodes[0].blocked = a;
+        w.nodes[1].blocked = b;
+        w.clock = clock;
+        w.timeout_order = order;
+        w.timeout_byte = byte;
+        let mut out = Vec::new();
+        enumerate(&w, &mut out);
+        out.iter().filter_map(|a| if let ProcessAction::Timeout { node } = a { Some(*node) } else { None }).collect()
+    }
+
+    #[test]
+    fn timeout_is_enabled_by_deadlines_and_their_order() {
+        let sleep = |until| Blocked::Sleep { until };
+        let (any, deadline) = (TimeoutOrder::Any, |drift_s| TimeoutOrder::Deadline { drift_s });
+        // Any order: either sleeper may wake first.
+        assert_eq!(timeouts_enabled(sleep(1), sleep(5), 0, 2, any, false), [0, 1]);
+        // Deadline order: the earliest, or within the drift of it.
+        assert_eq!(timeouts_enabled(sleep(1), sleep(5), 0, 2, deadline(0), false), [0]);
+        assert_eq!(timeouts_enabled(sleep(1), sleep(5), 0, 2, deadline(3), false), [0]);
+        assert_eq!(timeouts_enabled(sleep(1), sleep(5), 0, 2, deadline(4), false), [0, 1]);
+        assert_eq!(timeouts_enabled(sleep(1), sleep(1), 0, 2, deadline(0), false), [0, 1], "a tie");
+        // No budget: only a wait the clock has passed, in either order.
+        assert_eq!(timeouts_enabled(sleep(1), sleep(5), 0, 0, any, false), Vec::<u8>::new());
+        assert_eq!(timeouts_enabled(sleep(1), sleep(5), 3, 0, deadline(4), false), [0]);
+    }
+
+    #[test]
+    fn a_read_or_an_accept_times_out_only_if_it_asked_unless_under_the_t_convention() {
+        let read = |until| Blocked::Read { fd: 4, until };
+        let accept = |until| Blocked::Accept { fd: 5, until };
+        let any = TimeoutOrder::Any;
+        assert_eq!(timeouts_enabled(read(None), accept(None), 0, 2, any, false), Vec::<u8>::new());
+        assert_eq!(timeouts_enabled(read(Some(2)), accept(Some(1)), 0, 2, any, false), [0, 1]);
+        assert_eq!(timeouts_enabled(read(None), accept(None), 0, 2, any, true), [0, 1], "the manual's `T`");
+        // Under deadline order a `T` moves the clock one second, and may
+        // not pass the earliest deadline (with the drift).
+        let deadline = TimeoutOrder::Deadline { drift_s: 0 };
+        assert_eq!(timeouts_enabled(read(None), Blocked::Sleep { until: 1 }, 0, 2, deadline, true), [0, 1]);
+        assert_eq!(timeouts_enabled(read(None), Blocked::Sleep { until: 1 }, 1, 2, deadline, true), [1]);
+        assert_eq!(timeouts_enabled(read(None), Blocked::Pause, 7, 2, deadline, true), [0], "nothing to pass");
+    }
 
     #[test]
     fn tokens_round_trip() {
@@ -438,8 +588,11 @@ mod tests {
             ProcessAction::Drop { conn: l, to: 0, end: Some(Side::Dialer) },
             ProcessAction::Timeout { node: 1 },
             ProcessAction::Client { node: 0 },
+            ProcessAction::Run { node: 1 },
             ProcessAction::Crash { node: 2, keep: None },
-            ProcessAction::Crash { node: 2, keep: Some(1) },
+            ProcessAction::Crash { node: 2, keep: Some(Keep::Oldest(1)) },
+            ProcessAction::Crash { node: 2, keep: Some(Keep::Set(0b1101)) },
+            ProcessAction::Crash { node: 2, keep: Some(Keep::Set(1 << 63 | 1 << 1)) },
         ];
         for a in all {
             let token = a.to_string();
@@ -460,6 +613,26 @@ mod tests {
         for bad in
             ["DROP(0.2, 1, target)", "DROP(c1.0, 1, dialer)", "DROP(0.2, 0, accepted)", "DROP(0.2, 0, target, 1)"]
         {
+            assert!(bad.parse::<ProcessAction>().is_err(), "{bad}");
+        }
+        // The manual's CRASH tokens read as they always did; a set is
+        // written only where it is no prefix.
+        assert_eq!(all[13].to_string(), "CRASH(2)");
+        assert_eq!(all[14].to_string(), "CRASH(2, 1)");
+        assert_eq!(all[15].to_string(), "CRASH(2, {0, 2, 3})");
+        assert_eq!(all[16].to_string(), "CRASH(2, {1, 63})");
+        assert_eq!("CRASH(2, {0,2 , 3})".parse::<ProcessAction>(), Ok(all[15]));
+        for bad in [
+            "CRASH(2, {0, 1})",
+            "CRASH(2, {})",
+            "CRASH(2, {3, 0})",
+            "CRASH(2, {0, 0, 2})",
+            "CRASH(2, {0, 64})",
+            "CRASH(2, {0, 2)",
+            "CRASH(2, 1, 2)",
+            "CRASH(2, -1)",
+            "CRASH(x)",
+        ] {
             assert!(bad.parse::<ProcessAction>().is_err(), "{bad}");
         }
         assert!("DELIVER(1)".parse::<ProcessAction>().is_err());

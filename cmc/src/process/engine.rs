@@ -150,21 +150,6 @@ impl ProcessEngine {
         Ok(self.checkpoint(actions)?.world)
     }
 
-    /// [`ProcessEngine::apply`] from the templates, keeping no checkpoint
-    /// and using none: what `--det`'s second run does, so that it shares
-    /// no process with the first.
-    pub fn apply_fresh(
-        &mut self,
-        prefix: &[ProcessAction],
-        action: Option<&ProcessAction>,
-    ) -> Result<ProcessWorld, ProcessError> {
-        self.fresh(prefix)?;
-        if let Some(a) = action {
-            self.step(a)?;
-        }
-        Ok(self.supervisor_mut()?.world().clone())
-    }
-
     /// The world `prefix` and then `action` (none: START) reach, run on
     /// processes started from the templates and kept running from one
     /// call to the next, so that a trace rendered step by step costs one

@@ -12,7 +12,7 @@ use std::str::FromStr;
 
 use super::action::{BadProcessAction, ProcessAction};
 use super::engine::ProcessEngine;
-use super::world::{ConnKind, Life, ProcessWorld};
+use super::world::{ConnKind, Life, ProcessWorld, TimeoutOrder};
 use super::{Config, ProcessError};
 use crate::model::{Budgets as CoreBudgets, Identity};
 use crate::network::Network;
@@ -136,6 +136,40 @@ impl ProgramModel {
         self
     }
 
+    /// The manual's `T` convention (`timeout_byte = true` in a model
+    /// file): a TIMEOUT may end any read or accept, one the program gave no
+    /// timeout with the byte `T`. Off by default: a program written for
+    /// Linux sees a timeout only where it asked for one.
+    pub fn timeout_byte(mut self, on: bool) -> Self {
+        self.config.timeout_byte = on;
+        self
+    }
+
+    /// Whether a crash may fall between two calls of a node
+    /// (`crash_points` in a model file; [`Config::crash_points`]), on by
+    /// default; off, a node crashes only at quiescence, as the manual has
+    /// it.
+    pub fn crash_points(mut self, on: bool) -> Self {
+        self.config.crash_points = on;
+        self
+    }
+
+    /// Which waits a TIMEOUT may end first (`timeout_order` and
+    /// `timeout_drift_s` in a model file): [`TimeoutOrder::Any`], the
+    /// default, or the earliest deadlines within a drift.
+    pub fn timeout_order(mut self, order: TimeoutOrder) -> Self {
+        self.config.timeout_order = order;
+        self
+    }
+
+    /// Which states a crash may leave of the data directory:
+    /// [`CrashStates::Ext4`](super::CrashStates::Ext4) (the default) or the manual's
+    /// [`CrashStates::Prefix`](super::CrashStates::Prefix) (`crash_states` in a model file).
+    pub fn crash_states(mut self, states: super::CrashStates) -> Self {
+        self.config.crash_states = states;
+        self
+    }
+
     /// Decodes node states in traces: `show(state, durable)` replaces the
     /// hex of both, so that a counterexample reads in the program's terms.
     pub fn show(mut self, show: impl Fn(&[u8], Option<&[u8]>) -> String + Send + Sync + 'static) -> Self {
@@ -226,6 +260,13 @@ pub struct ProcessExplorer<'m> {
     /// `--det`: every start and every action is run twice, from scratch,
     /// and the two worlds must be byte for byte the same.
     det: bool,
+    /// `--det`'s second run: an engine of its own, whose templates are
+    /// exec'd apart from the first run's and whose snapshots are its own,
+    /// with no transition cache, so that the two runs share no process and
+    /// every step of the second is run.
+    second: Option<ProcessEngine>,
+    /// The search's stop request, passed on to `second` when it is made.
+    stop: Option<crate::Stop>,
     /// Why a step was cut short to answer the search's stop request, once
     /// one was.
     stopped: Option<String>,
@@ -247,6 +288,8 @@ impl<'m> ProcessExplorer<'m> {
             engine,
             buf: Vec::new(),
             det: false,
+            second: None,
+            stop: None,
             stopped: None,
             tracing: false,
             output: Vec::new(),
@@ -270,7 +313,22 @@ impl<'m> ProcessExplorer<'m> {
         first: &ProcessWorld,
     ) -> Result<(), String> {
         // From the templates, sharing no snapshot with the first run.
-        let second = self.engine.apply_fresh(path, last).map_err(|e| self.err(e))?;
+        if self.second.is_none() {
+            // Its own templates and snapshots, and no transition cache: every
+            // step of the second run is a run of processes of its own.
+            let mut config = self.model.config.clone();
+            config.transitions_max = 0;
+            let mut engine = ProcessEngine::new(config).map_err(|e| self.err(e))?;
+            // The search's stop request is the second run's too.
+            engine.watch(self.stop.clone());
+            self.second = Some(engine);
+        }
+        let result = match (self.second.as_mut(), last) {
+            (Some(engine), Some(a)) => engine.apply(path, a),
+            (Some(engine), None) => engine.replay(path),
+            (None, _) => unreachable!("made above"),
+        };
+        let second = result.map_err(|e| self.err(e))?;
         if second == *first {
             return Ok(());
         }
@@ -319,6 +377,8 @@ impl Explore for ProcessExplorer<'_> {
     fn empty_world(&self) -> PathWorld {
         let mut world = ProcessWorld::new(self.model.config.nodes, &self.model.config.budgets);
         world.stream = self.model.config.stream;
+        world.timeout_byte = self.model.config.timeout_byte;
+        world.timeout_order = self.model.config.timeout_order;
         PathWorld { path: Vec::new(), world }
     }
 
@@ -441,6 +501,10 @@ impl Explore for ProcessExplorer<'_> {
         if stop.is_some() {
             self.stopped = None;
         }
+        if let Some(second) = self.second.as_mut() {
+            second.watch(stop.clone());
+        }
+        self.stop = stop.clone();
         self.engine.watch(stop);
     }
 
@@ -469,12 +533,18 @@ impl Explore for ProcessExplorer<'_> {
             ProcessStep::Act(ProcessAction::Timeout { .. }) => 5,
             ProcessStep::Act(ProcessAction::Client { .. }) => 6,
             ProcessStep::Act(ProcessAction::Crash { .. }) => 7,
+            ProcessStep::Act(ProcessAction::Run { .. }) => 8,
         }
     }
 
     fn process_counts(&self) -> Option<ProcessCounts> {
         let s = self.engine.stats();
-        Some(ProcessCounts { filters_installed: s.filters_installed, execs: s.execs, forks: s.forks })
+        let d = self.second.as_ref().map(ProcessEngine::stats).unwrap_or_default();
+        Some(ProcessCounts {
+            filters_installed: s.filters_installed + d.filters_installed,
+            execs: s.execs + d.execs,
+            forks: s.forks + d.forks,
+        })
     }
 
     fn properties(&self) -> Vec<(String, Kind)> {
@@ -499,7 +569,7 @@ impl Explore for ProcessExplorer<'_> {
             .enumerate()
             .map(|(i, n)| {
                 let life = match n.life {
-                    Life::Live => format!("{:?}", n.blocked),
+                    Life::Live => n.blocked.to_string(),
                     Life::Exited(c) => format!("exited {c}"),
                     Life::Signaled(s) => format!("killed by signal {s}"),
                 };

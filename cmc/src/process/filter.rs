@@ -10,25 +10,19 @@
 //! wedged the kernel's BPF allocator on this machine kind
 //! (`../shared/research/process-frontend.md`, "the wedge").
 //!
-//! Policy (research, section 2 and pitfalls 8, 13, 17, 18):
-//!
-//! - another architecture, or an x32 call, kills the process;
-//! - `sendmsg` on [`HANDOFF_FD`] is allowed: it is how the pre-exec child
-//!   hands its listener to the supervisor before its `execve`;
-//! - the calls in [`NOTIFIED`] are notified whatever their arguments, on
-//!   every descriptor, 0 to 2 included: a daemon that closes stdin gets its
-//!   next connection on fd 0, and the checker must see every connection,
-//!   whatever its number;
-//! - `mmap` of a shared mapping, `madvise` that makes memory behave
-//!   differently in a fork (`MADV_WIPEONFORK`, `MADV_DONTFORK`) and
-//!   `rt_sigaction` of [`SNAPSHOT_SIGNAL`] are notified, so that the
-//!   supervisor can refuse what would let a snapshot and its forks share
-//!   state outside the world, or take the signal snapshots are made with;
-//! - `prctl(PR_SET_TSC)`, `arch_prctl(ARCH_SET_CPUID)` other than to make
-//!   `cpuid` fault, and `rt_sigaction` of SIGSEGV are notified, so that the
-//!   supervisor can refuse what would undo the preload's traps of `rdtsc`
-//!   and `cpuid` (real time, and the CPU's RDRAND and RDSEED);
-//! - everything else is allowed.
+//! Policy: default-deny (`calls::table`, which gives every number one of
+//! three groups). Only the calls the table passes through reach the kernel
+//! unnotified, some of them only for the arguments it names (private
+//! anonymous `mmap`, the harmless `madvise`, `prctl` and `arch_prctl`
+//! options, `rt_sigaction` of any signal but SIGSEGV and the snapshot
+//! signal); everything else is notified, whatever its descriptor (0 to 2
+//! included: a daemon that closes stdin gets its next connection on fd 0),
+//! and the supervisor answers it or refuses it by name. Calls of another
+//! architecture (`int 0x80`) and of the x32 ABI are notified too, for the
+//! supervisor to refuse by name; a kill would read as a violation of
+//! `no_node_killed_by_a_signal`. `sendmsg` on [`HANDOFF_FD`] is allowed: it
+//! is how the pre-exec child hands its listener to the supervisor before
+//! its `execve`.
 //!
 //! This module only builds the program; `spawn` installs it.
 
@@ -50,159 +44,12 @@ pub const SNAPSHOT_SIGNAL: i32 = 63;
 /// crate).
 pub const ARCH_SET_CPUID: u64 = 0x1012;
 
-/// Notified whatever their arguments.
-pub const NOTIFIED: &[i64] = &[
-    // Descriptors: every call that takes one, whatever its number.
-    libc::SYS_read,
-    libc::SYS_write,
-    libc::SYS_close,
-    libc::SYS_readv,
-    libc::SYS_writev,
-    // Positional I/O and seeking: on a file each costs a CONTINUE, on a
-    // connection the checker answers ESPIPE as a socket does.
-    libc::SYS_pread64,
-    libc::SYS_pwrite64,
-    libc::SYS_preadv,
-    libc::SYS_pwritev,
-    libc::SYS_preadv2,
-    libc::SYS_pwritev2,
-    libc::SYS_lseek,
-    libc::SYS_fcntl,
-    libc::SYS_ioctl,
-    libc::SYS_dup,
-    libc::SYS_dup2,
-    libc::SYS_dup3,
-    libc::SYS_close_range,
-    libc::SYS_socket,
-    libc::SYS_socketpair,
-    libc::SYS_bind,
-    libc::SYS_listen,
-    libc::SYS_accept,
-    libc::SYS_accept4,
-    libc::SYS_connect,
-    libc::SYS_shutdown,
-    libc::SYS_getsockopt,
-    libc::SYS_setsockopt,
-    libc::SYS_getsockname,
-    libc::SYS_getpeername,
-    libc::SYS_sendto,
-    libc::SYS_recvfrom,
-    libc::SYS_recvmsg,
-    libc::SYS_sendmmsg,
-    libc::SYS_recvmmsg,
-    // Transfers between two descriptors, either of which may be a
-    // connection (rare in targets, so notifying them all costs nothing).
-    libc::SYS_sendfile,
-    libc::SYS_splice,
-    libc::SYS_tee,
-    libc::SYS_vmsplice,
-    libc::SYS_copy_file_range,
-    // Asynchronous I/O would reach a connection without a notification.
-    libc::SYS_io_uring_setup,
-    libc::SYS_io_setup,
-    // Time and entropy.
-    libc::SYS_clock_gettime,
-    libc::SYS_gettimeofday,
-    libc::SYS_time,
-    libc::SYS_times,
-    libc::SYS_sysinfo,
-    libc::SYS_getrusage,
-    libc::SYS_getcpu,
-    libc::SYS_adjtimex,
-    libc::SYS_clock_adjtime,
-    libc::SYS_getrandom,
-    libc::SYS_nanosleep,
-    libc::SYS_clock_nanosleep,
-    libc::SYS_poll,
-    libc::SYS_ppoll,
-    libc::SYS_select,
-    libc::SYS_pselect6,
-    libc::SYS_epoll_wait,
-    libc::SYS_epoll_pwait,
-    libc::SYS_epoll_pwait2,
-    libc::SYS_epoll_ctl,
-    libc::SYS_epoll_create,
-    libc::SYS_epoll_create1,
-    libc::SYS_pause,
-    libc::SYS_alarm,
-    libc::SYS_setitimer,
-    libc::SYS_timer_create,
-    libc::SYS_timerfd_create,
-    libc::SYS_timerfd_settime,
-    libc::SYS_timerfd_gettime,
-    // Files: opens (the checker resolves the path and decides), and,
-    // through `calls::CHANGE_FILES`, every call that would change the file
-    // system, which is read-only to a node.
-    libc::SYS_open,
-    libc::SYS_openat,
-    libc::SYS_openat2,
-    libc::SYS_creat,
-    libc::SYS_open_by_handle_at,
-    libc::SYS_flock,
-    // Processes and signals, which name processes by virtual pids.
-    libc::SYS_clone,
-    libc::SYS_clone3,
-    libc::SYS_fork,
-    libc::SYS_vfork,
-    libc::SYS_execve,
-    libc::SYS_execveat,
-    libc::SYS_getpid,
-    libc::SYS_getppid,
-    libc::SYS_gettid,
-    libc::SYS_kill,
-    libc::SYS_tkill,
-    libc::SYS_tgkill,
-    libc::SYS_rt_sigqueueinfo,
-    libc::SYS_rt_tgsigqueueinfo,
-    libc::SYS_pidfd_open,
-    libc::SYS_pidfd_send_signal,
-    // Memory a snapshot would share with its forks.
-    libc::SYS_memfd_create,
-    libc::SYS_shmget,
-    libc::SYS_shmat,
-    libc::SYS_msgget,
-    libc::SYS_semget,
-    libc::SYS_mq_open,
-    // Objects of System V IPC and POSIX message queues a node did not make
-    // (their ids and names are the machine's): refused like the above.
-    libc::SYS_shmctl,
-    libc::SYS_shmdt,
-    libc::SYS_msgsnd,
-    libc::SYS_msgrcv,
-    libc::SYS_msgctl,
-    libc::SYS_semop,
-    libc::SYS_semtimedop,
-    libc::SYS_semctl,
-    libc::SYS_mq_unlink,
-    libc::SYS_mq_timedsend,
-    libc::SYS_mq_timedreceive,
-    libc::SYS_mq_notify,
-    libc::SYS_mq_getsetattr,
-    libc::SYS_memfd_secret,
-    // Other processes (sibling lives, snapshots, the supervisor), reached
-    // by real pid.
-    libc::SYS_ptrace,
-    libc::SYS_process_vm_readv,
-    libc::SYS_process_vm_writev,
-    libc::SYS_pidfd_getfd,
-    libc::SYS_kcmp,
-    libc::SYS_process_madvise,
-    libc::SYS_process_mrelease,
-    // A target's own filter would be compiled for every life.
-    libc::SYS_seccomp,
-];
-
-/// Every call notified whatever its arguments: [`NOTIFIED`], the calls that
-/// change the file system, those that change the machine and those that
-/// ask about a file or make it durable (the table's lists,
-/// `calls::CHANGE_FILES`, `calls::MACHINE`, `calls::FILE_QUERIES`).
+/// Every call the filter notifies whatever its arguments: all but those the
+/// table passes through (`calls::table`), up to the last number it knows.
 pub fn notified() -> impl Iterator<Item = i64> {
-    NOTIFIED
-        .iter()
-        .chain(super::calls::CHANGE_FILES)
-        .chain(super::calls::MACHINE)
-        .chain(super::calls::FILE_QUERIES)
-        .copied()
+    (0..=super::calls::table::NR_MAX)
+        .filter(|&nr| !matches!(super::calls::table::group(nr), super::calls::table::Group::Passed(_)))
+        .filter(|&nr| !super::calls::table::passed_when().iter().any(|(n, _, _)| *n == nr))
 }
 
 /// Why the filter could not be built (a libseccomp failure: its version or
@@ -215,44 +62,35 @@ fn lib(e: impl std::fmt::Display) -> FilterError {
     FilterError(e.to_string())
 }
 
-/// Builds the filter program.
+/// Builds the filter program: default-deny. Every call is notified but
+/// those the table passes through (`calls::table::group`, and
+/// `passed_when` for some arguments) and the pre-exec child's hand-off of
+/// its listener. A call of another architecture (`int 0x80`) or of the
+/// x32 ABI is notified too, so that the supervisor can refuse it by name.
 pub fn program() -> Result<Vec<libc::sock_filter>, FilterError> {
-    let mut ctx = ScmpFilterContext::new(ScmpAction::Allow).map_err(lib)?;
-    // The native architecture only: another one (and x32 on x86-64) takes
-    // the bad-architecture action.
-    ctx.set_act_badarch(ScmpAction::KillProcess).map_err(lib)?;
+    use super::calls::table::{self, Arg};
+    let mut ctx = ScmpFilterContext::new(ScmpAction::Notify).map_err(lib)?;
+    ctx.set_act_badarch(ScmpAction::Notify).map_err(lib)?;
     if ScmpArch::native() != ScmpArch::X8664 {
         return Err(FilterError("the process front end runs on x86-64 only".to_string()));
     }
-    let notify = ScmpAction::Notify;
+    let allow = ScmpAction::Allow;
     let sys = |nr: i64| ScmpSyscall::from(nr as i32);
-    for nr in notified() {
-        ctx.add_rule(notify, sys(nr)).map_err(lib)?;
+    for nr in table::passed() {
+        ctx.add_rule(allow, sys(nr)).map_err(lib)?;
     }
-    let arg = |i: u32, op: ScmpCompareOp, v: u64| ScmpArgCompare::new(i, op, v);
-    ctx.add_rule_conditional(notify, sys(libc::SYS_sendmsg), &[arg(0, ScmpCompareOp::NotEqual, HANDOFF_FD as u64)])
-        .map_err(lib)?;
-    let shared = libc::MAP_SHARED as u64;
-    ctx.add_rule_conditional(notify, sys(libc::SYS_mmap), &[arg(3, ScmpCompareOp::MaskedEqual(shared), shared)])
-        .map_err(lib)?;
-    for advice in [libc::MADV_WIPEONFORK, libc::MADV_DONTFORK] {
-        ctx.add_rule_conditional(notify, sys(libc::SYS_madvise), &[arg(2, ScmpCompareOp::Equal, advice as u64)])
-            .map_err(lib)?;
+    for (nr, args, _) in table::passed_when() {
+        let cmp: Vec<ScmpArgCompare> = args
+            .iter()
+            .map(|a| match *a {
+                Arg::Eq(i, v) => ScmpArgCompare::new(i as u32, ScmpCompareOp::Equal, v),
+                Arg::Masked(i, mask, v) => ScmpArgCompare::new(i as u32, ScmpCompareOp::MaskedEqual(mask), v),
+            })
+            .collect();
+        ctx.add_rule_conditional(allow, sys(nr), &cmp).map_err(lib)?;
     }
-    for option in [libc::PR_SET_SECCOMP, libc::PR_SET_TSC] {
-        ctx.add_rule_conditional(notify, sys(libc::SYS_prctl), &[arg(0, ScmpCompareOp::Equal, option as u64)])
-            .map_err(lib)?;
-    }
-    ctx.add_rule_conditional(
-        notify,
-        sys(libc::SYS_arch_prctl),
-        &[arg(0, ScmpCompareOp::Equal, ARCH_SET_CPUID), arg(1, ScmpCompareOp::NotEqual, 0)],
-    )
-    .map_err(lib)?;
-    for signal in [SNAPSHOT_SIGNAL, libc::SIGSEGV] {
-        ctx.add_rule_conditional(notify, sys(libc::SYS_rt_sigaction), &[arg(0, ScmpCompareOp::Equal, signal as u64)])
-            .map_err(lib)?;
-    }
+    let handoff = ScmpArgCompare::new(0, ScmpCompareOp::Equal, HANDOFF_FD as u64);
+    ctx.add_rule_conditional(allow, sys(libc::SYS_sendmsg), &[handoff]).map_err(lib)?;
     export(&ctx)
 }
 
@@ -365,40 +203,64 @@ mod tests {
 
     #[test]
     fn policy() {
+        use crate::process::calls::table;
         let p = program().expect("libseccomp builds the filter");
         let x86 = AUDIT_ARCH_X86_64;
         let notify = libc::SECCOMP_RET_USER_NOTIF;
         let allow = libc::SECCOMP_RET_ALLOW;
-        let kill = libc::SECCOMP_RET_KILL_PROCESS;
         let a0 = |v: u64| [v, 0, 0, 0, 0, 0];
         assert_eq!(run(&p, libc::SYS_read, x86, a0(0)), notify, "fd 0 may be a connection");
         assert_eq!(run(&p, libc::SYS_write, x86, a0(2)), notify, "fd 2 may be a connection");
         assert_eq!(run(&p, libc::SYS_write, x86, a0(3)), notify, "fd 3 is the state report");
         assert_eq!(run(&p, libc::SYS_sendmsg, x86, a0(HANDOFF_FD as u64)), allow, "the listener hand-off");
         assert_eq!(run(&p, libc::SYS_sendmsg, x86, a0(5)), notify);
-        assert_eq!(run(&p, libc::SYS_sendmsg, x86, a0(1)), notify);
         assert_eq!(run(&p, libc::SYS_execve, x86, a0(0)), notify, "exec is the template's start only");
-        assert_eq!(run(&p, libc::SYS_mmap, x86, [0, 4096, 3, libc::MAP_PRIVATE as u64, u64::MAX, 0]), allow);
+        let private_anon = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
+        assert_eq!(run(&p, libc::SYS_mmap, x86, [0, 4096, 3, private_anon, u64::MAX, 0]), allow);
+        assert_eq!(run(&p, libc::SYS_mmap, x86, [0, 4096, 3, libc::MAP_PRIVATE as u64, 5, 0]), notify, "a file");
         let shared_anon = (libc::MAP_SHARED | libc::MAP_ANONYMOUS) as u64;
         assert_eq!(run(&p, libc::SYS_mmap, x86, [0, 4096, 3, shared_anon, u64::MAX, 0]), notify);
+        assert_eq!(run(&p, libc::SYS_mmap, x86, [0, 4096, 3, 0x23, u64::MAX, 0]), notify, "MAP_SHARED_VALIDATE");
         assert_eq!(run(&p, libc::SYS_madvise, x86, [0, 4096, libc::MADV_DONTNEED as u64, 0, 0, 0]), allow);
         assert_eq!(run(&p, libc::SYS_madvise, x86, [0, 4096, libc::MADV_WIPEONFORK as u64, 0, 0, 0]), notify);
+        assert_eq!(run(&p, libc::SYS_madvise, x86, [0, 4096, libc::MADV_FREE as u64, 0, 0, 0]), notify);
         assert_eq!(run(&p, libc::SYS_rt_sigaction, x86, a0(libc::SIGINT as u64)), allow);
         assert_eq!(run(&p, libc::SYS_rt_sigaction, x86, a0(SNAPSHOT_SIGNAL as u64)), notify);
+        assert_eq!(run(&p, libc::SYS_rt_sigaction, x86, a0(libc::SIGSEGV as u64)), notify);
         assert_eq!(run(&p, libc::SYS_brk, x86, a0(7)), allow);
         assert_eq!(run(&p, libc::SYS_prctl, x86, a0(libc::PR_SET_NAME as u64)), allow);
+        assert_eq!(run(&p, libc::SYS_prctl, x86, a0(libc::PR_SET_DUMPABLE as u64)), notify);
         assert_eq!(run(&p, libc::SYS_prctl, x86, a0(libc::PR_SET_SECCOMP as u64)), notify);
         assert_eq!(run(&p, libc::SYS_prctl, x86, a0(libc::PR_SET_TSC as u64)), notify);
-        assert_eq!(run(&p, libc::SYS_arch_prctl, x86, [ARCH_SET_CPUID, 0, 0, 0, 0, 0]), allow, "cpuid faults");
+        let rearm = super::super::start::protocol::CPUID_REARM;
+        assert_eq!(
+            run(&p, libc::SYS_arch_prctl, x86, [ARCH_SET_CPUID, 0, rearm, 0, 0, 0]),
+            allow,
+            "cpuid faults again"
+        );
+        assert_eq!(run(&p, libc::SYS_arch_prctl, x86, [ARCH_SET_CPUID, 0, 0, 0, 0, 0]), notify, "a program's own");
+        assert_eq!(run(&p, libc::SYS_arch_prctl, x86, [0x1011, 0, 0, 0, 0, 0]), notify, "ARCH_GET_CPUID");
         assert_eq!(run(&p, libc::SYS_arch_prctl, x86, [ARCH_SET_CPUID, 1, 0, 0, 0, 0]), notify, "cpuid runs");
-        assert_eq!(run(&p, libc::SYS_arch_prctl, x86, [0x1002, 1, 0, 0, 0, 0]), allow);
-        assert_eq!(run(&p, libc::SYS_rt_sigaction, x86, a0(libc::SIGSEGV as u64)), notify);
+        assert_eq!(run(&p, libc::SYS_arch_prctl, x86, [0x1002, 1, 0, 0, 0, 0]), allow, "ARCH_SET_FS");
+        assert_eq!(run(&p, libc::SYS_arch_prctl, x86, [0x2003, 1, 0, 0, 0, 0]), notify, "ARCH_MAP_VDSO_64");
         assert_eq!(run(&p, libc::SYS_rt_sigreturn, x86, a0(0)), allow, "the snapshot handler returns");
-        assert_eq!(run(&p, libc::SYS_read, 0x4000_0003, a0(5)), kill, "another architecture");
-        assert_eq!(run(&p, 0x4000_0000 | libc::SYS_read, x86, a0(5)), kill, "x32");
+        assert_eq!(run(&p, libc::SYS_pipe2, x86, a0(0)), notify, "default-deny");
+        assert_eq!(run(&p, libc::SYS_setrlimit, x86, a0(0)), notify, "default-deny");
+        assert_eq!(run(&p, 470, x86, a0(0)), notify, "a number nobody knows yet");
+        assert_eq!(run(&p, 100_000, x86, a0(0)), notify, "a number nobody knows");
+        assert_eq!(run(&p, libc::SYS_read, 0x4000_0003, a0(5)), notify, "int 0x80: another architecture");
+        assert_eq!(run(&p, 0x4000_0000 | libc::SYS_read, x86, a0(5)), notify, "x32");
+        assert_eq!(run(&p, 0x4000_0000 | libc::SYS_getuid, x86, a0(5)), notify, "x32, of a call passed on x86-64");
+        for nr in 0..=table::NR_MAX {
+            let got = run(&p, nr, x86, a0(7));
+            match table::group(nr) {
+                table::Group::Passed(_) => assert_eq!(got, allow, "{nr} is passed through"),
+                _ if table::passed_when().iter().any(|(n, _, _)| *n == nr) => {}
+                _ => assert_eq!(got, notify, "{nr} is notified"),
+            }
+        }
         for nr in notified() {
             assert_eq!(run(&p, nr, x86, a0(0)), notify, "{nr}");
-            assert_eq!(run(&p, nr, x86, a0(7)), notify, "{nr}");
         }
     }
 }

@@ -1,15 +1,16 @@
-//! The fork server: a node's program is exec'd once per search, as its
-//! *template*, parked before `main`; every *life* of the node (at START and
-//! after each CRASH) is a fork of the template, and a *snapshot* is a fork
+//! The fork server: the start stub is exec'd once per node and search, as
+//! its *template*, parked before the program is loaded; every *life* of the
+//! node (at START and after each CRASH) is a fork of the template, and a
+//! *snapshot* is a fork
 //! of a quiescent life, parked where it blocked (AFL's fork server, and the
 //! snapshot fuzzers after it). Forks share the template's seccomp filter:
 //! no process but the template installs one.
 //!
-//! How a parked process forks, with no help from the program (the preload's
-//! `fork` module is the other half): the supervisor sends it
+//! How a parked process forks, with no help from the program (the start
+//! stub's `fork` module is the other half): the supervisor sends it
 //! [`SNAPSHOT_SIGNAL`], which stays pending while its call is held
 //! (`WAIT_KILLABLE_RECV`), then answers the call with `-ERESTARTNOINTR`. On
-//! its way back to user space the process runs the preload's handler, which
+//! its way back to user space the process runs the stub's handler, which
 //! forks with `CLONE_PARENT` (notified, and let through here), and the
 //! kernel restarts the call in both processes. Both are then held in the
 //! same call again: the one asked is parked as it was, the child is the new
@@ -82,8 +83,14 @@ pub fn fork(
     stop: &dyn Fn() -> Option<String>,
 ) -> Result<Parked, ForkError> {
     let sys = |call| ForkError::Sys { call, errno: Errno::last() };
+    // A `siginfo` that names no process (`SI_QUEUE`, pid and uid 0): the
+    // handler's frame is in the program's memory, and the supervisor's real
+    // pid would differ on every run.
+    let mut info = [0u8; 128];
+    info[0..4].copy_from_slice(&SNAPSHOT_SIGNAL.to_ne_bytes());
+    info[8..12].copy_from_slice(&libc::SI_QUEUE.to_ne_bytes());
     let r = unsafe {
-        libc::syscall(libc::SYS_pidfd_send_signal, from.pidfd.as_raw_fd(), SNAPSHOT_SIGNAL, std::ptr::null::<u8>(), 0)
+        libc::syscall(libc::SYS_pidfd_send_signal, from.pidfd.as_raw_fd(), SNAPSHOT_SIGNAL, info.as_ptr(), 0)
     };
     if r < 0 {
         return Err(sys("pidfd_send_signal"));

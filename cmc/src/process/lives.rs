@@ -1,6 +1,7 @@
-//! Lives: the processes of the nodes. A node's *template* is its program
-//! exec'd once under the filter and parked before `main`; every *life* of
-//! the node (at START and after each CRASH) is a fork of it, and every
+//! Lives: the processes of the nodes. A node's *template* is the start stub
+//! (`start`) exec'd once under the filter and parked before any of the
+//! program's code runs; every *life* of the node (at START and after each
+//! CRASH) is a fork of it that loads the program, and every
 //! resumed world forks its one touched node from a *snapshot* (`snapshot`).
 //! This module makes, parks, resumes, watches, kills and reaps them, and
 //! says what became of a life from its wait status.
@@ -24,7 +25,7 @@ use super::notif::{self, Notif};
 use super::snapshot::{Pool, Snapshot};
 use super::spawn::{self, Spec};
 use super::supervisor::{EXIT, LISTENER, Supervisor, token};
-use super::world::{Life, ProcessWorld};
+use super::world::{Life, ProcessWorld, VFd};
 use super::{ProcessError, syscalls};
 
 /// Where a life is: running since an instant (the stall timeout counts
@@ -45,37 +46,55 @@ pub(super) struct Proc {
     pub(super) run: Run,
 }
 
-/// A node's template: its program exec'd once, parked before `main`, the
-/// process every life of the node is forked from. Its listener is the
+/// A node's template: the start stub exec'd once, parked before the
+/// program is loaded, the process every life of the node is forked from. Its listener is the
 /// node's: every fork of the template notifies on it.
 pub(super) struct Template {
     pub(super) parked: Parked,
     pub(super) listener: OwnedFd,
 }
 
+/// A fresh open of `/dev/null`, read and write: a placeholder with an open
+/// file description of its own.
+pub(super) fn open_devnull() -> Result<OwnedFd, Errno> {
+    let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(Errno::last());
+    }
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
+/// The descriptors every life of a node starts with, each a `/dev/null` of
+/// its own in the process: stdin, stdout, stderr (`VFd::Device`,
+/// `VFd::Out`: the checker keeps what is written to the last two), and the
+/// records on 3 and 193.
+pub(super) const LIFE_FDS: [i32; 5] = [0, 1, 2, 3, 193];
+
 impl Supervisor {
     /// Execs node `n`'s program under the filter and runs it to its park
     /// before `main`, checking the preload's hello on the way.
     pub(super) fn boot_template(&mut self, n: u8) -> Result<(), ProcessError> {
-        let log = match &self.cfg.log_dir {
-            None => None,
-            Some(dir) => {
-                let path = dir.join(format!("node{n}.log"));
-                let file =
-                    std::fs::OpenOptions::new().create(true).append(true).open(&path).map_err(|e| {
-                        ProcessError::Config { key: "log_dir", reason: format!("{}: {e}", path.display()) }
-                    })?;
-                Some(OwnedFd::from(file))
-            }
-        };
+        if let Some(dir) = &self.cfg.log_dir {
+            // The checker writes what the node writes to stdout and stderr
+            // (`VFd::Out`); the node holds /dev/null.
+            let path = dir.join(format!("node{n}.log"));
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(|e| ProcessError::Config { key: "log_dir", reason: format!("{}: {e}", path.display()) })?;
+            self.logs[n as usize] = Some(file);
+        }
+        let devnull =
+            open_devnull().map_err(|errno| ProcessError::NodeSys { node: n, call: "open /dev/null", errno })?;
         let spec = Spec {
-            path: &self.path,
+            path: &self.stub,
             argv: &self.argvs[n as usize],
             envp: &self.envp,
             cwd: &self.cwd,
             filter: &self.filter,
-            devnull: self.devnull.as_fd(),
-            log: log.as_ref().map_or(self.devnull.as_fd(), |l| l.as_fd()),
+            devnull: devnull.as_fd(),
+            log: devnull.as_fd(),
             handoff_child: self.handoff_child.as_fd(),
             handoff_parent: self.handoff_parent.as_fd(),
             cpu: self.cpu,
@@ -103,9 +122,9 @@ impl Supervisor {
                     }
                 };
                 let life = life_of(status);
-                return Err(ProcessError::MissingPreload {
+                return Err(ProcessError::StartFailed {
                     node: n,
-                    detail: format!("it ended ({life:?}) before the preload's hello"),
+                    detail: format!("ended ({life:?}) before its hello: it could not set the node up"),
                 });
             }
             let notif = match notif::recv(s.listener.as_fd()) {
@@ -117,6 +136,7 @@ impl Supervisor {
                 }
             };
             self.counters.notifications += 1;
+            // The start stub's park, after its hello.
             let park = notif.nr == libc::SYS_ioctl && notif.args[0] as i32 == 3 && notif.args[1] == PARK_REQUEST;
             if hello && park {
                 break notif;
@@ -125,7 +145,7 @@ impl Supervisor {
                 Err(ProcessError::Unmodelled {
                     node: n,
                     call: syscalls::describe(notif.nr),
-                    detail: "a call between the preload's hello and main".to_string(),
+                    detail: "a call between the start stub's hello and its park".to_string(),
                 })
             } else {
                 self.before_hello(n, &notif)
@@ -184,17 +204,20 @@ impl Supervisor {
         self.counters.forks += 1;
         self.counters.spawns += 1;
         let serial = self.watch_exit(n, &child)?;
-        // Out of its park: on into main.
+        // Out of its park: on into main, with placeholders of its own (the
+        // template's would be shared by every life of the node).
         let listener = self.templates[n as usize].as_ref().map(|t| t.listener.as_fd());
         if let Some(l) = listener {
-            notif::respond(l, child.notif.id, 0, 0).map_err(|errno| ProcessError::NodeSys {
-                node: n,
-                call: "NOTIF_SEND",
-                errno,
-            })?;
+            let sys = |call: &'static str| move |errno| ProcessError::NodeSys { node: n, call, errno };
+            for fd in LIFE_FDS {
+                let devnull = open_devnull().map_err(sys("open /dev/null"))?;
+                notif::add_fd_at(l, child.notif.id, devnull.as_fd(), fd).map_err(sys("NOTIF_ADDFD"))?;
+            }
+            notif::respond(l, child.notif.id, 0, 0).map_err(sys("NOTIF_SEND"))?;
         }
         self.procs[n as usize] =
             Some(Proc { pid: child.pid, serial, pidfd: child.pidfd, run: Run::Running(Instant::now()) });
+        self.greeted[n as usize] = false;
         let node = &mut self.world.nodes[n as usize];
         node.recovery = match &node.durable {
             None => Vec::new(),
@@ -202,6 +225,12 @@ impl Supervisor {
         };
         node.state_in.clear();
         node.durable_in.clear();
+        node.fds.clear();
+        node.nonblock.clear();
+        node.socket_timeouts.clear();
+        node.fds.insert(0, VFd::Device { minor: 3, mode: libc::O_RDWR as u8 });
+        node.fds.insert(1, VFd::Out { stream: 1 });
+        node.fds.insert(2, VFd::Out { stream: 2 });
         Ok(())
     }
 
@@ -240,6 +269,8 @@ impl Supervisor {
         self.counters.forks += 1;
         let serial = self.watch_exit(n, &child)?;
         self.procs[n as usize] = Some(Proc { pid: child.pid, serial, pidfd: child.pidfd, run: Run::Held(child.notif) });
+        // A snapshot is of a life that has said the preload's hello.
+        self.greeted[n as usize] = true;
         Ok(())
     }
 
@@ -294,6 +325,22 @@ impl Supervisor {
 
 pub(super) fn signal(pidfd: &OwnedFd, sig: i32) {
     unsafe { libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), sig, std::ptr::null::<u8>(), 0) };
+}
+
+/// Sends `sig` to a node's process as a signal from process `pid` (its
+/// virtual pid: a signal a node sends itself), with the user the node
+/// runs as: the `siginfo` its handler reads names no real process. Its
+/// code is `SI_QUEUE`: the kernel lets no process but the target itself
+/// send `SI_USER` or `SI_TKILL` with a `siginfo` of its own choosing.
+pub(super) fn signal_from(pidfd: &OwnedFd, sig: i32, pid: i32) {
+    // `siginfo_t`: signo, errno, code, padding, then the sender's pid and
+    // uid (offsets 16 and 20); 128 bytes.
+    let mut info = [0u8; 128];
+    info[0..4].copy_from_slice(&sig.to_ne_bytes());
+    info[8..12].copy_from_slice(&libc::SI_QUEUE.to_ne_bytes());
+    info[16..20].copy_from_slice(&pid.to_ne_bytes());
+    info[20..24].copy_from_slice(&unsafe { libc::getuid() }.to_ne_bytes());
+    unsafe { libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), sig, info.as_ptr(), 0) };
 }
 
 pub(super) fn reap(pid: i32) -> i32 {

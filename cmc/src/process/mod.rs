@@ -8,7 +8,8 @@
 //! and [`filter`]), answers every modelled call itself (the table and the
 //! handlers by family in `calls`, over [`notif`]) and detects quiescence;
 //! [`world`] is the canonical state it builds; [`action`] lists what can
-//! happen next from a world alone; [`engine`] puts them together with the
+//! happen next from a world alone ([`crash_states`]: what a crash may leave
+//! of a data directory); [`engine`] puts them together with the
 //! in-process engine's shape (initial world, enabled actions, apply by
 //! stateless replay, fingerprint). [`view`] is the `struct cmc_view` of
 //! `cmc.h`. [`preload`] holds the preload library, compiled by `build.rs`
@@ -20,6 +21,7 @@
 
 pub mod action;
 mod calls;
+pub mod crash_states;
 pub mod engine;
 pub mod explore;
 pub mod filter;
@@ -30,8 +32,10 @@ pub mod notif;
 pub mod preload;
 pub mod snapshot;
 pub mod spawn;
+pub mod start;
 pub mod supervisor;
 pub mod syscalls;
+pub mod tcp;
 pub mod transitions;
 pub mod view;
 pub mod world;
@@ -43,10 +47,13 @@ use std::time::Duration;
 use nix::errno::Errno;
 
 pub use action::{BadProcessAction, Part, ProcessAction};
+pub use crash_states::Keep;
 pub use engine::{ProcessEngine, Stats};
 pub use explore::{NO_NODE_KILLED, PathWorld, ProcessExplorer, ProcessStep, ProgramModel, ProgramProperty};
 pub use view::CmcView;
-pub use world::{Blocked, Conn, ConnKind, End, Label, Life, NodeWorld, ProcessWorld, Side, VFd};
+pub use world::{
+    Blocked, Conn, ConnKind, CrashStates, End, Label, Life, NodeWorld, ProcessWorld, Side, TimeoutOrder, VFd,
+};
 
 /// The limits of the process front end (manual, LIMITS). Crossing one is an
 /// error naming it, never a truncation.
@@ -67,8 +74,23 @@ pub mod limits {
     pub const DATA_FILES_MAX: usize = 16;
     /// Changes of a node's data directory not yet durable.
     pub const DATA_PENDING_MAX: usize = 64;
+    /// States a crash of one node may leave of its data directory
+    /// (`crash_states::count`: each is a CRASH to try, and a new life).
+    pub const CRASH_STATES_MAX: usize = 1024;
     /// Bytes of one state or durable record.
     pub const STATE_BYTES_MAX: usize = 64;
+    /// Pipes, socketpairs and eventfds a node holds an end of.
+    pub const LOCAL_OBJECTS_PER_NODE_MAX: usize = 16;
+    /// Bytes buffered in one pipe, or toward one end of a socketpair: a
+    /// page, as a data file. The kernel's pipe holds 16 pages and its
+    /// socket 278 small writes (`net.core.wmem_default`, 212,992 bytes),
+    /// so within this and [`LOCAL_MESSAGES_MAX`] a write never waits for
+    /// room, on Linux as in the model.
+    pub const LOCAL_BYTES_MAX: usize = 4096;
+    /// Writes buffered toward one end of a socketpair (each is a buffer
+    /// of the kernel's, about 768 bytes of the socket's room whatever its
+    /// length).
+    pub const LOCAL_MESSAGES_MAX: usize = 64;
     /// Every budget, and every per-node counter (connects, timer
     /// connections).
     pub const BUDGET_MAX: usize = 255;
@@ -90,6 +112,8 @@ pub const PORT_BASE: u16 = 20000;
 // `BUDGET_MAX`, so a budget over it cannot be configured (a model file
 // reads them wider and names the key; `model_file`).
 const _: () = assert!(limits::BUDGET_MAX == u8::MAX as usize);
+// An object inside a node is numbered by a `u8` in its descriptors.
+const _: () = assert!(limits::LOCAL_OBJECTS_PER_NODE_MAX <= u8::MAX as usize);
 
 /// What the environment may do, at most, on one path. Each budget is at
 /// most [`limits::BUDGET_MAX`], which its type enforces.
@@ -99,9 +123,9 @@ pub struct Budgets {
     pub crashes: u8,
     /// Messages lost (DROP), over all connections. Default 0.
     pub drops: u8,
-    /// Waits ended by their deadline (TIMEOUT), over all nodes. Default 0:
-    /// no wait times out, except one whose deadline the clock has passed
-    /// already.
+    /// Waits ended by their deadline (TIMEOUT), over all nodes: each
+    /// moves the logical clock. Default 0: no wait times out, except one
+    /// whose deadline the clock has passed already.
     pub timeouts: u8,
     /// Client connections per node.
     pub clients: u8,
@@ -134,9 +158,11 @@ pub struct Config {
     pub log_dir: Option<PathBuf>,
     /// The nodes' working directory; `None` is the checker's.
     pub workdir: Option<PathBuf>,
-    /// Pin the supervisor's thread and its nodes to the CPU it runs on:
-    /// a cross-CPU round trip costs about 100 µs against 8 µs (research,
-    /// pitfall 24).
+    /// Pin the supervisor's thread to the CPU its nodes run on: a
+    /// cross-CPU round trip costs about 100 µs against 8 µs (research,
+    /// pitfall 24). The nodes are pinned whatever this says, to one CPU
+    /// chosen by the program and its arguments, so that what they read of
+    /// the CPU they run on is the same on every run.
     pub pin_cpu: bool,
     /// Node processes kept parked as snapshots (checkpoints); 0 keeps none,
     /// so every world is rebuilt from the templates by replaying its
@@ -154,6 +180,28 @@ pub struct Config {
     /// message, or two messages merged (bounded: see `action`). Off, every
     /// read gets one whole write.
     pub stream: bool,
+    /// The manual's `T` convention (`timeout_byte` in a model file): a
+    /// TIMEOUT may also end a read or an accept that has no timeout of
+    /// its own, the read getting the byte `T`, the accept a connection
+    /// that carries one. Off, the default, a read, `recv` or `accept`
+    /// times out only if the program asked for it (`SO_RCVTIMEO`), as on
+    /// Linux.
+    pub timeout_byte: bool,
+    /// Which waits a TIMEOUT may end first (`timeout_order` and
+    /// `timeout_drift_s` in a model file): any (the default), or the one
+    /// whose deadline is earliest, within a drift.
+    pub timeout_order: TimeoutOrder,
+    /// A crash may fall between two calls of a node (`crash_points` in a
+    /// model file, on by default): after any call with an effect outside
+    /// the process (a write on a connection, a record on fd 3 or 193, a
+    /// change of its data directory, a connect or a close), while crash
+    /// budget is left, the node is held and CRASH and RUN are the actions.
+    /// Off, as the manual has it, a node crashes only at quiescence.
+    pub crash_points: bool,
+    /// Which states a crash may leave of a data directory: ext4's (the
+    /// default) or the manual's prefixes of the pending changes
+    /// ([`crash_states`]).
+    pub crash_states: CrashStates,
     /// Changes of actions kept by the transition cache (`transitions`), so
     /// that an action seen before in the same local state forks no
     /// process; 0 keeps none.
@@ -203,6 +251,10 @@ impl Config {
             snapshots_mib_max: snapshot::SNAPSHOTS_MIB_MAX_DEFAULT,
             transitions_max: transitions::TRANSITIONS_MAX_DEFAULT,
             stream: false,
+            timeout_byte: false,
+            timeout_order: TimeoutOrder::Any,
+            crash_points: true,
+            crash_states: CrashStates::default(),
             data_dir: None,
             stop: StopSlot::default(),
         }
@@ -346,22 +398,20 @@ pub enum ProcessError {
         /// What it did first.
         detail: String,
     },
-    /// The preload could not patch every vDSO entry point it found.
-    #[error(
-        "node {node}: cmc-preload found vDSO entry points {found:#x} but patched only {patched:#x}; the node could read real time or entropy"
-    )]
-    VdsoUnpatched {
+    /// The start stub could not set the node up (a trap it could not set,
+    /// the vDSO it could not remove) or could not start the program (a
+    /// static program, one it cannot read, a limit of its own).
+    #[error("node {node}: the start stub {detail}")]
+    StartFailed {
         /// The node.
         node: u8,
-        /// The entry points found, one bit each.
-        found: u32,
-        /// The entry points patched, one bit each.
-        patched: u32,
+        /// What failed.
+        detail: String,
     },
     /// A node stayed silent longer than [`Config::stall_timeout`], in a
     /// call the checker does not model or in none.
     #[error(
-        "node {node}: silent for {seconds:.1} s in {call}, a call the checker does not model (limit stall_timeout)"
+        "node {node}: ran for {seconds:.1} s without waiting in a call the checker models, in {call} (limit stall_timeout)"
     )]
     Stall {
         /// The node.
@@ -404,18 +454,6 @@ pub enum ProcessError {
         what: &'static str,
         /// The call, by name and number.
         call: String,
-    },
-    /// A connect to a port no node listens on.
-    #[error(
-        "node {node}: connect to port {port}, which no node listens on (node i listens on 127.0.0.1 port 20000 + i, i below {nodes}); a connect never fails in the model, so this one has no answer"
-    )]
-    NoSuchPort {
-        /// The dialing node.
-        node: u8,
-        /// The port.
-        port: u16,
-        /// The model's node count.
-        nodes: u8,
     },
     /// A node ended before the search's first action with a status other
     /// than 0: its start failed, and nothing of it would be checked.

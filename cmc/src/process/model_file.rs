@@ -18,7 +18,12 @@
 //! snapshots_mib_max = 4096        # memory they may take (MiB, estimated)
 //! transitions_max = 65536         # actions' changes kept; 0: fork for every action
 //! stream = false                  # true: a read may get part of a write, or two
+//! timeout_byte = false            # true: the manual's `T` (any read or accept may time out)
+//! timeout_order = "any"           # "deadline": TIMEOUT wakes the earliest deadlines first
+//! timeout_drift_s = 0             # deadline order: how far the nodes' clocks may disagree
+//! crash_points = true             # false: a node crashes only at quiescence (the manual's)
 //! data_dir = "data"               # the nodes' data directory, its files in the world
+//! crash_states = "ext4"           # what a crash may leave of it: "ext4" or "prefix"
 //! log_dir = "logs"                # each node's stdout and stderr, node<i>.log
 //! properties = "build/register_props.so"
 //! invariants = ["acked_writes_survive"]
@@ -26,6 +31,17 @@
 //!
 //! Invariants are C functions `int NAME(const struct cmc_view *)` in the
 //! shared object `properties` names (see `cmc.h`); nonzero means it holds.
+//!
+//! Timeouts: by default a read, `recv` or `accept` times out only if the
+//! program asked for it (`SO_RCVTIMEO`; the call fails with EAGAIN), as
+//! on Linux, and so does every other wait with a deadline (a sleep, a
+//! poll's timeout, a timerfd). `timeout_byte = true` is the manual's
+//! convention, for programs written for it: a TIMEOUT may also end a read
+//! or an accept that has no timeout, the read getting the byte `T`, the
+//! accept a connection that carries one. `timeout_order = "deadline"`
+//! lets a TIMEOUT end only the waits whose deadline is earliest, or at
+//! most `timeout_drift_s` seconds later; the default, `"any"`, lets any
+//! wait time out first (`docs/SEMANTICS.md`, "Timeouts").
 //!
 //! [`parse`] checks the text alone and touches no file, so any text is safe
 //! to give it (the fuzz target `model_file` does); [`read`] reads the file,
@@ -39,7 +55,7 @@ use serde::Deserialize;
 
 use super::explore::{ProgramModel, ProgramProperty};
 use super::view::CmcView;
-use super::world::ProcessWorld;
+use super::world::{CrashStates, ProcessWorld, TimeoutOrder};
 use super::{Budgets, Config, ProcessError, limits};
 use crate::library::Library;
 use crate::property::Kind;
@@ -82,8 +98,21 @@ struct Raw {
     /// Connections are byte streams (reads may split or merge writes).
     #[serde(default)]
     stream: bool,
+    /// The manual's `T` convention: any read or accept may time out.
+    #[serde(default)]
+    timeout_byte: bool,
+    /// `any` or `deadline`: which waits a TIMEOUT may end first.
+    timeout_order: Option<String>,
+    /// Under deadline order, how far the nodes' clocks may disagree.
+    timeout_drift_s: Option<i64>,
+    /// A crash may fall between two calls of a node (the default); false:
+    /// only at quiescence.
+    #[serde(default = "yes")]
+    crash_points: bool,
     /// The nodes' data directory: its files are part of the world.
     data_dir: Option<String>,
+    /// What a crash may leave of it: "ext4" (the default) or "prefix".
+    crash_states: Option<String>,
     /// Where each node's stdout and stderr go (`node<i>.log`); unset
     /// discards them.
     log_dir: Option<String>,
@@ -161,8 +190,16 @@ pub struct Parsed {
     pub transitions_max: Option<usize>,
     /// `stream`.
     pub stream: bool,
+    /// `timeout_byte`.
+    pub timeout_byte: bool,
+    /// `timeout_order` and `timeout_drift_s`.
+    pub timeout_order: TimeoutOrder,
+    /// `crash_points`.
+    pub crash_points: bool,
     /// `data_dir`, joined to the file's folder (not yet resolved).
     pub data_dir: Option<PathBuf>,
+    /// `crash_states`: ext4's (the default) or the manual's prefixes.
+    pub crash_states: CrashStates,
     /// `log_dir`, joined to the file's folder.
     pub log_dir: Option<PathBuf>,
     /// `properties` (joined to the file's folder) and `invariants`, if
@@ -193,6 +230,10 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
         config.snapshots_mib_max = m;
     }
     config.stream = parsed.stream;
+    config.timeout_byte = parsed.timeout_byte;
+    config.timeout_order = parsed.timeout_order;
+    config.crash_points = parsed.crash_points;
+    config.crash_states = parsed.crash_states;
     if let Some(d) = &parsed.data_dir {
         let dir = std::fs::canonicalize(d).map_err(|e| key("data_dir", format!("{}: {e}", d.display())))?;
         if !dir.is_dir() {
@@ -258,9 +299,24 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
         timeouts: budget("timeouts", raw.timeouts)?,
         clients: budget("clients", raw.clients)?,
     };
+    let timeout_order = match (raw.timeout_order.as_deref(), raw.timeout_drift_s) {
+        (None | Some("any"), None) => TimeoutOrder::Any,
+        (None | Some("any"), Some(_)) => {
+            return Err(key("timeout_drift_s", "applies to timeout_order = \"deadline\" only".into()));
+        }
+        (Some("deadline"), drift) => TimeoutOrder::Deadline {
+            drift_s: u32::try_from(drift.unwrap_or(0))
+                .map_err(|_| key("timeout_drift_s", format!("{} is not 0 to {}", drift.unwrap_or(0), u32::MAX)))?,
+        },
+        (Some(other), _) => return Err(key("timeout_order", format!("`{other}` (expected any or deadline)"))),
+    };
     let too_large = |k: &'static str, m: u64| usize::try_from(m).map_err(|_| key(k, format!("{m} is too large")));
     let snapshots_max = raw.snapshots_max.map(|m| too_large("snapshots_max", m)).transpose()?;
     let transitions_max = raw.transitions_max.map(|m| too_large("transitions_max", m)).transpose()?;
+    let crash_states = match &raw.crash_states {
+        None => CrashStates::default(),
+        Some(s) => s.parse().map_err(|m| key("crash_states", m))?,
+    };
 
     let keys = SearchKeys {
         search: raw.search.as_deref(),
@@ -289,7 +345,11 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
         snapshots_mib_max: raw.snapshots_mib_max,
         transitions_max,
         stream: raw.stream,
+        timeout_byte: raw.timeout_byte,
+        timeout_order,
+        crash_points: raw.crash_points,
         data_dir: raw.data_dir.map(|d| dir.join(d)),
+        crash_states,
         log_dir: raw.log_dir.map(|d| dir.join(d)),
         properties,
         options,
@@ -343,11 +403,17 @@ impl SearchKeys<'_> {
 
 type Predicate = unsafe extern "C" fn(*const CmcView) -> i32;
 
+/// `crash_points`'s default.
+fn yes() -> bool {
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
 
-    use super::{ModelFileError, parse};
+    use super::{ModelFileError, TimeoutOrder, parse};
+    use crate::process::CrashStates;
     use crate::search::Search;
 
     #[test]
@@ -362,6 +428,25 @@ mod tests {
         assert_eq!(p.log_dir, Some(PathBuf::from("/tmp/logs")));
         assert_eq!(p.properties, Some((PathBuf::from("dir/p.so"), vec!["a".to_string(), "b".to_string()])));
         assert_eq!(p.options.search, Search::Bfs { depth_max: None });
+        // Linux's timeouts, in any order, unless the file says otherwise.
+        assert!(!p.timeout_byte);
+        assert_eq!(p.timeout_order, TimeoutOrder::Any);
+        assert_eq!(p.crash_states, CrashStates::Ext4, "ext4's crash states unless the file says otherwise");
+        let p = parse("program = \"p\"\nnodes = 1\ncrash_states = \"prefix\"\n", Path::new("m.toml"));
+        assert_eq!(p.map(|p| p.crash_states).ok(), Some(CrashStates::Prefix));
+    }
+
+    #[test]
+    fn parse_reads_the_timeout_keys() {
+        let text = "program = \"p\"\nnodes = 2\ntimeout_byte = true\ntimeout_order = \"deadline\"\n";
+        let p = parse(text, Path::new("m.toml")).unwrap_or_else(|e| panic!("{e}"));
+        assert!(p.timeout_byte);
+        assert_eq!(p.timeout_order, TimeoutOrder::Deadline { drift_s: 0 });
+        let p = parse(&format!("{text}timeout_drift_s = 3\n"), Path::new("m.toml")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.timeout_order, TimeoutOrder::Deadline { drift_s: 3 });
+        let p = parse("program = \"p\"\nnodes = 2\ntimeout_order = \"any\"\n", Path::new("m.toml"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.timeout_order, TimeoutOrder::Any);
     }
 
     #[test]
@@ -372,6 +457,10 @@ mod tests {
             ("program = \"p\"\nnodes = 1\nsearch = \"dfs\"\n", "depth_max"),
             ("program = \"p\"\nnodes = 1\nseed = 3\n", "seed"),
             ("program = \"p\"\nnodes = 1\ninvariants = [\"a\"]\n", "invariants"),
+            ("program = \"p\"\nnodes = 1\ntimeout_order = \"earliest\"\n", "timeout_order"),
+            ("program = \"p\"\nnodes = 1\ntimeout_drift_s = 1\n", "timeout_drift_s"),
+            ("program = \"p\"\nnodes = 1\ntimeout_order = \"deadline\"\ntimeout_drift_s = -1\n", "timeout_drift_s"),
+            ("program = \"p\"\nnodes = 1\ncrash_states = \"xfs\"\n", "crash_states"),
         ] {
             let err = parse(text, Path::new("m.toml")).err().unwrap_or_else(|| panic!("{text}: accepted"));
             assert!(matches!(&err, ModelFileError::Key { key, .. } if *key == expected), "{text}: {err}");

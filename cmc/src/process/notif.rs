@@ -18,8 +18,11 @@ pub struct Notif {
     pub id: u64,
     /// The calling thread's id, as the supervisor's pid namespace sees it.
     pub pid: u32,
-    /// The system call's number (x86-64).
+    /// The system call's number (of `arch`).
     pub nr: i64,
+    /// The calling convention's architecture (`AUDIT_ARCH_X86_64`, or
+    /// `AUDIT_ARCH_I386` for `int 0x80`).
+    pub arch: u32,
     /// The call's six arguments, as registers.
     pub args: [u64; 6],
     /// The instruction pointer after the call's `syscall` instruction.
@@ -38,7 +41,14 @@ pub fn recv(listener: BorrowedFd<'_>) -> Result<Option<Notif>, Errno> {
             e => Err(e),
         };
     }
-    Ok(Some(Notif { id: n.id, pid: n.pid, nr: n.data.nr as i64, args: n.data.args, ip: n.data.instruction_pointer }))
+    Ok(Some(Notif {
+        id: n.id,
+        pid: n.pid,
+        nr: n.data.nr as i64,
+        arch: n.data.arch,
+        args: n.data.args,
+        ip: n.data.instruction_pointer,
+    }))
 }
 
 /// Completes a held call with `val` (when `error` is 0) or `-error`.
@@ -74,11 +84,57 @@ pub fn add_fd_and_return(
     src: BorrowedFd<'_>,
     cloexec: bool,
 ) -> Result<Option<i32>, Errno> {
+    add_fd_at_and_return(listener, id, src, None, cloexec)
+}
+
+/// Installs the supervisor's `src` in the target at descriptor number `at`
+/// (replacing one open there, as `dup2` does) without completing the held
+/// call. `Ok(false)` when the target is gone.
+pub fn add_fd_at(listener: BorrowedFd<'_>, id: u64, src: BorrowedFd<'_>, at: i32) -> Result<bool, Errno> {
+    add_fd_at_flagged(listener, id, src, at, false)
+}
+
+/// [`add_fd_at`], with the new descriptor close-on-exec if `cloexec`.
+pub fn add_fd_at_flagged(
+    listener: BorrowedFd<'_>,
+    id: u64,
+    src: BorrowedFd<'_>,
+    at: i32,
+    cloexec: bool,
+) -> Result<bool, Errno> {
     let add = libc::seccomp_notif_addfd {
         id,
-        flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
+        flags: libc::SECCOMP_ADDFD_FLAG_SETFD as u32,
         srcfd: src.as_raw_fd() as u32,
-        newfd: 0,
+        newfd: at as u32,
+        newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+    };
+    let r = unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ADDFD as _, &add) };
+    if r < 0 {
+        return match Errno::last() {
+            Errno::ENOENT => Ok(false),
+            e => Err(e),
+        };
+    }
+    Ok(true)
+}
+
+/// [`add_fd_and_return`] at descriptor number `at` (`SECCOMP_ADDFD_FLAG_SETFD`,
+/// which replaces a descriptor open there, as `dup2` does), or at the
+/// lowest free number for `None`.
+pub fn add_fd_at_and_return(
+    listener: BorrowedFd<'_>,
+    id: u64,
+    src: BorrowedFd<'_>,
+    at: Option<i32>,
+    cloexec: bool,
+) -> Result<Option<i32>, Errno> {
+    let setfd = if at.is_some() { libc::SECCOMP_ADDFD_FLAG_SETFD as u32 } else { 0 };
+    let add = libc::seccomp_notif_addfd {
+        id,
+        flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32 | setfd,
+        srcfd: src.as_raw_fd() as u32,
+        newfd: at.unwrap_or(0) as u32,
         newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
     };
     let r = unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ADDFD as _, &add) };

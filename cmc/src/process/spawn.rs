@@ -20,8 +20,9 @@
 //!   signal is tied to the spawning *thread*: a [`super::supervisor::Supervisor`] must
 //!   stay on the thread that created it.
 //! - ASLR off (`personality`), no core files, `RLIMIT_STACK` fixed at 8 MiB (unlimited
-//!   switches the mmap layout), the same argv, envp and cwd byte for byte:
-//!   the same addresses on every run.
+//!   switches the mmap layout), `RLIMIT_NOFILE` at 1,024, the mode mask
+//!   022, the same argv, envp and cwd byte for byte: the same addresses
+//!   and the same limits on every run.
 //! - fds: 0 is `/dev/null`, 1 and 2 the node's log, 3 and 193 `/dev/null`
 //!   placeholders so that the kernel never hands those numbers out (the
 //!   supervisor answers every call on them), everything else closed.
@@ -61,7 +62,7 @@ const STEPS: [&str; 12] = [
     "setting the death signal",
     "pinning to a CPU",
     "turning ASLR off",
-    "setting RLIMIT_STACK and RLIMIT_CORE",
+    "setting RLIMIT_STACK, RLIMIT_CORE and RLIMIT_NOFILE",
     "changing directory",
     "setting up file descriptors",
     "setting no_new_privs",
@@ -308,6 +309,8 @@ fn child_main(c: &Child) -> ! {
         if libc::setrlimit(libc::RLIMIT_CORE, &none) != 0 {
             give_up(h, 5);
         }
+        // The file mode mask, whatever the checker's: 022.
+        libc::umask(0o022);
         if libc::chdir(c.cwd) != 0 {
             give_up(h, 6);
         }
@@ -336,8 +339,31 @@ fn child_main(c: &Child) -> ! {
         {
             give_up(h, 7);
         }
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &c.old_mask, std::ptr::null_mut());
+        // Descriptors: 1,024 (the usual soft limit), whatever the shell
+        // that started the checker said, so that a node's EMFILE comes
+        // where it comes on every run (set once the descriptors above it
+        // are closed: F_DUPFD above the limit fails).
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+        lim.rlim_cur = lim.rlim_max.min(1024);
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+            give_up(h, 5);
+        }
+        // Every signal at its default disposition and none blocked, as
+        // for a program started by a shell of its own: `execve` keeps
+        // ignored signals ignored and the mask as it is, and the checker
+        // may have been started by anything (a background job ignores
+        // SIGQUIT, `nohup` SIGHUP). Raw calls: libc's `signal` would
+        // refuse its own reserved ones.
+        // The kernel's `struct sigaction` (handler, flags, restorer, mask),
+        // all zero: SIG_DFL.
+        let default = [0u64; 4];
+        for sig in 1..=64 {
+            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                libc::syscall(libc::SYS_rt_sigaction, sig, &default, std::ptr::null::<u64>(), 8);
+            }
+        }
+        let none: libc::sigset_t = std::mem::zeroed();
+        libc::syscall(libc::SYS_rt_sigprocmask, libc::SIG_SETMASK, &none, std::ptr::null::<libc::sigset_t>(), 8);
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             give_up(h, 8);
         }

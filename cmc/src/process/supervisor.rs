@@ -20,9 +20,10 @@
 //!
 //! Held calls: a node in `accept` or in a read of a connection is left
 //! blocked in the kernel (its notification is kept, unanswered) until an
-//! action answers it. A node silent for `stall_timeout` in a call the filter
-//! does not notify is an error naming the node and the call, read from
-//! `/proc/PID/syscall`.
+//! action answers it. A node that runs for `stall_timeout` from the action
+//! that let it go without waiting in a modelled call (every blocking call is
+//! notified, so it loops, with or without calls) is an error naming the
+//! node and what it is in, read from `/proc/PID/syscall`.
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
@@ -34,9 +35,10 @@ use nix::libc;
 
 use super::action::{Part, ProcessAction};
 use super::calls::{Answer, IN};
+use super::crash_states::{self, Keep};
 use super::lives::{Proc, Run, Template, kill_and_reap, life_of, reap, signal, stall_error, try_reap};
 use super::notif::{self, Notif};
-use super::world::{Blocked, Conn, ConnKind, End, Label, ProcessWorld, Side};
+use super::world::{Blocked, Conn, ConnKind, End, Label, Life, ProcessWorld, Side};
 use super::{Config, ProcessError, limits, syscalls};
 
 pub use super::calls::{EPHEMERAL_BASE, EPOCH_BASE, VIRTUAL_PID_BASE, random_stream};
@@ -85,9 +87,9 @@ pub struct Supervisor {
     pub(super) epoll: OwnedFd,
     pub(super) handoff_parent: OwnedFd,
     pub(super) handoff_child: OwnedFd,
-    pub(super) devnull: OwnedFd,
     pub(super) filter: Vec<libc::sock_filter>,
-    pub(super) path: CString,
+    /// The start stub every template is (`start`).
+    pub(super) stub: CString,
     pub(super) argvs: Vec<Vec<CString>>,
     pub(super) envp: Vec<CString>,
     pub(super) cwd: CString,
@@ -95,9 +97,34 @@ pub struct Supervisor {
     old_affinity: Option<libc::cpu_set_t>,
     /// What it has done so far.
     pub counters: Counters,
-    /// Per node, the instruction pointer of the preload's call that lifts
-    /// CPUID faulting (its hello's `cpuid_gate`; 0 before the hello).
-    pub(super) cpuid_gates: Vec<u64>,
+    /// Per node, the instruction pointers of the two calls that may lift
+    /// CPUID faulting: the start stub's (its hello's `cpuid_gate`) and the
+    /// preload's (its hello's); 0 before each hello.
+    pub(super) cpuid_gates: Vec<[u64; 2]>,
+    /// `log_dir` as the kernel names it (symbolic links followed), once a
+    /// node's path is compared with it.
+    pub(super) log_dir_real: std::cell::OnceCell<Option<std::path::PathBuf>>,
+    /// Per node, whether its running life has said the preload's hello: a
+    /// life must, before it first waits (or ends), or it runs without the
+    /// preload. Not world state: a life waits first within the action that
+    /// started it, and a snapshot is always of a life that said it.
+    pub(super) greeted: Vec<bool>,
+    /// Per node, whether its last call had an effect outside the process
+    /// while crash budget was left: its next call is a crash point, held
+    /// there (`Blocked::CrashPoint`). Not world state: it is set and taken
+    /// within one run of the node, between two of its calls.
+    crash_due: Vec<bool>,
+    /// Per node, what its process's memory is a function of in the step
+    /// under way (`Blocked::CrashPoint`'s trail): at an action, a hash of
+    /// the node's surroundings (`ProcessWorld::encode_local`) and the
+    /// action; at each crash point, a hash of the one before. Set and
+    /// used within one action.
+    trails: Vec<u64>,
+    /// Starting the nodes (START): no crash points then.
+    starting: bool,
+    /// Absolute paths resolved before (`calls::disk::resolve_at`): the
+    /// machine's file system does not change during a search.
+    pub(super) resolved: std::cell::RefCell<std::collections::HashMap<(Vec<u8>, bool), super::calls::Resolved>>,
     /// The spawns so far: the next process's serial (kept apart from the
     /// public `counters`, which a caller may reset).
     pub(super) serials: u64,
@@ -113,6 +140,9 @@ pub struct Supervisor {
     /// of it, and the bytes left out past that.
     output: Vec<Vec<u8>>,
     output_dropped: Vec<usize>,
+    /// Each node's log (`node<i>.log` in `log_dir`), which the checker
+    /// writes what the node writes to stdout and stderr to.
+    pub(super) logs: Vec<Option<std::fs::File>>,
     /// Not `Send`: the nodes' death signal is tied to the spawning thread,
     /// so a supervisor moved to another thread would see its nodes killed
     /// when the first thread ends.
@@ -133,6 +163,14 @@ impl Supervisor {
         let program = std::fs::canonicalize(&cfg.program)
             .map_err(|e| ProcessError::Program { path: cfg.program.clone(), reason: e.to_string() })?;
         let path = cstring(program.as_os_str().as_bytes(), "program")?;
+        // Every node's template is the start stub, which loads the program
+        // in each life (`start`): no code of the program runs before the
+        // template parks.
+        let stub = super::start::find_start().map_err(|e| ProcessError::Preload {
+            path: std::path::PathBuf::from("cmc-start"),
+            reason: e.to_string(),
+        })?;
+        let stub = cstring(stub.as_os_str().as_bytes(), "start stub")?;
         let mut argvs = Vec::new();
         for n in 0..cfg.nodes {
             let mut argv = vec![path.clone(), cstring(n.to_string().as_bytes(), "args")?];
@@ -156,6 +194,9 @@ impl Supervisor {
         // reaches; without it, it calls the vDSO's getcpu, which the preload
         // patches into the notified system call.
         envp.push(cstring(b"GLIBC_TUNABLES=glibc.pthread.rseq=0", "environment")?);
+        let mut exec = format!("{}=", super::start::protocol::EXEC_VAR).into_bytes();
+        exec.extend_from_slice(program.as_os_str().as_bytes());
+        envp.push(cstring(&exec, "program")?);
         let cwd = match &cfg.workdir {
             Some(d) => d.clone(),
             None => {
@@ -209,12 +250,8 @@ impl Supervisor {
             return Err(sys("socketpair"));
         }
         let (handoff_parent, handoff_child) = unsafe { (OwnedFd::from_raw_fd(pair[0]), OwnedFd::from_raw_fd(pair[1])) };
-        let devnull = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-        if devnull < 0 {
-            return Err(sys("open /dev/null"));
-        }
-        let devnull = unsafe { OwnedFd::from_raw_fd(devnull) };
-        let (cpu, old_affinity) = if cfg.pin_cpu { pin_here() } else { (None, None) };
+        let cpu = node_cpu(&path, &argvs);
+        let old_affinity = if cfg.pin_cpu { cpu.and_then(pin_to) } else { None };
         Ok(Supervisor {
             world: ProcessWorld::new(cfg.nodes, &cfg.budgets),
             procs: (0..cfg.nodes).map(|_| None).collect(),
@@ -223,21 +260,27 @@ impl Supervisor {
             epoll,
             handoff_parent,
             handoff_child,
-            devnull,
             filter: super::filter::program().map_err(|e| ProcessError::Filter(e.to_string()))?,
-            path,
+            stub,
             argvs,
             envp,
             cwd,
             cpu,
             old_affinity,
             counters: Counters::default(),
-            cpuid_gates: vec![0; cfg.nodes as usize],
+            cpuid_gates: vec![[0; 2]; cfg.nodes as usize],
+            log_dir_real: std::cell::OnceCell::new(),
+            greeted: vec![false; cfg.nodes as usize],
+            crash_due: vec![false; cfg.nodes as usize],
+            trails: vec![0; cfg.nodes as usize],
+            starting: false,
+            resolved: Default::default(),
             serials: 0,
             in_flight_peak: None,
             capture: false,
             output: vec![Vec::new(); cfg.nodes as usize],
             output_dropped: vec![0; cfg.nodes as usize],
+            logs: (0..cfg.nodes).map(|_| None).collect(),
             _thread_bound: std::marker::PhantomData,
         })
     }
@@ -260,12 +303,16 @@ impl Supervisor {
     pub fn start(&mut self) -> Result<(), ProcessError> {
         self.kill_all();
         self.clear_output();
+        self.crash_due.fill(false);
         self.world = ProcessWorld::new(self.cfg.nodes, &self.cfg.budgets);
         self.world.stream = self.cfg.stream;
+        self.world.timeout_byte = self.cfg.timeout_byte;
+        self.world.timeout_order = self.cfg.timeout_order;
+        self.world.crash_states = self.cfg.crash_states;
         if let Some(dir) = &self.cfg.log_dir {
             for n in 0..self.cfg.nodes {
-                // Truncate: each replay's log starts empty (the template
-                // holds it open in append mode).
+                // Truncate: each replay's log starts empty (the checker
+                // appends to it, `log_output`).
                 let _ = std::fs::write(dir.join(format!("node{n}.log")), b"");
             }
         }
@@ -274,10 +321,17 @@ impl Supervisor {
                 self.boot_template(n)?;
             }
         }
-        for n in 0..self.cfg.nodes {
+        // One at a time, in node order, each until it first waits: what a
+        // node finds of the others when it starts (a listener, or none: a
+        // connect refused) is the same on every run. No crash points: the
+        // search's first world has every node started.
+        self.starting = true;
+        let started = (0..self.cfg.nodes).try_for_each(|n| {
             self.new_life(n)?;
-        }
-        self.settle()
+            self.settle()
+        });
+        self.starting = false;
+        started
     }
 
     /// Waits until every node is blocked in a modelled call or has exited.
@@ -343,9 +397,14 @@ impl Supervisor {
             Err(errno) => return Err(ProcessError::NodeSys { node: n, call: "waitpid", errno }),
         };
         let Some(p) = self.procs[n as usize].take() else { return Ok(()) };
+        self.crash_due[n as usize] = false;
         self.retire(p);
+        let life = life_of(status);
+        if !self.greeted[n as usize] {
+            return Err(start_failure(n, life));
+        }
         self.world.node_gone(n, false);
-        self.world.nodes[n as usize].life = life_of(status);
+        self.world.nodes[n as usize].life = life;
         Ok(())
     }
 
@@ -370,8 +429,41 @@ impl Supervisor {
                 detail: format!("a call from process {}, which is not the node's running life", notif.pid),
             });
         }
-        let answer = self.handle(n, &notif)?;
-        self.answer(n, &notif, answer)
+        // A crash point: the node's last call had an effect outside it, so
+        // it is held before this one.
+        if std::mem::take(&mut self.crash_due[n as usize]) && self.crash_points() {
+            if let Some(p) = self.procs[n as usize].as_mut() {
+                p.run = Run::Held(notif);
+            }
+            let trail = &mut self.trails[n as usize];
+            *trail = xxhash_rust::xxh3::xxh3_64(&[&trail.to_le_bytes()[..], &[n]].concat());
+            self.world.nodes[n as usize].blocked = Blocked::CrashPoint { trail: *trail };
+            return Ok(());
+        }
+        self.run_call(n, &notif)
+    }
+
+    /// Handles node `n`'s call and answers it; with crash budget left
+    /// (after START), a call with an effect outside the process makes the
+    /// node's next call a crash point.
+    fn run_call(&mut self, n: u8, notif: &Notif) -> Result<(), ProcessError> {
+        let watch = self.crash_points();
+        let before = if watch { self.world.effects_of(n) } else { 0 };
+        let answer = self.handle(n, notif)?;
+        // A call that makes the node wait leaves it quiescent, where a
+        // CRASH falls anyway: no crash point, and nothing carried to the
+        // next action.
+        if watch && !matches!(answer, Answer::Hold(_)) && self.world.effects_of(n) != before {
+            self.crash_due[n as usize] = true;
+        }
+        self.answer(n, notif, answer)
+    }
+
+    /// Whether a crash may fall between two calls now: the model asks for
+    /// it (`Config::crash_points`), crash budget is left, and the nodes are
+    /// not starting.
+    fn crash_points(&self) -> bool {
+        self.cfg.crash_points && self.world.crashes > 0 && !self.starting
     }
 
     pub(super) fn answer(&mut self, n: u8, notif: &Notif, answer: Answer) -> Result<(), ProcessError> {
@@ -385,6 +477,12 @@ impl Supervisor {
             Answer::Err(e) => notif::respond(listener, notif.id, 0, e).map_err(fail)?,
             Answer::Continue => notif::continue_call(listener, notif.id).map_err(fail)?,
             Answer::Hello => notif::respond(listener, notif.id, 0, 0).map_err(fail)?,
+            Answer::Hold(_) if !self.greeted[n as usize] => {
+                return Err(ProcessError::MissingPreload {
+                    node: n,
+                    detail: format!("it waited in {} before the preload's hello", syscalls::describe(notif.nr)),
+                });
+            }
             Answer::Hold(b) => {
                 p.run = Run::Held(*notif);
                 self.world.nodes[n as usize].blocked = b;
@@ -392,7 +490,13 @@ impl Supervisor {
             }
             Answer::Done => true,
         };
-        p.run = Run::Running(Instant::now());
+        // The stall timeout counts from when the node was last let go out
+        // of a wait, not from its last call: a node that spins on calls the
+        // checker answers at once (a non-blocking accept's EAGAIN) never
+        // blocks, and is reported as one that never does.
+        if let Run::Held(_) = p.run {
+            p.run = Run::Running(Instant::now());
+        }
         Ok(())
     }
 
@@ -402,6 +506,20 @@ impl Supervisor {
         let not_enabled = || ProcessError::NotEnabled { action: action.to_string() };
         self.in_flight_peak = None;
         self.clear_output();
+        // Between actions every node waits or is held at a crash point:
+        // none has a crash point still to come.
+        self.crash_due.fill(false);
+        if self.crash_points() {
+            // What each node's process will be a function of, should it
+            // stop at a crash point in this step.
+            let mut key = Vec::new();
+            for n in 0..self.cfg.nodes {
+                key.clear();
+                self.world.encode_local(n, &mut key);
+                key.extend_from_slice(action.to_string().as_bytes());
+                self.trails[n as usize] = xxhash_rust::xxh3::xxh3_64(&key);
+            }
+        }
         match *action {
             ProcessAction::Deliver { node, conn, part } if self.polling(node) => {
                 // Into the watched end's receive buffer; the poll sees it.
@@ -428,20 +546,17 @@ impl Supervisor {
                     }
                 }
             }
-            ProcessAction::Eof { node, conn } if self.polling(node) => {
-                let side = self.watched_end(node, &conn, IN | libc::POLLRDHUP).ok_or_else(not_enabled)?;
-                let c = self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?;
-                match side {
-                    Side::Target => c.target_end = End::Eof,
-                    Side::Dialer => c.dialer_end = End::Eof,
-                }
-                self.answer_poll(node, false)?;
-            }
-            ProcessAction::Eof { node, .. } => {
-                self.answer_read(node, &[])?;
-            }
+            // The end of a watched stream is in the world already (a FIN, a
+            // reset); the poll sees it.
+            ProcessAction::Eof { node, .. } if self.polling(node) => self.answer_poll(node, false)?,
+            ProcessAction::Eof { node, .. } => self.answer_end(node)?,
             ProcessAction::Accept { node, from } => {
-                let queued = &self.world.nodes[node as usize].accept_queue;
+                let w = &self.world.nodes[node as usize];
+                let queued = &w.accept_queue;
+                let listeners: Vec<i32> = match w.blocked {
+                    Blocked::Accept { fd, .. } => vec![fd],
+                    _ => w.watch.iter().filter(|(_, e)| **e & IN != 0).map(|(fd, _)| *fd).collect(),
+                };
                 let label = self
                     .world
                     .conns
@@ -449,6 +564,7 @@ impl Supervisor {
                     .find(|(l, c)| {
                         c.target == node
                             && c.target_end == End::Pending
+                            && listeners.contains(&c.listener)
                             && !queued.contains(l)
                             && match from {
                                 Some(d) => l.kind == ConnKind::Node && l.node == d,
@@ -468,10 +584,10 @@ impl Supervisor {
             ProcessAction::Drop { .. } => {
                 self.world.drops -= 1;
                 let (conn, side) = action.dropped().ok_or_else(not_enabled)?;
-                self.world.queue_toward(&conn, side).and_then(|q| q.pop_front()).ok_or_else(not_enabled)?;
-                if let Some(c) = self.world.conns.get_mut(&conn) {
-                    c.set_split(side, false);
+                if self.world.queue_toward(&conn, side).is_none_or(|q| q.is_empty()) {
+                    return Err(not_enabled());
                 }
+                self.world.drop_reset(&conn, side);
             }
             ProcessAction::Timeout { node } => {
                 // Overdue: the clock passed the wait's deadline already;
@@ -486,10 +602,22 @@ impl Supervisor {
                     })?;
                 }
                 match self.world.nodes[node as usize].blocked {
-                    Blocked::Read { .. } => {
+                    Blocked::Read { until: Some(until), .. } | Blocked::Accept { until: Some(until), .. } => {
+                        // The program's receive timeout: the clock reaches
+                        // its end, and the call fails with EAGAIN.
+                        self.world.clock = self.world.clock.max(until);
+                        self.time_out_receive(node)?;
+                    }
+                    // The manual's convention, where the model asks for it.
+                    Blocked::Read { until: None, .. } | Blocked::Accept { until: None, .. }
+                        if !self.world.timeout_byte =>
+                    {
+                        return Err(not_enabled());
+                    }
+                    Blocked::Read { until: None, .. } => {
                         self.answer_read(node, b"T")?;
                     }
-                    Blocked::Accept { .. } => {
+                    Blocked::Accept { until: None, .. } => {
                         let w = &mut self.world.nodes[node as usize];
                         if w.timer_conns as usize >= limits::BUDGET_MAX {
                             return Err(ProcessError::Limit {
@@ -506,7 +634,14 @@ impl Supervisor {
                         self.check_in_flight(node, || format!("the 'T' of timer connection {label}"))?;
                         let w = &mut self.world.nodes[node as usize];
                         w.timer_conns += 1;
-                        let mut conn = Conn::new(node, End::Gone, End::Pending);
+                        let Blocked::Accept { fd, .. } = self.world.nodes[node as usize].blocked else {
+                            return Err(not_enabled());
+                        };
+                        let mut conn = Conn::new(node, End::Gone, End::Pending).at(
+                            fd,
+                            [127, 0, 0, 1],
+                            super::PORT_BASE + node as u16,
+                        );
                         conn.to_target.push_back(b"T".to_vec());
                         self.world.conns.insert(label, conn);
                         self.answer_accept(node, label)?;
@@ -525,15 +660,32 @@ impl Supervisor {
                         self.answer_poll(node, true)?;
                     }
                     Blocked::Timer { fd } => self.expire_timer(node, fd)?,
-                    Blocked::Nothing | Blocked::Pause => return Err(not_enabled()),
+                    Blocked::Nothing | Blocked::Pause | Blocked::CrashPoint { .. } => return Err(not_enabled()),
                 }
+            }
+            ProcessAction::Run { node } => {
+                let Blocked::CrashPoint { trail } = self.world.nodes[node as usize].blocked else {
+                    return Err(not_enabled());
+                };
+                self.trails[node as usize] = trail;
+                let notif = self.held(node)?;
+                self.world.nodes[node as usize].blocked = Blocked::Nothing;
+                if let Some(p) = self.procs[node as usize].as_mut() {
+                    p.run = Run::Running(Instant::now());
+                }
+                self.run_call(node, &notif)?;
             }
             ProcessAction::Client { node } => {
                 let w = &mut self.world.nodes[node as usize];
                 let k = self.cfg.budgets.clients - w.clients_left;
                 w.clients_left -= 1;
                 let label = Label { kind: ConnKind::Client, node, k };
-                let mut conn = Conn::new(node, End::Open, End::Pending);
+                let (target, listener) = self.world.client_listener(node).ok_or_else(not_enabled)?;
+                let mut conn = Conn::new(target, End::Open, End::Pending).at(
+                    listener,
+                    [127, 0, 0, 1],
+                    super::PORT_BASE + node as u16,
+                );
                 if !self.cfg.request.is_empty() {
                     self.check_in_flight(node, || format!("the request of client connection {label}"))?;
                     conn.to_target.push_back(self.cfg.request.clone());
@@ -541,8 +693,12 @@ impl Supervisor {
                 self.world.conns.insert(label, conn);
             }
             ProcessAction::Crash { node, keep } => {
-                let pending = self.world.nodes[node as usize].disk.pending.len();
-                if keep.map_or(pending != 0, |j| j as usize > pending || pending == 0) {
+                let disk = &self.world.nodes[node as usize].disk;
+                let allowed = match keep {
+                    None => disk.pending.is_empty(),
+                    Some(k) => !disk.pending.is_empty() && crash_states::allows(self.cfg.crash_states, disk, k),
+                };
+                if !allowed {
                     return Err(not_enabled());
                 }
                 self.world.crashes -= 1;
@@ -552,7 +708,8 @@ impl Supervisor {
                     self.retire(p);
                 }
                 self.world.node_gone(node, true);
-                self.world.nodes[node as usize].disk.crash(keep.unwrap_or(0) as usize);
+                // Nothing pending: still, a file no name reaches is gone.
+                crash_states::crash(&mut self.world.nodes[node as usize].disk, keep.unwrap_or(Keep::Oldest(0)));
                 // It restarts at once, as a fresh process that recovers from
                 // fd 193 and its data directory; its reported state is empty
                 // until it writes one.
@@ -587,6 +744,15 @@ impl Supervisor {
         let kept = data.len().min(OUTPUT_BYTES_MAX.saturating_sub(out.len()));
         out.extend_from_slice(&data[..kept]);
         self.output_dropped[n as usize] += data.len() - kept;
+    }
+
+    /// Appends `data`, written by node `n` to its stdout or stderr, to its
+    /// log if there is one (a failed write loses the log, not the search).
+    pub(super) fn log_output(&mut self, n: u8, _stream: u8, data: &[u8]) {
+        use std::io::Write;
+        if let Some(log) = self.logs[n as usize].as_mut() {
+            let _ = log.write_all(data);
+        }
     }
 
     fn clear_output(&mut self) {
@@ -644,7 +810,7 @@ impl Supervisor {
 
     fn reading(&self, n: u8) -> Option<(Label, Side)> {
         match self.world.nodes[n as usize].blocked {
-            Blocked::Read { fd } => self.world.conn_of(n, fd),
+            Blocked::Read { fd, .. } => self.world.conn_of(n, fd),
             _ => None,
         }
     }
@@ -664,20 +830,66 @@ impl Drop for Supervisor {
     }
 }
 
-/// Pins the calling thread to the CPU it runs on; returns the CPU and the
-/// affinity to restore.
-fn pin_here() -> (Option<usize>, Option<libc::cpu_set_t>) {
+/// Why a life that ended before the preload's hello ended: the start
+/// stub's own exit statuses (`start::protocol`), or a program that ran
+/// without the preload (ld.so could not load it, say).
+fn start_failure(n: u8, life: Life) -> ProcessError {
+    use super::start::protocol as p;
+    let stub = |detail: &str| ProcessError::StartFailed { node: n, detail: detail.to_string() };
+    match life {
+        Life::Exited(s) if s == p::EXIT_STATIC => {
+            stub("refused a statically linked program: it must be dynamically linked, so that ld.so loads the preload")
+        }
+        Life::Exited(s) if s == p::EXIT_READ => stub("could not open, read or execute the program or its interpreter"),
+        Life::Exited(s) if s == p::EXIT_FORMAT => {
+            stub("found no x86-64 ELF executable (or its interpreter's headers are malformed)")
+        }
+        Life::Exited(s) if s == p::EXIT_LIMIT => {
+            stub("crossed one of its limits (arguments, environment, program headers)")
+        }
+        Life::Exited(s) if s == p::EXIT_MAP => stub("could not map the program or its interpreter"),
+        Life::Exited(s) if s == p::EXIT_USAGE => stub("was not told the program's path"),
+        Life::Exited(s) if s == p::EXIT_PANIC => stub("panicked (a bug in cmc)"),
+        other => {
+            ProcessError::MissingPreload { node: n, detail: format!("it ended ({other:?}) before the preload's hello") }
+        }
+    }
+}
+
+/// The CPU every node of a search runs on: one of the checker's allowed
+/// CPUs, chosen by the program and its arguments, so that the same model
+/// runs on the same CPU on every run (a node can read the CPU it runs on
+/// without a system call, with `rdpid` or `lsl`, which cannot be trapped)
+/// while different models checked at once spread over the CPUs. `None`
+/// when the affinity cannot be read.
+fn node_cpu(path: &CString, argvs: &[Vec<CString>]) -> Option<usize> {
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0 {
+        return None;
+    }
+    let allowed: Vec<usize> =
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+    let mut key = path.as_bytes().to_vec();
+    for a in argvs.iter().flatten() {
+        key.extend_from_slice(a.as_bytes_with_nul());
+    }
+    let pick = xxhash_rust::xxh3::xxh3_64(&key) as usize % allowed.len().max(1);
+    allowed.get(pick).copied()
+}
+
+/// Pins the calling thread to `cpu`, so that its round trips with the
+/// nodes stay on one CPU; returns the affinity to restore.
+fn pin_to(cpu: usize) -> Option<libc::cpu_set_t> {
     unsafe {
-        let cpu = libc::sched_getcpu();
         let mut old: libc::cpu_set_t = std::mem::zeroed();
-        if cpu < 0 || libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut old) != 0 {
-            return (None, None);
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut old) != 0 {
+            return None;
         }
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu as usize, &mut set);
+        libc::CPU_SET(cpu, &mut set);
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return (None, None);
+            return None;
         }
-        (Some(cpu as usize), Some(old))
+        Some(old)
     }
 }

@@ -5,8 +5,9 @@
 //! An action answers one node's process (or, for CRASH, starts a new life
 //! of it) and that process runs to quiescence. What it can read of the
 //! world is its own node part, the clock, the other nodes' lives and the
-//! connections it has an end of ([`ProcessWorld::encode_local`]), plus two
-//! totals checked against limits; and what it changes is the same node
+//! connections it has an end of ([`ProcessWorld::encode_local`]), whether
+//! crash budget is left (which decides whether it stops at crash points),
+//! plus two totals checked against limits; and what it changes is the same node
 //! part, those connections, the clock, the budgets the action spends and
 //! the ghost log, which it only appends to. A node's process at
 //! quiescence is determined by its node part, the premise the snapshot
@@ -108,6 +109,12 @@ impl Transitions {
 
     fn make_key(&mut self, from: &ProcessWorld, n: u8, action: &ProcessAction) {
         from.encode_local(n, &mut self.key);
+        // Whether crash budget is left once the action has spent its own
+        // (a CRASH spends one before the new life runs): with it, a node
+        // stops at crash points (`Config::crash_points`), so the same
+        // local state runs to another world.
+        let spent = matches!(action, ProcessAction::Crash { .. }) as u8;
+        self.key.push((from.crashes > spent) as u8);
         let token = action.to_string();
         self.key.extend_from_slice(token.as_bytes());
         // The token's length last, so the key says where the token starts.

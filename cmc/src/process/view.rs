@@ -57,7 +57,7 @@ pub struct CmcView {
     pub version: u32,
     /// Nodes used in `node`, 1 to [`limits::NODES_MAX`].
     pub nodes: u32,
-    /// The logical clock, in seconds: one per TIMEOUT.
+    /// The logical clock, in seconds, moved only by TIMEOUT.
     pub clock: u32,
     /// Entries used in `reply`.
     pub replies: u32,

@@ -15,13 +15,19 @@
 //!
 //! 1. budgets left: crashes, drops, timeouts (one byte each); the clock (u32);
 //! 2. per node: life (tag, i32 status), blocked-in (tag, fd, and for a
-//!    sleep the logical second it ends, u32), clients
+//!    sleep, or a read or an accept with a receive timeout, the logical
+//!    second it ends, u32), clients
 //!    left, dials, timer connections, random bytes used (u64), the state
 //!    record (length, bytes), the durable record (a presence byte, then
 //!    length and bytes), what reads of fd 193 will return in this life,
 //!    the partial records written to fd 3 and fd 193 (each a length and
 //!    bytes), its virtual descriptors (count, then each as fd and a tagged
-//!    kind);
+//!    kind), when it has any (bit 6 of its first byte), the
+//!    pipes, socketpairs and eventfds inside it, in their canonical order
+//!    (by the lowest descriptor of each, so a world does not depend on the
+//!    order they were made or closed in), and last, when it has any (bit
+//!    5), its sockets' timeouts (count, then each as fd and the two
+//!    timeouts, each a presence byte and jiffies, u64);
 //! 3. connections in label order: a wide count, then each as label (kind,
 //!    node, k), target, the two ends' states, the queue toward the target and
 //!    the queue toward the dialer (each a count, then length-prefixed
@@ -39,7 +45,9 @@
 //! (records, messages and replies of at most 64 bytes, and so at most 65
 //! for what fd 193 has left to read and for a partial record, 128 messages
 //! in flight, 64 replies, 255 connects, clients and timer connections per
-//! node), so it takes the short form; a world with fewer than 255
+//! node, 16 objects inside a node), so it takes the short form (the bytes
+//! buffered in one of those objects, at most 4,096, take the long one past
+//! 254, as any count); a world with fewer than 255
 //! descriptors per node, all below 65,535, is written exactly as when these
 //! fields were plain `u8` and `u16`, and its fingerprint did not change.
 
@@ -110,9 +118,6 @@ pub enum End {
     /// Its owner's process is gone (exited or crashed), or it never had one
     /// (the checker's end of a timer connection).
     Gone = 3,
-    /// Open, and told by an EOF action while it polled that its peer is
-    /// gone and nothing more will come: a read returns 0 at once.
-    Eof = 4,
 }
 
 impl End {
@@ -122,16 +127,57 @@ impl End {
     }
 }
 
+/// What the kernel's socket at one end of a connection holds besides its
+/// data, as Linux's `struct sock` has it (`calls::tcp` changes it): the
+/// peer's FIN, its own shutdowns, a pending error and whether the
+/// connection was reset.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sock {
+    /// The peer shut its writing (`close`, `shutdown(SHUT_WR)`): after
+    /// the messages travelling toward this end, the end of the stream.
+    pub fin: bool,
+    /// Its own `shutdown`s: [`Sock::RD`], [`Sock::WR`] (a FIN sent).
+    pub shut: u8,
+    /// The error pending at it (`sk_err`: ECONNRESET, EPIPE), 0 if none:
+    /// the next write, `SO_ERROR`, or read once the messages before it
+    /// are read, returns it and clears it.
+    pub err: u8,
+    /// The connection was reset here (`tcp_done`): reads end, writes fail
+    /// with EPIPE once the error is taken.
+    pub reset: bool,
+}
+
+impl Sock {
+    /// `SHUT_RD`: reads end once what has arrived is read.
+    pub const RD: u8 = 1;
+    /// `SHUT_WR`: a FIN sent; writes fail with EPIPE.
+    pub const WR: u8 = 2;
+
+    pub(crate) fn bits(&self) -> u8 {
+        self.fin as u8 | self.shut << 1 | (self.reset as u8) << 3
+    }
+}
+
 /// One connection. Its dialer end belongs to node `label.node` for `Node`
 /// connections and to the checker otherwise.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Conn {
     /// The node dialled, whose listening socket accepts it.
     pub target: u8,
+    /// The target's listening socket (its descriptor) that accepts it.
+    pub listener: i32,
+    /// The address dialled (a loopback address).
+    pub addr: [u8; 4],
+    /// The port dialled.
+    pub port: u16,
     /// The state of the dialer's end.
     pub dialer_end: End,
     /// The state of the target's end.
     pub target_end: End,
+    /// The kernel's socket at the dialer's end.
+    pub dialer_sock: Sock,
+    /// The kernel's socket at the target's end.
+    pub target_sock: Sock,
     /// Messages in flight toward the target, oldest first, one per write.
     pub to_target: VecDeque<Vec<u8>>,
     /// Messages in flight toward the dialer, oldest first, one per write.
@@ -149,18 +195,50 @@ pub struct Conn {
 }
 
 impl Conn {
-    /// A connection with nothing in flight and nothing received.
+    /// A connection with nothing in flight and nothing received, to node
+    /// `target`'s conventional port on 127.0.0.1 (its listener unknown:
+    /// -1; see [`Conn::at`]).
     pub fn new(target: u8, dialer_end: End, target_end: End) -> Conn {
         Conn {
             target,
+            listener: -1,
+            addr: [127, 0, 0, 1],
+            port: super::PORT_BASE + target as u16,
             dialer_end,
             target_end,
+            dialer_sock: Sock::default(),
+            target_sock: Sock::default(),
             to_target: VecDeque::new(),
             to_dialer: VecDeque::new(),
             at_target: VecDeque::new(),
             at_dialer: VecDeque::new(),
             split_target: false,
             split_dialer: false,
+        }
+    }
+
+    /// The same, accepted by listening socket `listener`, dialled at
+    /// `addr`:`port`.
+    pub fn at(mut self, listener: i32, addr: [u8; 4], port: u16) -> Conn {
+        self.listener = listener;
+        self.addr = addr;
+        self.port = port;
+        self
+    }
+
+    /// The kernel's socket at `side`.
+    pub fn sock(&self, side: Side) -> &Sock {
+        match side {
+            Side::Target => &self.target_sock,
+            Side::Dialer => &self.dialer_sock,
+        }
+    }
+
+    /// The kernel's socket at `side`.
+    pub fn sock_mut(&mut self, side: Side) -> &mut Sock {
+        match side {
+            Side::Target => &mut self.target_sock,
+            Side::Dialer => &mut self.dialer_sock,
         }
     }
 
@@ -197,7 +275,7 @@ impl Conn {
     }
 
     /// What has arrived at `side` and is not read yet.
-    pub fn at(&self, side: Side) -> &VecDeque<Vec<u8>> {
+    pub fn received(&self, side: Side) -> &VecDeque<Vec<u8>> {
         match side {
             Side::Target => &self.at_target,
             Side::Dialer => &self.at_dialer,
@@ -225,12 +303,23 @@ pub enum Side {
 /// A descriptor the checker answers for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VFd {
-    /// A socket not (yet) connected: bound to `port`, maybe listening.
+    /// A socket not (yet) connected: bound to `addr`:`port`, maybe
+    /// listening.
     Socket {
         /// The port bound, if any.
         port: Option<u16>,
         /// Whether `listen` was called on it.
         listening: bool,
+        /// The address bound (0.0.0.0: any), with `port`.
+        addr: [u8; 4],
+        /// `SO_REUSEADDR` is set: two such sockets may bind one address
+        /// while neither listens.
+        reuse: bool,
+        /// A connect of it failed: 0 none did; 1 a non-blocking connect
+        /// was refused and ECONNREFUSED is pending (`SO_ERROR`, the next
+        /// read, write or connect take it); 2 taken (the socket is closed,
+        /// as `tcp_done` leaves it: reads return 0).
+        refused: u8,
     },
     /// One end of a connection.
     Conn {
@@ -239,8 +328,12 @@ pub enum VFd {
         /// Which end.
         side: Side,
     },
-    /// `/dev/urandom` and its kin: reads draw from the node's random stream.
-    Random,
+    /// `/dev/urandom` (minor 9) or `/dev/random` (8): reads draw from the
+    /// node's random stream.
+    Random {
+        /// The device's minor number (major 1), as it names itself.
+        minor: u8,
+    },
     /// An epoll instance; what it watches is the node's `epolls` entry.
     Epoll,
     /// A timerfd; its setting is the node's `timers` entry.
@@ -261,6 +354,62 @@ pub enum VFd {
     Dir {
         /// Entries listed so far.
         pos: u32,
+    },
+    /// A character device of no state: `/dev/null` (minor 3), `/dev/zero`
+    /// (5) or `/dev/full` (7), opened with access mode `mode` (stdin is
+    /// `/dev/null`, read and write). The node holds the real device; its
+    /// reads and writes run on it.
+    Device {
+        /// The device's minor number (major 1).
+        minor: u8,
+        /// `O_RDONLY`, `O_WRONLY` or `O_RDWR`.
+        mode: u8,
+    },
+    /// The node's stdout (1) or stderr (2), wherever it has been
+    /// duplicated: to the node, `/dev/null` opened for writing; the checker
+    /// keeps what is written (the log, a trace's output).
+    Out {
+        /// 1 for stdout, 2 for stderr.
+        stream: u8,
+    },
+    /// One end of a pipe the node made, whose state is the node's
+    /// `locals` entry `id`.
+    Pipe {
+        /// The object, by its number in [`NodeWorld::locals`].
+        id: u8,
+        /// The write end (`true`) or the read end.
+        write: bool,
+    },
+    /// One end of a socketpair the node made (`end` 0 or 1, in the order
+    /// the call returned them); its state is the node's `locals` entry
+    /// `id`.
+    Pair {
+        /// The object, by its number in [`NodeWorld::locals`].
+        id: u8,
+        /// Which end: 0 or 1.
+        end: u8,
+    },
+    /// An eventfd the node made; its counter is the node's `locals` entry
+    /// `id`.
+    Event {
+        /// The object, by its number in [`NodeWorld::locals`].
+        id: u8,
+    },
+    /// A file or directory of the machine, opened for reading (a node's
+    /// file system is read-only), named by its device and inode: the
+    /// checker answers every call that reads or moves its offset, which is
+    /// here, so that a snapshot's forks, which share the kernel's open file
+    /// description, never see each other's reads.
+    Host {
+        /// `st_dev` of the file.
+        dev: u64,
+        /// `st_ino` of the file.
+        ino: u64,
+        /// The file's offset; a directory's position (`d_off`).
+        offset: u64,
+        /// The status flags it was opened with (`O_PATH`, `O_DIRECTORY`,
+        /// `O_NOATIME`, ...), as `F_GETFL` reports them.
+        flags: u32,
     },
 }
 
@@ -302,13 +451,88 @@ pub enum DiskOp {
         /// The new name.
         to: Vec<u8>,
     },
+    /// File `inode` grown to `len` bytes by the write that follows (under
+    /// [`CrashStates::Ext4`] a write past a file's end is this change of
+    /// its size and then a [`DiskOp::Write`] of its bytes, which a crash
+    /// may keep apart: ext4 journals the size, and writes the bytes back
+    /// when it will). Zeros where no kept write put bytes.
+    Grow {
+        /// The file.
+        inode: u32,
+        /// Its new length, in bytes.
+        len: u32,
+    },
+    /// File `inode`'s delayed writes given blocks at a close, under
+    /// [`CrashStates::Ext4`]: ext4's `auto_da_alloc` after a truncation to
+    /// zero. It changes nothing the node sees; a crash that keeps it keeps
+    /// the file's size changes before it (`crash_states`).
+    Allocate {
+        /// The file.
+        inode: u32,
+    },
+}
+
+impl DiskOp {
+    /// The file whose contents or size the change is to: every change but
+    /// those of names.
+    pub fn inode(&self) -> Option<u32> {
+        match *self {
+            DiskOp::Write { inode, .. }
+            | DiskOp::Truncate { inode, .. }
+            | DiskOp::Grow { inode, .. }
+            | DiskOp::Allocate { inode } => Some(inode),
+            DiskOp::Link { .. } | DiskOp::Unlink { .. } | DiskOp::Rename { .. } => None,
+        }
+    }
+}
+
+/// Which states of a node's data directory a crash may leave (model key
+/// `crash_states`), beside what was made durable: the manual's prefixes
+/// of the pending changes, or those and every state ext4 can leave
+/// (`crash_states`, the module that enumerates them). A constant of the
+/// run, like `stream`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CrashStates {
+    /// The manual's `CRASH(n, j)`: the oldest j pending changes reached
+    /// the disk, for each j.
+    Prefix,
+    /// ext4's reorderings too (default mount: `data=ordered`, delayed
+    /// allocation, `auto_da_alloc`): one journal of the changes of names
+    /// and sizes, kept in order, and each file's writes, kept in order
+    /// but apart from the journal and from other files.
+    #[default]
+    Ext4,
+}
+
+impl CrashStates {
+    /// The model-file spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            CrashStates::Prefix => "prefix",
+            CrashStates::Ext4 => "ext4",
+        }
+    }
+}
+
+impl std::str::FromStr for CrashStates {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<CrashStates, String> {
+        match s {
+            "prefix" => Ok(CrashStates::Prefix),
+            "ext4" => Ok(CrashStates::Ext4),
+            _ => Err(format!("`{s}`: crash_states is \"ext4\" or \"prefix\"")),
+        }
+    }
 }
 
 /// A node's data directory (model key `data_dir`): flat, files only. What
 /// a crash keeps is `files` and `names`; what the node has changed since
 /// and not made durable is `pending`, oldest first, and the node sees both
-/// (`current`). `fsync` of a file makes its writes durable, `fsync` of the
-/// directory its names; a crash keeps a prefix of the rest.
+/// (`current`). `fsync` of a file makes its writes and size durable,
+/// `fsync` of the directory its names (and the sizes its renames over
+/// existing names forced); of the rest a crash keeps what
+/// [`CrashStates`] allows (`crash_states` enumerates it).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Disk {
     /// Durable files' contents, by inode.
@@ -332,10 +556,10 @@ impl Disk {
         reached.extend(open);
         for op in &self.pending {
             match op {
-                DiskOp::Write { inode, .. } | DiskOp::Truncate { inode, .. } | DiskOp::Link { inode, .. } => {
+                DiskOp::Link { inode, .. } => {
                     reached.insert(*inode);
                 }
-                DiskOp::Unlink { .. } | DiskOp::Rename { .. } => {}
+                op => reached.extend(op.inode()),
             }
         }
         reached
@@ -357,16 +581,33 @@ impl Disk {
 
     /// Applies `op` to a view of the directory.
     pub fn apply(files: &mut BTreeMap<u32, Vec<u8>>, names: &mut BTreeMap<Vec<u8>, u32>, op: &DiskOp) {
+        Self::apply_as(files, names, op, false);
+    }
+
+    /// [`Disk::apply`], but with `clip` a write changes only the bytes
+    /// within the file's size and never grows it: what a crash keeps of a
+    /// write whose size change ([`DiskOp::Grow`]) it did not keep.
+    fn apply_as(files: &mut BTreeMap<u32, Vec<u8>>, names: &mut BTreeMap<Vec<u8>, u32>, op: &DiskOp, clip: bool) {
         match op {
             DiskOp::Write { inode, offset, bytes } => {
                 let file = files.entry(*inode).or_default();
                 let end = *offset as usize + bytes.len();
+                let end = if clip { end.min(file.len()) } else { end };
                 if file.len() < end {
                     file.resize(end, 0);
                 }
-                file[*offset as usize..end].copy_from_slice(bytes);
+                if let Some(kept) = end.checked_sub(*offset as usize) {
+                    file[*offset as usize..end].copy_from_slice(&bytes[..kept]);
+                }
             }
             DiskOp::Truncate { inode, len } => files.entry(*inode).or_default().resize(*len as usize, 0),
+            DiskOp::Grow { inode, len } => {
+                let file = files.entry(*inode).or_default();
+                if file.len() < *len as usize {
+                    file.resize(*len as usize, 0);
+                }
+            }
+            DiskOp::Allocate { .. } => {}
             DiskOp::Link { name, inode } => {
                 names.insert(name.clone(), *inode);
             }
@@ -390,12 +631,12 @@ impl Disk {
         (files, names)
     }
 
-    /// Makes the pending changes that `durable` selects durable, in order,
-    /// and keeps the others pending.
-    fn sync(&mut self, durable: impl Fn(&DiskOp) -> bool) {
+    /// Makes the pending changes that `durable` selects (by index and
+    /// change) durable, in order, and keeps the others pending.
+    fn sync(&mut self, durable: impl Fn(usize, &DiskOp) -> bool) {
         let pending = std::mem::take(&mut self.pending);
-        for op in pending {
-            if durable(&op) {
+        for (i, op) in pending.into_iter().enumerate() {
+            if durable(i, &op) {
                 Self::apply(&mut self.files, &mut self.names, &op);
             } else {
                 self.pending.push(op);
@@ -403,33 +644,79 @@ impl Disk {
         }
     }
 
-    /// `fsync` of file `inode`: its contents are durable.
+    /// `fsync` of file `inode`: its contents and size are durable.
     pub fn sync_file(&mut self, inode: u32) {
-        self.sync(|op| matches!(op, DiskOp::Write { inode: i, .. } | DiskOp::Truncate { inode: i, .. } if *i == inode));
+        self.sync(|_, op| op.inode() == Some(inode));
     }
 
     /// `syncfs`: every change is durable.
     pub fn sync_all(&mut self) {
-        self.sync(|_| true);
+        self.sync(|_, _| true);
     }
 
-    /// `fsync` of the directory: its names are durable.
+    /// `fsync` of the directory: its names are durable, and with each
+    /// rename over an existing name the growths ([`DiskOp::Grow`]) of the
+    /// renamed file made before it, which ext4's `auto_da_alloc` commits
+    /// with the rename (`crash_states`); not the bytes of its writes.
     pub fn sync_dir(&mut self) {
-        self.sync(|op| matches!(op, DiskOp::Link { .. } | DiskOp::Unlink { .. } | DiskOp::Rename { .. }));
+        let mut forced = BTreeSet::new();
+        for (at, inode) in self.renames_over() {
+            let grows = self.pending[..at].iter().enumerate();
+            forced.extend(
+                grows.filter(|(_, op)| matches!(op, DiskOp::Grow { inode: i, .. } if *i == inode)).map(|(i, _)| i),
+            );
+        }
+        self.sync(|i, op| {
+            matches!(op, DiskOp::Link { .. } | DiskOp::Unlink { .. } | DiskOp::Rename { .. }) || forced.contains(&i)
+        });
     }
 
-    /// A crash that let the first `keep` pending changes reach the disk:
-    /// the rest are lost, and a file no name reaches is gone.
-    pub fn crash(&mut self, keep: usize) {
+    /// Each pending rename over a name that exists when it is made: its
+    /// index in `pending` and the file it renames.
+    pub fn renames_over(&self) -> Vec<(usize, u32)> {
+        let mut names = self.names.clone();
+        let mut out = Vec::new();
+        for (i, op) in self.pending.iter().enumerate() {
+            match op {
+                DiskOp::Link { name, inode } => {
+                    names.insert(name.clone(), *inode);
+                }
+                DiskOp::Unlink { name } => {
+                    names.remove(name);
+                }
+                DiskOp::Rename { from, to } => {
+                    let over = names.contains_key(to);
+                    if let Some(inode) = names.remove(from) {
+                        if over {
+                            out.push((i, inode));
+                        }
+                        names.insert(to.clone(), inode);
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// A crash that let the pending changes whose bits `kept` sets reach
+    /// the disk (bit i: the i-th oldest), in the order they were made: the
+    /// rest are lost, and a file no name reaches is gone. With `clip` a
+    /// kept write whose size change was lost changes only the bytes within
+    /// the size it finds (`crash_states`: a state of ext4's beyond the
+    /// prefixes; a prefix keeps each size change with its write).
+    pub fn crash(&mut self, kept: u64, clip: bool) {
         let pending = std::mem::take(&mut self.pending);
-        for op in pending.iter().take(keep) {
-            Self::apply(&mut self.files, &mut self.names, op);
+        for (i, op) in pending.iter().enumerate() {
+            if i < 64 && kept >> i & 1 != 0 {
+                Self::apply_as(&mut self.files, &mut self.names, op, clip);
+            }
         }
         let named: BTreeSet<u32> = self.names.values().copied().collect();
         self.files.retain(|inode, _| named.contains(inode));
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
         push_count(out, self.names.len());
         for (name, inode) in &self.names {
             push_bytes(out, name);
@@ -468,6 +755,15 @@ impl Disk {
                     push_bytes(out, from);
                     push_bytes(out, to);
                 }
+                DiskOp::Grow { inode, len } => {
+                    out.push(5);
+                    out.extend_from_slice(&inode.to_le_bytes());
+                    out.extend_from_slice(&len.to_le_bytes());
+                }
+                DiskOp::Allocate { inode } => {
+                    out.push(6);
+                    out.extend_from_slice(&inode.to_le_bytes());
+                }
             }
         }
     }
@@ -493,6 +789,117 @@ impl TimerFd {
     }
 }
 
+/// A socket's timeouts (`SO_RCVTIMEO`, `SO_SNDTIMEO`) as the kernel keeps
+/// them: in jiffies of [`SocketTimeouts::HZ`], `None` for none (the
+/// kernel's `MAX_SCHEDULE_TIMEOUT`, what a socket starts with), `Some(0)`
+/// for a call that does not wait at all (a negative setting).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SocketTimeouts {
+    /// How long a read, `recv` or `accept` waits before EAGAIN.
+    pub receive: Option<u64>,
+    /// How long a write would wait for room: set and read back, but a
+    /// write never waits in the model (the peer's buffer is never full).
+    pub send: Option<u64>,
+}
+
+impl SocketTimeouts {
+    /// The kernel's tick, in which it keeps a socket's timeouts: Debian's
+    /// `CONFIG_HZ`, as for the coarse clocks.
+    pub const HZ: u64 = 250;
+
+    /// Whether the socket has neither timeout (kept out of the world).
+    pub fn is_none(&self) -> bool {
+        self.receive.is_none() && self.send.is_none()
+    }
+}
+
+/// Which waits TIMEOUT may end, and in what order: a constant of the run,
+/// like `stream` (model-file keys `timeout_order`, `timeout_drift_s`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimeoutOrder {
+    /// Any wait may time out first, whatever its deadline: the
+    /// over-approximation, the default.
+    #[default]
+    Any,
+    /// TIMEOUT wakes only a wait whose deadline is at most `drift_s`
+    /// seconds after the earliest deadline of every node's wait, so the
+    /// clock never passes the earliest by more than the drift.
+    Deadline {
+        /// How far the nodes' clocks may disagree, in seconds.
+        drift_s: u32,
+    },
+}
+
+/// An object inside one node (`calls::local`): a pipe, a socketpair or
+/// an eventfd, whose every end the node holds. The kernel's own in a real
+/// process, and deterministic there (one thread); here the world's, so
+/// that a snapshot's forks share none. No action is involved: what one end
+/// writes the other reads at once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Local {
+    /// A pipe: what was written at its write end and not yet read at its
+    /// read end, oldest first (the kernel merges writes into pages, so
+    /// their boundaries are not kept).
+    Pipe {
+        /// The bytes buffered.
+        bytes: Vec<u8>,
+    },
+    /// A pair of connected `AF_UNIX` sockets.
+    Pair {
+        /// `SOCK_SEQPACKET` (each write one message, each read at most
+        /// one) rather than `SOCK_STREAM` (reads cross writes).
+        seqpacket: bool,
+        /// Ends 0 and 1.
+        ends: [PairEnd; 2],
+    },
+    /// An eventfd's counter.
+    Event {
+        /// The counter, at most `u64::MAX - 1`.
+        count: u64,
+        /// `EFD_SEMAPHORE`: a read takes 1, not the whole count.
+        semaphore: bool,
+    },
+}
+
+/// One end of a socketpair, as the kernel's `struct sock` has it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PairEnd {
+    /// What the other end wrote and this one has not read, oldest first,
+    /// one entry per write (the kernel's receive queue of skbs; a stream's
+    /// read crosses them, and a part read leaves the rest first).
+    pub queue: VecDeque<Vec<u8>>,
+    /// The kernel's `sk_shutdown` bits: [`PairEnd::RCV`] (nothing more to
+    /// read) and [`PairEnd::SEND`] (no more writing).
+    pub shutdown: u8,
+    /// `ECONNRESET` pending (`sk_err`): the other end was closed with data
+    /// unread at it.
+    pub reset: bool,
+}
+
+impl PairEnd {
+    /// `RCV_SHUTDOWN`: nothing more will arrive.
+    pub const RCV: u8 = 1;
+    /// `SEND_SHUTDOWN`: no more writing.
+    pub const SEND: u8 = 2;
+}
+
+impl VFd {
+    /// The object inside the node this descriptor is an end of, if it is
+    /// one.
+    pub fn local_id(&self) -> Option<u8> {
+        match *self {
+            VFd::Pipe { id, .. } | VFd::Pair { id, .. } | VFd::Event { id } => Some(id),
+            _ => None,
+        }
+    }
+
+    fn set_local_id(&mut self, new: u8) {
+        if let VFd::Pipe { id, .. } | VFd::Pair { id, .. } | VFd::Event { id } = self {
+            *id = new;
+        }
+    }
+}
+
 /// What became of a node's process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Life {
@@ -513,11 +920,18 @@ pub enum Blocked {
     Accept {
         /// The listening socket.
         fd: i32,
+        /// With a receive timeout (`SO_RCVTIMEO`), the logical second it
+        /// ends at: TIMEOUT then fails the call with EAGAIN.
+        until: Option<u32>,
     },
     /// A read of a connection with nothing received.
     Read {
         /// The connection's descriptor.
         fd: i32,
+        /// With a receive timeout (`SO_RCVTIMEO`), the logical second it
+        /// ends at: TIMEOUT then fails the call with EAGAIN (or returns
+        /// what a `MSG_WAITALL` receive has).
+        until: Option<u32>,
     },
     /// `nanosleep`, `clock_nanosleep` (and so `sleep`, `usleep`): asleep
     /// until logical second `until`; TIMEOUT wakes it.
@@ -540,6 +954,35 @@ pub enum Blocked {
         /// The timerfd.
         fd: i32,
     },
+    /// Held between two calls, after one with an effect outside the
+    /// process (a crash point): RUN lets it go on, CRASH kills it there.
+    /// The process is in the middle of its step, so its memory is not what
+    /// its reported state says: `trail` stands for it, a hash of what
+    /// determines it (the surroundings the step began in, as the
+    /// transition cache's key, the action, and the crash points passed
+    /// since), so that two worlds share a snapshot only where their
+    /// processes are one.
+    CrashPoint {
+        /// What the node's memory is a function of.
+        trail: u64,
+    },
+}
+
+/// As traces show it: the fields of each variant, a receive timeout's
+/// end only where there is one (so a trace without one reads as before
+/// timeouts existed).
+impl fmt::Display for Blocked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Blocked::Accept { fd, until: None } => write!(f, "Accept {{ fd: {fd} }}"),
+            Blocked::Read { fd, until: None } => write!(f, "Read {{ fd: {fd} }}"),
+            Blocked::Accept { fd, until: Some(until) } => write!(f, "Accept {{ fd: {fd}, until: {until} }}"),
+            Blocked::Read { fd, until: Some(until) } => write!(f, "Read {{ fd: {fd}, until: {until} }}"),
+            // The trail is the checker's: a trace shows where the node is.
+            Blocked::CrashPoint { .. } => write!(f, "held at a crash point"),
+            other => write!(f, "{other:?}"),
+        }
+    }
 }
 
 /// One node's part of the world.
@@ -592,9 +1035,50 @@ pub struct NodeWorld {
     pub waitall: Vec<u8>,
     /// Its data directory, kept across crashes as a disk is.
     pub disk: Disk,
+    /// The pipes, socketpairs and eventfds it has made and holds an end
+    /// of, numbered canonically: by the lowest descriptor of each, so
+    /// that two worlds differing only in the order objects were made or
+    /// closed in are one state ([`NodeWorld::renumber_locals`]).
+    pub locals: Vec<Local>,
+    /// The timeouts of its sockets and connections that have one, by
+    /// descriptor (an accepted connection inherits its listener's).
+    pub socket_timeouts: BTreeMap<i32, SocketTimeouts>,
 }
 
 impl NodeWorld {
+    /// Numbers the objects inside the node canonically, by the lowest
+    /// descriptor of each, and forgets an object no descriptor is an end
+    /// of any more (its last end was closed). Called after every change
+    /// of them or of the node's descriptors.
+    pub fn renumber_locals(&mut self) {
+        let mut lowest: Vec<Option<i32>> = vec![None; self.locals.len()];
+        // Descriptors in ascending order: the first seen is the lowest.
+        for (&fd, v) in &self.fds {
+            if let Some(slot) = v.local_id().and_then(|id| lowest.get_mut(id as usize)) {
+                slot.get_or_insert(fd);
+            }
+        }
+        let mut order: Vec<(i32, usize)> =
+            lowest.iter().enumerate().filter_map(|(id, fd)| fd.map(|fd| (fd, id))).collect();
+        order.sort_unstable();
+        let mut renamed = vec![0u8; self.locals.len()];
+        for (new, &(_, old)) in order.iter().enumerate() {
+            renamed[old] = new as u8;
+        }
+        let mut old: Vec<Option<Local>> = std::mem::take(&mut self.locals).into_iter().map(Some).collect();
+        self.locals = order.iter().filter_map(|&(_, id)| old[id].take()).collect();
+        for v in self.fds.values_mut() {
+            if let Some(id) = v.local_id() {
+                v.set_local_id(renamed[id as usize]);
+            }
+        }
+    }
+
+    /// Whether an end of object `id` matching `end` is open in the node.
+    pub fn local_end_open(&self, id: u8, end: impl Fn(&VFd) -> bool) -> bool {
+        self.fds.values().any(|v| v.local_id() == Some(id) && end(v))
+    }
+
     /// The data directory's files the node has open.
     pub fn open_files(&self) -> BTreeSet<u32> {
         self.fds
@@ -616,12 +1100,23 @@ pub struct ProcessWorld {
     pub drops: u8,
     /// Timeouts left on this path.
     pub timeouts: u8,
-    /// Logical seconds: one per TIMEOUT.
+    /// Logical seconds, moved only by TIMEOUT (to a wait's deadline, or
+    /// one second on for the manual's `T`).
     pub clock: u32,
     /// The run's `stream` setting (a read may get part of a message, or
     /// two merged): a constant of the run, like the node count, so not in
     /// the encoding.
     pub stream: bool,
+    /// The run's `timeout_byte` setting (the manual's convention: TIMEOUT
+    /// may end a read or an accept that has no timeout, with the byte
+    /// `T`): a constant of the run, not in the encoding.
+    pub timeout_byte: bool,
+    /// The run's order of TIMEOUTs: a constant of the run, not in the
+    /// encoding.
+    pub timeout_order: TimeoutOrder,
+    /// The run's `crash_states` setting: a constant of the run, so not in
+    /// the encoding either.
+    pub crash_states: CrashStates,
     /// Every node, in node order.
     pub nodes: Vec<NodeWorld>,
     /// Every connection, in label order.
@@ -653,6 +1148,8 @@ impl ProcessWorld {
             timers: BTreeMap::new(),
             waitall: Vec::new(),
             disk: Disk::default(),
+            locals: Vec::new(),
+            socket_timeouts: BTreeMap::new(),
         };
         ProcessWorld {
             crashes: budgets.crashes,
@@ -660,6 +1157,9 @@ impl ProcessWorld {
             timeouts: budgets.timeouts,
             clock: 0,
             stream: false,
+            timeout_byte: false,
+            timeout_order: TimeoutOrder::Any,
+            crash_states: CrashStates::default(),
             nodes: vec![node; nodes as usize],
             conns: BTreeMap::new(),
             replies: Vec::new(),
@@ -667,18 +1167,27 @@ impl ProcessWorld {
     }
 
     /// When node `n`'s wait ends by itself, in logical seconds: the end of
-    /// its sleep, of its poll's timeout or of the earliest armed timer its
-    /// poll watches, or its timer's expiry; `None` for a wait only an
-    /// action ends (a read, an accept, a poll without either).
+    /// its sleep, of its read's or accept's receive timeout, of its poll's
+    /// timeout or of the earliest armed timer its poll watches, or its
+    /// timer's expiry; `None` for a wait only an action ends (a read or
+    /// an accept without a timeout, a poll without either).
     pub fn deadline(&self, n: u8) -> Option<u32> {
         let node = &self.nodes[n as usize];
         let armed = |fd: &i32| node.timers.get(fd).and_then(|t| t.deadline);
         match node.blocked {
             Blocked::Sleep { until } => Some(until),
+            Blocked::Read { until, .. } | Blocked::Accept { until, .. } => until,
             Blocked::Poll { until } => until.into_iter().chain(node.watch.keys().filter_map(armed)).min(),
             Blocked::Timer { fd } => armed(&fd),
             _ => None,
         }
+    }
+
+    /// The earliest deadline of every node's wait ([`Self::deadline`]),
+    /// if any node waits for one: under deadline order, the clock is
+    /// never more than the drift past it.
+    pub fn earliest_deadline(&self) -> Option<u32> {
+        (0..self.nodes.len() as u8).filter_map(|n| self.deadline(n)).min()
     }
 
     /// Whether node `n`'s wait has ended already: the clock passed its
@@ -716,16 +1225,6 @@ impl ProcessWorld {
         })
     }
 
-    /// The far end of `side` has gone (exited or crashed, or never had a
-    /// process): EOF may be delivered once the connection is drained.
-    pub fn peer_gone(&self, label: &Label, side: Side) -> bool {
-        let Some(c) = self.conns.get(label) else { return true };
-        match side {
-            Side::Target => c.dialer_end == End::Gone,
-            Side::Dialer => c.target_end == End::Gone,
-        }
-    }
-
     /// Removes connections nobody can read any more. A client connection's
     /// checker end never reads, so it goes with its node's end.
     pub fn retire(&mut self) {
@@ -735,57 +1234,11 @@ impl ProcessWorld {
         });
     }
 
-    /// Node `n` closed its end `side` of `label`: what was travelling toward
-    /// that end can never be read.
-    pub fn close_end(&mut self, label: &Label, side: Side) {
-        if let Some(c) = self.conns.get_mut(label) {
-            match side {
-                Side::Dialer => {
-                    c.dialer_end = End::Closed;
-                    c.to_dialer.clear();
-                    c.at_dialer.clear();
-                    c.split_dialer = false;
-                }
-                Side::Target => {
-                    c.target_end = End::Closed;
-                    c.to_target.clear();
-                    c.at_target.clear();
-                    c.split_target = false;
-                }
-            }
-        }
-        self.retire();
-    }
-
-    /// Node `n`'s process is gone: every end it owned is gone, connections
-    /// waiting at it are refused, its descriptors and blocked call vanish.
-    /// After an exit, what it wrote before is still delivered (a closing
-    /// socket sends its data, then EOF); after a crash (the machine died) it
-    /// is lost with everything else in flight to and from the node, as the
-    /// in-process engine's CRASH empties the node's channels.
+    /// Node `n`'s process is gone: its connections as TCP has them
+    /// ([`ProcessWorld::ends_gone`]), its descriptors and blocked call
+    /// vanish.
     pub fn node_gone(&mut self, n: u8, crashed: bool) {
-        for (label, c) in self.conns.iter_mut() {
-            if Self::dialer_node(label) == Some(n) {
-                c.dialer_end = End::Gone;
-                c.to_dialer.clear();
-                c.at_dialer.clear();
-                c.split_dialer = false;
-                if crashed {
-                    c.to_target.clear();
-                    c.split_target = false;
-                }
-            }
-            if c.target == n {
-                c.target_end = End::Gone;
-                c.to_target.clear();
-                c.at_target.clear();
-                c.split_target = false;
-                if crashed {
-                    c.to_dialer.clear();
-                    c.split_dialer = false;
-                }
-            }
-        }
+        self.ends_gone(n, crashed);
         self.retire();
         let node = &mut self.nodes[n as usize];
         node.fds.clear();
@@ -795,6 +1248,8 @@ impl ProcessWorld {
         node.epolls.clear();
         node.timers.clear();
         node.waitall.clear();
+        node.locals.clear();
+        node.socket_timeouts.clear();
         node.blocked = Blocked::Nothing;
         // A record half written is not written; a new life reads fd 193
         // afresh.
@@ -838,8 +1293,9 @@ impl ProcessWorld {
 
     /// Everything a run of node `n` can read of the world, into `out`
     /// (cleared): its own part ([`ProcessWorld::encode_node`]), the clock,
-    /// every node's life (a connect to a node that is gone is gone at
-    /// once) and every connection with an end at `n`, whole. What else a
+    /// every node's life, every connection with an end at `n`, whole, and
+    /// every node's bound sockets (a connect, a bind or a listen reads
+    /// them). What else a
     /// run reads are two totals checked against limits (messages in flight,
     /// replies), which the transition cache checks itself. The key of the
     /// transition cache (`transitions`).
@@ -856,6 +1312,7 @@ impl ProcessWorld {
         for (label, c) in self.conns.iter().filter(|(l, c)| Self::involves(n, l, c)) {
             push_conn(out, label, c);
         }
+        self.encode_ports(out);
     }
 
     fn push_node(&self, n: usize, out: &mut Vec<u8>) {
@@ -875,21 +1332,34 @@ impl ProcessWorld {
             || !node.timers.is_empty()
             || !node.waitall.is_empty()
             || !node.disk.is_empty();
-        out.push(tag | (extended as u8) << 7);
+        // Bit 6: it has objects inside it (pipes, socketpairs, eventfds),
+        // written after those fields.
+        let locals = !node.locals.is_empty();
+        // Bit 5: it has sockets with timeouts, written last.
+        let timeouts = !node.socket_timeouts.is_empty();
+        out.push(tag | (extended as u8) << 7 | (locals as u8) << 6 | (timeouts as u8) << 5);
         out.extend_from_slice(&status.to_le_bytes());
+        // A read or an accept with a timeout has a tag of its own, so a
+        // world without one is written as before timeouts existed.
         let (tag, fd) = match node.blocked {
             Blocked::Nothing => (0u8, 0),
-            Blocked::Accept { fd } => (1, fd),
-            Blocked::Read { fd } => (2, fd),
+            Blocked::Accept { fd, until: None } => (1, fd),
+            Blocked::Read { fd, until: None } => (2, fd),
             Blocked::Sleep { .. } => (3, 0),
             Blocked::Pause => (4, 0),
             Blocked::Poll { .. } => (5, 0),
             Blocked::Timer { fd } => (6, fd),
+            Blocked::Accept { fd, until: Some(_) } => (7, fd),
+            Blocked::Read { fd, until: Some(_) } => (8, fd),
+            Blocked::CrashPoint { .. } => (9, 0),
         };
         out.push(tag);
         push_fd(out, fd);
         match node.blocked {
-            Blocked::Sleep { until } => out.extend_from_slice(&until.to_le_bytes()),
+            Blocked::Sleep { until }
+            | Blocked::Accept { until: Some(until), .. }
+            | Blocked::Read { until: Some(until), .. } => out.extend_from_slice(&until.to_le_bytes()),
+            Blocked::CrashPoint { trail } => out.extend_from_slice(&trail.to_le_bytes()),
             Blocked::Poll { until: None } => out.push(0),
             Blocked::Poll { until: Some(until) } => {
                 out.push(1);
@@ -914,17 +1384,18 @@ impl ProcessWorld {
         for (&fd, v) in &node.fds {
             push_fd(out, fd);
             match *v {
-                VFd::Socket { port, listening } => {
+                VFd::Socket { port, listening, addr, reuse, refused } => {
                     out.push(0);
                     out.extend_from_slice(&port.unwrap_or(0).to_le_bytes());
-                    out.push(port.is_some() as u8 | (listening as u8) << 1);
+                    out.push(port.is_some() as u8 | (listening as u8) << 1 | (reuse as u8) << 2 | refused << 3);
+                    out.extend_from_slice(&addr);
                 }
                 VFd::Conn { label, side } => {
                     out.push(1);
                     push_label(out, &label);
                     out.push(side as u8);
                 }
-                VFd::Random => out.push(2),
+                VFd::Random { minor } => out.extend_from_slice(&[2, minor]),
                 VFd::Epoll => out.push(3),
                 VFd::Timer => out.push(4),
                 VFd::File { inode, offset, mode } => {
@@ -937,6 +1408,18 @@ impl ProcessWorld {
                     out.push(6);
                     out.extend_from_slice(&pos.to_le_bytes());
                 }
+                VFd::Device { minor, mode } => out.extend_from_slice(&[7, minor, mode]),
+                VFd::Out { stream } => out.extend_from_slice(&[8, stream]),
+                VFd::Host { dev, ino, offset, flags } => {
+                    out.push(9);
+                    out.extend_from_slice(&dev.to_le_bytes());
+                    out.extend_from_slice(&ino.to_le_bytes());
+                    out.extend_from_slice(&offset.to_le_bytes());
+                    out.extend_from_slice(&flags.to_le_bytes());
+                }
+                VFd::Pipe { id, write } => out.extend_from_slice(&[10, id, write as u8]),
+                VFd::Pair { id, end } => out.extend_from_slice(&[11, id, end]),
+                VFd::Event { id } => out.extend_from_slice(&[12, id]),
             }
         }
         if extended {
@@ -977,6 +1460,44 @@ impl ProcessWorld {
             }
             push_bytes(out, &node.waitall);
             node.disk.encode(out);
+        }
+        if locals {
+            // In their canonical order, so the number of each is its place.
+            push_count(out, node.locals.len());
+            for local in &node.locals {
+                match local {
+                    Local::Pipe { bytes } => {
+                        out.push(0);
+                        push_bytes(out, bytes);
+                    }
+                    Local::Pair { seqpacket, ends } => {
+                        out.push(1 + *seqpacket as u8);
+                        for end in ends {
+                            out.push(end.shutdown | (end.reset as u8) << 2);
+                            push_queue(out, &end.queue);
+                        }
+                    }
+                    Local::Event { count, semaphore } => {
+                        out.push(3 + *semaphore as u8);
+                        out.extend_from_slice(&count.to_le_bytes());
+                    }
+                }
+            }
+        }
+        if timeouts {
+            push_count(out, node.socket_timeouts.len());
+            for (&fd, t) in &node.socket_timeouts {
+                push_fd(out, fd);
+                for timeout in [t.receive, t.send] {
+                    match timeout {
+                        None => out.push(0),
+                        Some(jiffies) => {
+                            out.push(1);
+                            out.extend_from_slice(&jiffies.to_le_bytes());
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -1039,10 +1560,17 @@ fn push_fd(out: &mut Vec<u8>, fd: i32) {
 fn push_conn(out: &mut Vec<u8>, label: &Label, c: &Conn) {
     push_label(out, label);
     let flag = |q: &VecDeque<Vec<u8>>| (!q.is_empty() as u8) << 7;
+    out.push(c.target);
+    push_fd(out, c.listener);
+    out.extend_from_slice(&c.addr);
+    out.extend_from_slice(&c.port.to_le_bytes());
     out.extend_from_slice(&[
-        c.target,
         c.dialer_end as u8 | flag(&c.at_dialer) | (c.split_dialer as u8) << 6,
         c.target_end as u8 | flag(&c.at_target) | (c.split_target as u8) << 6,
+        c.dialer_sock.bits(),
+        c.dialer_sock.err,
+        c.target_sock.bits(),
+        c.target_sock.err,
     ]);
     for q in [&c.to_target, &c.to_dialer] {
         push_queue(out, q);
@@ -1088,7 +1616,7 @@ mod tests {
         let none = one_node();
         let mut many = one_node();
         for fd in 0..256 {
-            many.nodes[0].fds.insert(1000 + fd, VFd::Random);
+            many.nodes[0].fds.insert(1000 + fd, VFd::Random { minor: 9 });
         }
         let (a, b) = (bytes(&none), bytes(&many));
         let first_difference = a.iter().zip(&b).position(|(x, y)| x != y);
@@ -1119,8 +1647,10 @@ mod tests {
             w.conns.insert(Label { kind: ConnKind::Node, node: 0, k: 0 }, c);
             w
         };
-        // The connection count, its label, target and ends.
-        assert_eq!(first_difference(&conn(0), &conn(256)), Some(node_end + 2 + 6), "at the queue's count");
+        // The connection count, its label, target, listener (-1: six
+        // bytes), address, port, ends and their sockets.
+        let conn_head = 3 + 1 + 6 + 4 + 2 + 2 + 4;
+        assert_eq!(first_difference(&conn(0), &conn(256)), Some(node_end + 2 + conn_head), "at the queue's count");
     }
 
     /// What polling and non-blocking I/O add to a world is in its bytes:
@@ -1140,13 +1670,33 @@ mod tests {
             f(&mut w.nodes[0]);
             w
         };
+        let with_locals = |locals: Vec<Local>, end: VFd| {
+            let mut w = one_node();
+            w.nodes[0].locals = locals;
+            w.nodes[0].fds.insert(4, end);
+            w
+        };
+        let pair = |seqpacket: bool, f: fn(&mut [PairEnd; 2])| {
+            let mut ends: [PairEnd; 2] = Default::default();
+            f(&mut ends);
+            Local::Pair { seqpacket, ends }
+        };
         let worlds = [
             one_node(),
             with_conn(&|_| {}),
             with_conn(&|c| c.to_target.push_back(b"m".to_vec())),
             with_conn(&|c| c.at_target.push_back(b"m".to_vec())),
             with_conn(&|c| c.at_dialer.push_back(b"m".to_vec())),
-            with_conn(&|c| c.target_end = End::Eof),
+            with_conn(&|c| c.target_end = End::Closed),
+            with_conn(&|c| c.target_sock.fin = true),
+            with_conn(&|c| c.dialer_sock.fin = true),
+            with_conn(&|c| c.target_sock.shut = Sock::RD),
+            with_conn(&|c| c.target_sock.shut = Sock::WR),
+            with_conn(&|c| c.target_sock.err = 104),
+            with_conn(&|c| c.target_sock.reset = true),
+            with_conn(&|c| c.listener = 5),
+            with_conn(&|c| c.port = 20001),
+            with_conn(&|c| c.addr = [127, 0, 0, 2]),
             with_node(&|n| {
                 n.nonblock.insert(4);
             }),
@@ -1183,6 +1733,39 @@ mod tests {
             with_node(&|n| n.waitall = b"ab".to_vec()),
             with_node(&|n| n.waitall = b"cd".to_vec()),
             with_conn(&|c| c.split_target = true),
+            with_locals(vec![Local::Pipe { bytes: Vec::new() }], VFd::Pipe { id: 0, write: false }),
+            with_locals(vec![Local::Pipe { bytes: b"a".to_vec() }], VFd::Pipe { id: 0, write: false }),
+            with_locals(vec![Local::Pipe { bytes: b"b".to_vec() }], VFd::Pipe { id: 0, write: false }),
+            with_locals(vec![Local::Pipe { bytes: b"b".to_vec() }], VFd::Pipe { id: 0, write: true }),
+            with_locals(vec![Local::Event { count: 0, semaphore: false }], VFd::Event { id: 0 }),
+            with_locals(vec![Local::Event { count: 1, semaphore: false }], VFd::Event { id: 0 }),
+            with_locals(vec![Local::Event { count: 1, semaphore: true }], VFd::Event { id: 0 }),
+            with_locals(vec![pair(false, |_| {})], VFd::Pair { id: 0, end: 0 }),
+            with_locals(vec![pair(false, |_| {})], VFd::Pair { id: 0, end: 1 }),
+            with_locals(vec![pair(true, |_| {})], VFd::Pair { id: 0, end: 0 }),
+            with_locals(vec![pair(false, |e| e[0].queue.push_back(b"m".to_vec()))], VFd::Pair { id: 0, end: 0 }),
+            with_locals(vec![pair(false, |e| e[1].queue.push_back(b"m".to_vec()))], VFd::Pair { id: 0, end: 0 }),
+            with_locals(vec![pair(false, |e| e[0].queue.push_back(Vec::new()))], VFd::Pair { id: 0, end: 0 }),
+            with_locals(vec![pair(false, |e| e[0].shutdown = PairEnd::RCV)], VFd::Pair { id: 0, end: 0 }),
+            with_locals(vec![pair(false, |e| e[0].shutdown = PairEnd::SEND)], VFd::Pair { id: 0, end: 0 }),
+            with_locals(vec![pair(false, |e| e[0].reset = true)], VFd::Pair { id: 0, end: 0 }),
+            with_node(&|n| n.blocked = Blocked::Read { fd: 4, until: None }),
+            with_node(&|n| n.blocked = Blocked::Read { fd: 4, until: Some(0) }),
+            with_node(&|n| n.blocked = Blocked::Read { fd: 4, until: Some(1) }),
+            with_node(&|n| n.blocked = Blocked::Accept { fd: 4, until: None }),
+            with_node(&|n| n.blocked = Blocked::Accept { fd: 4, until: Some(0) }),
+            with_node(&|n| {
+                n.socket_timeouts.insert(4, SocketTimeouts { receive: Some(0), send: None });
+            }),
+            with_node(&|n| {
+                n.socket_timeouts.insert(4, SocketTimeouts { receive: None, send: Some(0) });
+            }),
+            with_node(&|n| {
+                n.socket_timeouts.insert(4, SocketTimeouts { receive: Some(125), send: None });
+            }),
+            with_node(&|n| {
+                n.socket_timeouts.insert(5, SocketTimeouts { receive: Some(125), send: None });
+            }),
         ];
         let mut buf = Vec::new();
         let mut seen: Vec<_> = worlds.iter().map(|w| w.fingerprint(&mut buf)).collect();
@@ -1195,6 +1778,45 @@ mod tests {
         assert_eq!(bytes(&one_node()).len(), 35);
     }
 
+    /// Objects inside a node are numbered by the lowest descriptor of
+    /// each, whatever order they were made in, so two worlds that differ
+    /// only in that order are one state; an object no descriptor is an
+    /// end of is forgotten.
+    #[test]
+    fn objects_inside_a_node_are_numbered_canonically() {
+        let pipe = Local::Pipe { bytes: b"x".to_vec() };
+        let event = Local::Event { count: 3, semaphore: false };
+        // The pipe made first, at fds 10 and 11; the eventfd at fd 4.
+        let mut a = one_node();
+        let node = &mut a.nodes[0];
+        node.locals = vec![pipe.clone(), event.clone()];
+        node.fds.insert(10, VFd::Pipe { id: 0, write: false });
+        node.fds.insert(11, VFd::Pipe { id: 0, write: true });
+        node.fds.insert(4, VFd::Event { id: 1 });
+        node.renumber_locals();
+        // The eventfd made first.
+        let mut b = one_node();
+        let node = &mut b.nodes[0];
+        node.locals = vec![event.clone(), pipe.clone()];
+        node.fds.insert(4, VFd::Event { id: 0 });
+        node.fds.insert(10, VFd::Pipe { id: 1, write: false });
+        node.fds.insert(11, VFd::Pipe { id: 1, write: true });
+        node.renumber_locals();
+        assert_eq!(a, b);
+        assert_eq!(a.nodes[0].locals, [event, pipe.clone()]);
+        assert_eq!(bytes(&a), bytes(&b));
+        // Its last descriptor closed, the eventfd is forgotten.
+        a.nodes[0].fds.remove(&4);
+        a.nodes[0].renumber_locals();
+        assert_eq!(a.nodes[0].locals, [pipe]);
+        assert_eq!(a.nodes[0].fds[&10], VFd::Pipe { id: 0, write: false });
+        a.nodes[0].fds.remove(&10);
+        a.nodes[0].fds.remove(&11);
+        a.nodes[0].renumber_locals();
+        assert!(a.nodes[0].locals.is_empty());
+        assert_eq!(bytes(&a), bytes(&one_node()), "as if never made");
+    }
+
     /// Issue 10, 1g: descriptor numbers were written as two bytes, so fd
     /// 65,540 (a node may raise its descriptor limit) was fd 4, in a node's
     /// table and in the call it is blocked in.
@@ -1202,12 +1824,12 @@ mod tests {
     fn descriptor_numbers_past_two_bytes_do_not_wrap() {
         let world = |fd: i32| {
             let mut w = one_node();
-            w.nodes[0].fds.insert(fd, VFd::Random);
+            w.nodes[0].fds.insert(fd, VFd::Random { minor: 9 });
             w
         };
         let blocked = |fd: i32| {
             let mut w = one_node();
-            w.nodes[0].blocked = Blocked::Read { fd };
+            w.nodes[0].blocked = Blocked::Read { fd, until: None };
             w
         };
         let mut buf = Vec::new();

@@ -21,7 +21,7 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use cmc::process::{CmcView, Config, ProcessAction, ProcessEngine, ProcessWorld};
+use cmc::process::{Blocked, CmcView, Config, ProcessAction, ProcessEngine, ProcessWorld};
 
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("cmc sits in the workspace").to_path_buf()
@@ -47,7 +47,7 @@ pub fn program_with(name: &str, extra: &[&str]) -> PathBuf {
     }
     let dir = tmp().join("c");
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let out_path = dir.join(key.replace(['-', ' '], "_"));
+    let out_path = dir.join(key.replace(|c: char| !c.is_ascii_alphanumeric() && c != '.', "_"));
     let source = repo().join(format!("examples/c/{name}.c"));
     if !fresh(&out_path, &source) {
         let building = building(&out_path);
@@ -118,11 +118,14 @@ pub fn rust_program(name: &str) -> PathBuf {
 }
 
 /// A configuration for `nodes` nodes of `examples/c/NAME.c`, with the
-/// preload.
+/// preload, under the manual's `T` convention (`timeout_byte`), which the
+/// example programs are written for: a TIMEOUT may end any read or accept.
+/// A test of Linux's own timeouts turns it off.
 pub fn config(name: &str, nodes: u8) -> Config {
     let mut c = Config::new(program(name), nodes);
     c.preload = Some(preload());
     c.stall_timeout = Duration::from_secs(10);
+    c.timeout_byte = true;
     c
 }
 
@@ -138,10 +141,43 @@ pub fn enabled(world: &ProcessWorld) -> Vec<String> {
     out.iter().map(|a| a.to_string()).collect()
 }
 
-/// Replays `tokens` from scratch on a fresh engine.
-pub fn replay(config: &Config, tokens: &[&str]) -> ProcessWorld {
+/// Replays `tokens` from scratch on a fresh engine, as they are.
+pub fn replay_exact(config: &Config, tokens: &[&str]) -> ProcessWorld {
     let mut e = ProcessEngine::new(config.clone()).expect("valid config");
     e.replay(&actions(tokens)).unwrap_or_else(|err| panic!("{err}"))
+}
+
+/// Replays `tokens` from scratch on a fresh engine, letting a node held
+/// at a crash point run on (`RUN(n)`) before each token that is not its
+/// RUN, and at the end: the tokens name whole steps, and a CRASH falls
+/// between them, where the test puts it ([`replay_exact`] crashes at a
+/// crash point).
+pub fn replay(config: &Config, tokens: &[&str]) -> ProcessWorld {
+    run_on(config, tokens).0
+}
+
+/// [`replay`], with the actions it took, RUNs included.
+pub fn run_on(config: &Config, tokens: &[&str]) -> (ProcessWorld, Vec<ProcessAction>) {
+    let mut e = ProcessEngine::new(config.clone()).expect("valid config");
+    let fail = |err: cmc::process::ProcessError| panic!("{err}");
+    let mut w = e.initial().unwrap_or_else(fail);
+    let mut done: Vec<ProcessAction> = Vec::new();
+    for next in actions(tokens).into_iter().map(Some).chain([None]) {
+        while let Some(h) = w.nodes.iter().position(|n| matches!(n.blocked, Blocked::CrashPoint { .. })) {
+            let h = h as u8;
+            if matches!(next, Some(ProcessAction::Run { node }) if node == h) {
+                break;
+            }
+            let run = ProcessAction::Run { node: h };
+            w = e.apply(&done, &run).unwrap_or_else(fail);
+            done.push(run);
+        }
+        if let Some(a) = next {
+            w = e.apply(&done, &a).unwrap_or_else(fail);
+            done.push(a);
+        }
+    }
+    (w, done)
 }
 
 /// `examples/c/NAME.c` compiled once per test binary as a shared object

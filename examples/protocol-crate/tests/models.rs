@@ -36,7 +36,7 @@ mod programs {
 
     /// A primary ships its log to two backups over TCP, whatever one lost
     /// message does.
-    #[cmc::model(program = concat!(env!("OUT_DIR"), "/logship"), nodes = 3, drops = 1, timeouts = 2)]
+    #[cmc::model(program = concat!(env!("OUT_DIR"), "/logship"), nodes = 3, drops = 1, timeouts = 2, timeout_byte)]
     fn logship() -> ProgramModel {
         ProgramModel::default().always("backups_are_prefixes", backups_are_prefixes)
     }

@@ -1,5 +1,6 @@
 //! Sockets and connections: `socket`, `bind`, `listen`, `connect`,
-//! `accept` and `accept4`, `shutdown`, `setsockopt` and `getsockopt`,
+//! `accept` and `accept4`, `shutdown`, `setsockopt` (its timeouts are
+//! `socket_timeouts`') and `getsockopt`,
 //! `getsockname` and `getpeername`; reads and writes (`read`, `readv`,
 //! `recvfrom`, `recvmsg`, `write`, `writev`, `sendto`, `sendmsg`, and the
 //! positional calls) on connections and on fds 3 and 193, whose records
@@ -10,45 +11,23 @@
 //! connection is a pair of queues in the world, which only the node at
 //! each end writes to. It owns the connection limits a node can cross in
 //! a call; it does not choose actions nor send answers (the supervisor),
-//! and a read of a random device is `random`'s.
+//! and a read of a random device is `random`'s, of a pipe, socketpair or
+//! eventfd `local`'s.
 
 use nix::libc;
 
 use super::super::lives::Run;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
-use super::super::world::{Blocked, Conn, ConnKind, End, Label, Life, Side, VFd};
-use super::super::{PORT_BASE, ProcessError, limits, syscalls};
+use super::super::world::{Blocked, Conn, ConnKind, End, Label, Side, Sock, VFd};
+use super::super::{ProcessError, limits, syscalls};
 use super::Answer;
 use super::buffers::{gather, scatter};
+use super::socket_timeouts::Wait;
 
 /// A dialer's end of connection k of node n has port `EPHEMERAL_BASE +
 /// 256 * n + k`.
 pub const EPHEMERAL_BASE: u16 = 40000;
-
-/// A shutdown changes nothing, as a close does not notify the peer
-/// (manual, LIMITS).
-pub(super) fn on_shutdown(vfd: Option<VFd>) -> Answer {
-    match vfd {
-        Some(_) => Answer::Val(0),
-        None => Answer::Continue,
-    }
-}
-
-/// Every option reads as 0.
-pub(super) fn on_getsockopt(c: &Notif, vfd: Option<VFd>) -> Answer {
-    if vfd.is_none() {
-        return Answer::Continue;
-    }
-    let pid = c.pid;
-    if c.args[3] != 0 && !notif::write_mem(pid, c.args[3], &0i32.to_ne_bytes()) {
-        return Answer::Err(libc::EFAULT);
-    }
-    if c.args[4] != 0 && !notif::write_mem(pid, c.args[4], &4u32.to_ne_bytes()) {
-        return Answer::Err(libc::EFAULT);
-    }
-    Answer::Val(0)
-}
 
 impl Supervisor {
     pub(super) fn on_socket(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
@@ -78,7 +57,7 @@ impl Supervisor {
         }
         if let Some(fd) = self.add_fd(n, c, ty & libc::SOCK_CLOEXEC != 0)? {
             let node = &mut self.world.nodes[n as usize];
-            node.fds.insert(fd, VFd::Socket { port: None, listening: false });
+            node.fds.insert(fd, VFd::Socket { port: None, listening: false, addr: [0; 4], reuse: false, refused: 0 });
             if ty & libc::SOCK_NONBLOCK != 0 {
                 node.nonblock.insert(fd);
             }
@@ -87,8 +66,8 @@ impl Supervisor {
     }
 
     /// `pread64`, `pwrite64`, `preadv`, `pwritev`, `preadv2`, `pwritev2`.
-    /// On a connection or socket they fail with ESPIPE, as on a real
-    /// socket; `preadv2` and `pwritev2` at offset -1 (the current position)
+    /// On a connection, socket, pipe, socketpair or eventfd they fail with
+    /// ESPIPE, as on the kernel's; `preadv2` and `pwritev2` at offset -1 (the current position)
     /// without flags are `readv` and `writev`; `/dev/urandom` ignores the
     /// offset. Fds 3 and 193 carry records, not a file one could seek in.
     pub(super) fn on_positional(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
@@ -103,6 +82,27 @@ impl Supervisor {
         };
         let writes = matches!(c.nr, libc::SYS_pwrite64 | libc::SYS_pwritev | libc::SYS_pwritev2);
         let flagged = matches!(c.nr, libc::SYS_preadv2 | libc::SYS_pwritev2);
+        match vfd {
+            Some(VFd::Device { .. }) => return Ok(Answer::Continue),
+            Some(VFd::Out { stream }) if writes => return Ok(self.write_out(n, c, stream)),
+            Some(VFd::Out { .. } | VFd::Host { .. }) if writes => return Ok(Answer::Err(libc::EBADF)),
+            Some(VFd::Out { .. }) => return Ok(Answer::Err(libc::EBADF)),
+            Some(VFd::Host { .. }) => {
+                if flagged && c.args[5] != 0 {
+                    return Err(ProcessError::Unmodelled {
+                        node: n,
+                        call: syscalls::describe(c.nr),
+                        detail: "RWF_ flags on a file".to_string(),
+                    });
+                }
+                return Ok(match c.args[3] as i64 {
+                    -1 if flagged => self.read_host(n, c, fd, None),
+                    at if at < 0 => Answer::Err(libc::EINVAL),
+                    at => self.read_host(n, c, fd, Some(at as u64)),
+                });
+            }
+            _ => {}
+        }
         if let Some(VFd::File { .. }) = vfd {
             // A file's positional I/O at its offset (-1 in the `2` forms:
             // at the current one, moving it).
@@ -123,43 +123,70 @@ impl Supervisor {
             ));
         }
         let at_current = flagged && c.args[3] as i64 == -1;
-        if at_current || vfd == Some(VFd::Random) {
+        if at_current || matches!(vfd, Some(VFd::Random { .. })) {
             return if writes { self.on_write(n, c, vfd) } else { self.on_read(n, c, vfd) };
         }
         match vfd {
-            Some(VFd::Conn { .. } | VFd::Socket { .. }) => Ok(Answer::Err(libc::ESPIPE)),
+            Some(VFd::Conn { .. } | VFd::Socket { .. } | VFd::Pipe { .. } | VFd::Pair { .. } | VFd::Event { .. }) => {
+                Ok(Answer::Err(libc::ESPIPE))
+            }
             _ => Err(unmodelled("fds 3 and 193 hold records, not a file: read and write them without an offset")),
         }
     }
 
-    /// Every option is accepted and changes nothing, but a receive timeout:
-    /// it would end a read with EAGAIN, where in the model a read waits for
-    /// an action (TIMEOUT answers it with 'T').
-    pub(super) fn on_setsockopt(&self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
-        /// `SO_RCVTIMEO` with a 64-bit `time_t` everywhere; on x86-64 it
-        /// reads the same struct as `SO_RCVTIMEO`.
-        const SO_RCVTIMEO_NEW: i32 = 66;
+    /// The socket options that change what TCP does here: `SO_REUSEADDR`
+    /// (kept: two sockets that set it may bind one address while neither
+    /// listens), and, refused by name, `SO_REUSEPORT` (several listeners
+    /// on one port, the kernel choosing among them) and `SO_LINGER` with a
+    /// linger set (a close that resets, or waits). `None`: not one of
+    /// these.
+    pub(super) fn on_socket_option(
+        &mut self,
+        n: u8,
+        c: &Notif,
+        vfd: Option<VFd>,
+    ) -> Result<Option<Answer>, ProcessError> {
+        let Some(v) = vfd else { return Ok(None) };
+        let (level, name) = (c.args[1] as i32, c.args[2] as i32);
+        if level != libc::SOL_SOCKET || !matches!(name, libc::SO_REUSEADDR | libc::SO_REUSEPORT | libc::SO_LINGER) {
+            return Ok(None);
+        }
+        let len = c.args[4] as u32 as usize;
+        if len < 4 {
+            return Ok(Some(Answer::Err(libc::EINVAL)));
+        }
+        let Some(value) = notif::read_mem(c.pid, c.args[3], 4) else { return Ok(Some(Answer::Err(libc::EFAULT))) };
+        let on = i32::from_ne_bytes([value[0], value[1], value[2], value[3]]) != 0;
+        let refuse = |detail: &str| {
+            Err(ProcessError::Unmodelled { node: n, call: "setsockopt".to_string(), detail: detail.to_string() })
+        };
+        match name {
+            libc::SO_REUSEPORT if on => {
+                refuse("SO_REUSEPORT (several sockets on one port, the kernel choosing among them) is not modelled")
+            }
+            libc::SO_LINGER if on => {
+                refuse("SO_LINGER with a linger set (a close that resets or waits) is not modelled")
+            }
+            libc::SO_REUSEADDR => {
+                let fd = c.args[0] as i32;
+                if let Some(VFd::Socket { reuse, .. }) = self.world.nodes[n as usize].fds.get_mut(&fd) {
+                    *reuse = on;
+                }
+                let _ = v;
+                Ok(Some(Answer::Val(0)))
+            }
+            _ => Ok(Some(Answer::Val(0))),
+        }
+    }
+
+    /// The timeouts (`SO_RCVTIMEO`, `SO_SNDTIMEO`) are kept in the world
+    /// (`socket_timeouts`); every other option is accepted and changes
+    /// nothing.
+    pub(super) fn on_setsockopt(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
         if vfd.is_none() {
             return Ok(Answer::Continue);
         }
-        let (level, name) = (c.args[1] as i32, c.args[2] as i32);
-        if level != libc::SOL_SOCKET || (name != libc::SO_RCVTIMEO && name != SO_RCVTIMEO_NEW) {
-            return Ok(Answer::Val(0));
-        }
-        if (c.args[4] as u32 as usize) < 16 {
-            return Ok(Answer::Err(libc::EINVAL));
-        }
-        let Some(timeval) = notif::read_mem(c.pid, c.args[3], 16) else { return Ok(Answer::Err(libc::EFAULT)) };
-        if timeval.iter().all(|&b| b == 0) {
-            // No timeout: what a socket starts with.
-            return Ok(Answer::Val(0));
-        }
-        Err(ProcessError::Unmodelled {
-            node: n,
-            call: "setsockopt".to_string(),
-            detail: "a receive timeout (SO_RCVTIMEO) is not modelled: a read waits until TIMEOUT answers it with 'T'"
-                .to_string(),
-        })
+        Ok(self.set_socket_timeout(n, c, c.args[0] as i32).unwrap_or(Answer::Val(0)))
     }
 
     fn conns_of(&self, n: u8) -> usize {
@@ -180,48 +207,112 @@ impl Supervisor {
 
     pub(super) fn on_socket_call(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
         let fd = c.args[0] as i32;
-        let Some(VFd::Socket { port, listening }) = vfd else {
+        let Some(VFd::Socket { port, listening, addr, reuse, refused }) = vfd else {
             return Ok(match vfd {
                 None => Answer::Continue,
                 Some(VFd::Conn { .. }) if c.nr == libc::SYS_connect => Answer::Err(libc::EISCONN),
+                Some(VFd::Conn { .. }) if c.nr == libc::SYS_listen => Answer::Err(libc::EINVAL),
                 Some(_) => Answer::Err(libc::EINVAL),
             });
         };
-        let read_port = |c: &Notif| -> Option<(u16, u16)> {
-            let b = notif::read_mem(c.pid, c.args[1], 4)?;
-            Some((u16::from_ne_bytes([b[0], b[1]]), u16::from_be_bytes([b[2], b[3]])))
-        };
-        let fds = &mut self.world.nodes[n as usize].fds;
+        let unmodelled =
+            |call: &str, detail: String| ProcessError::Unmodelled { node: n, call: call.to_string(), detail };
         Ok(match c.nr {
-            libc::SYS_bind => match read_port(c) {
-                None => Answer::Err(libc::EFAULT),
-                Some((family, _)) if family != libc::AF_INET as u16 => Answer::Err(libc::EAFNOSUPPORT),
-                Some((_, p)) => {
-                    fds.insert(fd, VFd::Socket { port: Some(p), listening });
-                    Answer::Val(0)
+            libc::SYS_bind => {
+                let sa = match read_sockaddr(c) {
+                    Ok(sa) => sa,
+                    Err(e) => return Ok(Answer::Err(e)),
+                };
+                let (family, p, a) = sa;
+                if family != libc::AF_INET as u16 {
+                    return Ok(Answer::Err(libc::EAFNOSUPPORT));
                 }
-            },
+                if port.is_some() {
+                    return Ok(Answer::Err(libc::EINVAL));
+                }
+                if a != [0; 4] && a[0] != 127 {
+                    return Err(unmodelled(
+                        "bind",
+                        format!(
+                            "to {}: the nodes share one machine whose only addresses are the loopback ones (127.0.0.0/8) and any (0.0.0.0)",
+                            dotted(a)
+                        ),
+                    ));
+                }
+                if p == 0 {
+                    return Err(unmodelled(
+                        "bind",
+                        format!(
+                            "to port 0 at {}: a port the kernel chooses is not modelled; bind a port of your own",
+                            dotted(a)
+                        ),
+                    ));
+                }
+                if self.world.port_taken(n, fd, a, p, reuse, false) {
+                    return Ok(Answer::Err(libc::EADDRINUSE));
+                }
+                let fds = &mut self.world.nodes[n as usize].fds;
+                fds.insert(fd, VFd::Socket { port: Some(p), listening, addr: a, reuse, refused });
+                Answer::Val(0)
+            }
             libc::SYS_listen => {
-                fds.insert(fd, VFd::Socket { port, listening: true });
+                let Some(p) = port else {
+                    return Err(unmodelled(
+                        "listen",
+                        "on a socket not bound: the kernel would choose its port, which is not modelled; bind one first"
+                            .to_string(),
+                    ));
+                };
+                if !listening && self.world.port_taken(n, fd, addr, p, reuse, true) {
+                    return Ok(Answer::Err(libc::EADDRINUSE));
+                }
+                let fds = &mut self.world.nodes[n as usize].fds;
+                fds.insert(fd, VFd::Socket { port, listening: true, addr, reuse, refused });
                 Answer::Val(0)
             }
             libc::SYS_connect => {
-                let Some((family, p)) = read_port(c) else { return Ok(Answer::Err(libc::EFAULT)) };
-                let nodes = self.cfg.nodes as u16;
+                if listening {
+                    return Ok(Answer::Err(libc::EISCONN));
+                }
+                if refused == 1 {
+                    // A refused non-blocking connect's error, taken.
+                    let fds = &mut self.world.nodes[n as usize].fds;
+                    fds.insert(fd, VFd::Socket { port, listening, addr, reuse, refused: 2 });
+                    return Ok(Answer::Err(libc::ECONNREFUSED));
+                }
+                let (family, p, to) = match read_sockaddr(c) {
+                    Ok(sa) => sa,
+                    Err(e) => return Ok(Answer::Err(e)),
+                };
                 if family != libc::AF_INET as u16 {
-                    return Err(ProcessError::Unmodelled {
-                        node: n,
-                        call: "connect".to_string(),
-                        detail: format!("to an address of family {}", family_name(family as i32)),
-                    });
+                    return Err(unmodelled(
+                        "connect",
+                        format!("to an address of family {}", family_name(family as i32)),
+                    ));
                 }
-                if !(PORT_BASE..PORT_BASE + nodes).contains(&p) {
-                    // Only the nodes' ports exist, and a connect never
-                    // fails: a refusal the program might take as a peer
-                    // that is down would be behaviour the model lacks.
-                    return Err(ProcessError::NoSuchPort { node: n, port: p, nodes: self.cfg.nodes });
+                // 0.0.0.0 dials this machine, as 127.0.0.1.
+                let to = if to == [0; 4] { [127, 0, 0, 1] } else { to };
+                if to[0] != 127 {
+                    return Err(unmodelled(
+                        "connect",
+                        format!(
+                            "to {}:{p}: the nodes share one machine, reached at its loopback addresses (127.0.0.0/8); another host is not modelled",
+                            dotted(to)
+                        ),
+                    ));
                 }
-                let target = (p - PORT_BASE) as u8;
+                let nonblocking = self.world.nodes[n as usize].nonblock.contains(&fd);
+                let Some((target, listener)) = self.world.listener_for(to, p) else {
+                    // Nothing listens there (a node not started, not
+                    // listening yet, exited or crashed): refused, at once or,
+                    // non-blocking, by the time it is asked.
+                    if nonblocking {
+                        let fds = &mut self.world.nodes[n as usize].fds;
+                        fds.insert(fd, VFd::Socket { port, listening, addr, reuse, refused: 1 });
+                        return Ok(Answer::Err(libc::EINPROGRESS));
+                    }
+                    return Ok(Answer::Err(libc::ECONNREFUSED));
+                };
                 self.check_conn_limit(n, "connect")?;
                 let node = &mut self.world.nodes[n as usize];
                 if node.dials as usize >= limits::BUDGET_MAX {
@@ -235,18 +326,14 @@ impl Supervisor {
                 let label = Label { kind: ConnKind::Node, node: n, k: node.dials };
                 node.dials += 1;
                 node.fds.insert(fd, VFd::Conn { label, side: Side::Dialer });
-                // A connect never fails: it waits at the dialled node, which
-                // may not listen yet (research, pitfall 6).
-                let live = self.world.nodes[target as usize].life == Life::Live;
-                let conn = Conn::new(target, End::Open, if live { End::Pending } else { End::Gone });
+                // The kernel completes the handshake at once on loopback:
+                // the connection waits in the listener's queue until the
+                // target accepts it (the backlog is not modelled).
+                let conn = Conn::new(target, End::Open, End::Pending).at(listener, to, p);
                 self.world.conns.insert(label, conn);
                 // A non-blocking connect is in progress, and writable (so
                 // connected) at its first poll.
-                if self.world.nodes[n as usize].nonblock.contains(&fd) {
-                    Answer::Err(libc::EINPROGRESS)
-                } else {
-                    Answer::Val(0)
-                }
+                if nonblocking { Answer::Err(libc::EINPROGRESS) } else { Answer::Val(0) }
             }
             _ => {
                 // accept, accept4
@@ -257,36 +344,105 @@ impl Supervisor {
                 // taken at once; otherwise the call waits for one, unless
                 // the listening socket is non-blocking.
                 let node = &mut self.world.nodes[n as usize];
-                if !node.accept_queue.is_empty() {
-                    let label = node.accept_queue.remove(0);
+                let conns = &self.world.conns;
+                let ready = node.accept_queue.iter().position(|l| conns.get(l).is_some_and(|c| c.listener == fd));
+                if let Some(i) = ready {
+                    let label = node.accept_queue.remove(i);
                     return self.complete_accept(n, c, label);
                 }
                 if node.nonblock.contains(&fd) {
                     return Ok(Answer::Err(libc::EAGAIN));
                 }
-                Answer::Hold(Blocked::Accept { fd })
+                match self.receive_wait(n, fd) {
+                    Wait::Never => Answer::Err(libc::EAGAIN),
+                    Wait::Forever => Answer::Hold(Blocked::Accept { fd, until: None }),
+                    Wait::Until(until) => Answer::Hold(Blocked::Accept { fd, until: Some(until) }),
+                }
             }
         })
     }
 
+    /// `shutdown` of a connection ([`ProcessWorld::shutdown_end`]); of a
+    /// socket not connected, ENOTCONN; of a listening one, refused.
+    pub(super) fn on_shutdown(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
+        let how = c.args[1] as i32;
+        Ok(match vfd {
+            None => Answer::Continue,
+            Some(_) if !(libc::SHUT_RD..=libc::SHUT_RDWR).contains(&how) => Answer::Err(libc::EINVAL),
+            Some(VFd::Conn { label, side }) => {
+                let rd = how != libc::SHUT_WR;
+                let wr = how != libc::SHUT_RD;
+                match self.world.shutdown_end(&label, side, rd, wr) {
+                    Ok(()) => Answer::Val(0),
+                    Err(e) => Answer::Err(e),
+                }
+            }
+            Some(VFd::Socket { listening: true, .. }) => {
+                return Err(ProcessError::Unmodelled {
+                    node: n,
+                    call: "shutdown".to_string(),
+                    detail: "of a listening socket (Linux stops it listening) is not modelled".to_string(),
+                });
+            }
+            Some(_) => Answer::Err(libc::ENOTCONN),
+        })
+    }
+
+    /// `getsockopt` at `SOL_SOCKET`: `SO_ERROR` takes the error pending
+    /// (a reset, a refused connect), `SO_TYPE`, `SO_DOMAIN`,
+    /// `SO_PROTOCOL` and `SO_ACCEPTCONN` are a TCP socket's; every other
+    /// option reads as 0.
+    pub(super) fn on_getsockopt(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Answer {
+        let Some(v) = vfd else { return Answer::Continue };
+        let fd = c.args[0] as i32;
+        let (level, name) = (c.args[1] as i32, c.args[2] as i32);
+        let value = match (level, name, v) {
+            (libc::SOL_SOCKET, libc::SO_ERROR, VFd::Conn { label, side }) => {
+                self.world.conns.get_mut(&label).map_or(0, |conn| std::mem::take(&mut conn.sock_mut(side).err) as i32)
+            }
+            (libc::SOL_SOCKET, libc::SO_ERROR, VFd::Socket { port, listening, addr, reuse, refused: 1 }) => {
+                let fds = &mut self.world.nodes[n as usize].fds;
+                fds.insert(fd, VFd::Socket { port, listening, addr, reuse, refused: 2 });
+                libc::ECONNREFUSED
+            }
+            (libc::SOL_SOCKET, libc::SO_TYPE, _) => libc::SOCK_STREAM,
+            (libc::SOL_SOCKET, libc::SO_DOMAIN, _) => libc::AF_INET,
+            (libc::SOL_SOCKET, libc::SO_PROTOCOL, _) => libc::IPPROTO_TCP,
+            (libc::SOL_SOCKET, libc::SO_ACCEPTCONN, VFd::Socket { listening, .. }) => listening as i32,
+            _ => 0,
+        };
+        let pid = c.pid;
+        if c.args[3] != 0 && !notif::write_mem(pid, c.args[3], &value.to_ne_bytes()) {
+            return Answer::Err(libc::EFAULT);
+        }
+        if c.args[4] != 0 && !notif::write_mem(pid, c.args[4], &4u32.to_ne_bytes()) {
+            return Answer::Err(libc::EFAULT);
+        }
+        Answer::Val(0)
+    }
+
     pub(super) fn on_sockname(&self, n: u8, c: &Notif, vfd: Option<VFd>) -> Answer {
+        let _ = n;
         let Some(v) = vfd else { return Answer::Continue };
         let peer = c.nr == libc::SYS_getpeername;
-        let ephemeral = |l: &Label| EPHEMERAL_BASE + 256 * l.node as u16 + l.k as u16;
-        let port = match (v, peer) {
-            (VFd::Socket { port, .. }, false) => port.unwrap_or(0),
-            (VFd::Conn { label, side: Side::Dialer }, false) => ephemeral(&label),
-            (VFd::Conn { side: Side::Target, .. }, false) => PORT_BASE + n as u16,
-            (VFd::Conn { label, side: Side::Dialer }, true) => {
-                PORT_BASE + self.world.conns.get(&label).map_or(0, |c| c.target as u16)
-            }
-            (VFd::Conn { label, side: Side::Target }, true) => ephemeral(&label),
+        let ephemeral = |l: &Label| match l.kind {
+            ConnKind::Node => EPHEMERAL_BASE + 256 * l.node as u16 + l.k as u16,
+            _ => EPHEMERAL_BASE - 1 - l.k as u16,
+        };
+        let local = [127, 0, 0, 1];
+        let conn = |l: &Label| self.world.conns.get(l);
+        let (addr, port) = match (v, peer) {
+            (VFd::Socket { port, addr, .. }, false) => (if port.is_some() { addr } else { [0; 4] }, port.unwrap_or(0)),
+            (VFd::Conn { label, side: Side::Dialer }, false) => (local, ephemeral(&label)),
+            (VFd::Conn { label, side: Side::Target }, false) => conn(&label).map_or((local, 0), |c| (c.addr, c.port)),
+            (VFd::Conn { label, side: Side::Dialer }, true) => conn(&label).map_or((local, 0), |c| (c.addr, c.port)),
+            (VFd::Conn { label, side: Side::Target }, true) => (local, ephemeral(&label)),
             _ => return Answer::Err(libc::ENOTCONN),
         };
         let mut sa = [0u8; 16];
         sa[0..2].copy_from_slice(&(libc::AF_INET as u16).to_ne_bytes());
         sa[2..4].copy_from_slice(&port.to_be_bytes());
-        sa[4..8].copy_from_slice(&[127, 0, 0, 1]);
+        sa[4..8].copy_from_slice(&addr);
         write_sockaddr(c.pid, c.args[1], c.args[2], &sa)
     }
 
@@ -310,12 +466,23 @@ impl Supervisor {
         };
         let flags = Self::read_flags(c);
         Ok(match v {
-            VFd::Random => self.read_random(n, c),
+            VFd::Random { .. } => self.read_random(n, c),
+            VFd::Host { .. } => self.read_host(n, c, fd, None),
+            // The device itself answers (/dev/null, /dev/zero, /dev/full).
+            VFd::Device { .. } => Answer::Continue,
+            VFd::Out { .. } => Answer::Err(libc::EBADF),
             VFd::File { .. } => self.read_file(n, c, fd, None),
             VFd::Dir { .. } => Answer::Err(libc::EISDIR),
+            VFd::Socket { refused: 1, .. } => {
+                self.take_refusal(n, fd);
+                Answer::Err(libc::ECONNREFUSED)
+            }
+            // A socket whose connect failed is closed: nothing to read.
+            VFd::Socket { refused: 2, .. } => Answer::Val(0),
             VFd::Socket { .. } => Answer::Err(libc::ENOTCONN),
             VFd::Epoll => Answer::Err(libc::EINVAL),
             VFd::Timer => self.read_timer(n, c, fd),
+            VFd::Pipe { .. } | VFd::Pair { .. } | VFd::Event { .. } => return self.read_local(n, c, fd, v),
             VFd::Conn { label, side } => {
                 let known = libc::MSG_DONTWAIT | libc::MSG_PEEK | libc::MSG_WAITALL | libc::MSG_CMSG_CLOEXEC;
                 if flags & !known != 0 {
@@ -335,8 +502,11 @@ impl Supervisor {
                             detail: "MSG_WAITALL is modelled in recv and recvfrom, without MSG_PEEK".to_string(),
                         });
                     }
-                    let nonblocking =
-                        flags & libc::MSG_DONTWAIT != 0 || self.world.nodes[n as usize].nonblock.contains(&fd);
+                    // A receive timeout of zero waits no more than a
+                    // non-blocking socket.
+                    let nonblocking = flags & libc::MSG_DONTWAIT != 0
+                        || self.world.nodes[n as usize].nonblock.contains(&fd)
+                        || self.receive_wait(n, fd) == Wait::Never;
                     return Ok(self.recv_waitall(n, c, fd, label, side, nonblocking));
                 }
                 let peek = flags & libc::MSG_PEEK != 0;
@@ -352,12 +522,17 @@ impl Supervisor {
                     }
                 } else if let Some(answer) = self.read_arrived(&label, side, c, peek) {
                     answer
-                } else if self.world.conns.get(&label).is_some_and(|c| c.end(side) == End::Eof) {
-                    Answer::Val(0)
-                } else if flags & libc::MSG_DONTWAIT != 0 || self.world.nodes[n as usize].nonblock.contains(&fd) {
-                    Answer::Err(libc::EAGAIN)
+                } else if let Some(answer) = self.read_end(&label, side, peek) {
+                    answer
                 } else {
-                    Answer::Hold(Blocked::Read { fd })
+                    let nonblocking =
+                        flags & libc::MSG_DONTWAIT != 0 || self.world.nodes[n as usize].nonblock.contains(&fd);
+                    match self.receive_wait(n, fd) {
+                        _ if nonblocking => Answer::Err(libc::EAGAIN),
+                        Wait::Never => Answer::Err(libc::EAGAIN),
+                        Wait::Forever => Answer::Hold(Blocked::Read { fd, until: None }),
+                        Wait::Until(until) => Answer::Hold(Blocked::Read { fd, until: Some(until) }),
+                    }
                 }
             }
         })
@@ -368,6 +543,12 @@ impl Supervisor {
         match vfd {
             Some(VFd::File { .. }) => return self.write_file(n, c, fd, None),
             Some(VFd::Dir { .. }) => return Ok(Answer::Err(libc::EISDIR)),
+            Some(VFd::Out { stream }) => return Ok(self.write_out(n, c, stream)),
+            Some(VFd::Device { .. }) => return Ok(Answer::Continue),
+            Some(VFd::Host { .. }) => return Ok(Answer::Err(libc::EBADF)),
+            Some(v @ (VFd::Pipe { .. } | VFd::Pair { .. } | VFd::Event { .. })) => {
+                return self.write_local(n, c, fd, v);
+            }
             _ => {}
         }
         if vfd.is_none() && fd != 3 && fd != 193 {
@@ -408,9 +589,22 @@ impl Supervisor {
             return Ok(Answer::Val(len));
         };
         let (label, side) = match v {
-            VFd::Random => return Ok(Answer::Val(len)),
-            VFd::Socket { .. } => return Ok(Answer::Err(libc::ENOTCONN)),
+            VFd::Random { .. } => return Ok(Answer::Val(len)),
+            VFd::Socket { refused: 1, .. } => {
+                self.take_refusal(n, fd);
+                return Ok(Answer::Err(libc::ECONNREFUSED));
+            }
+            // Not connected (or no more): EPIPE, and SIGPIPE.
+            VFd::Socket { .. } => {
+                if send_flags(c) & libc::MSG_NOSIGNAL == 0 {
+                    self.raise_sigpipe(n, c)?;
+                }
+                return Ok(Answer::Err(libc::EPIPE));
+            }
             VFd::Epoll | VFd::Timer | VFd::File { .. } | VFd::Dir { .. } => return Ok(Answer::Err(libc::EINVAL)),
+            VFd::Device { .. } | VFd::Out { .. } | VFd::Host { .. } => return Ok(Answer::Err(libc::EBADF)),
+            // Answered above.
+            VFd::Pipe { .. } | VFd::Pair { .. } | VFd::Event { .. } => return Ok(Answer::Err(libc::EBADF)),
             VFd::Conn { label, side } => (label, side),
         };
         if data.len() > limits::WRITE_BYTES_MAX {
@@ -420,6 +614,39 @@ impl Supervisor {
                 max: limits::WRITE_BYTES_MAX,
                 detail: format!("a {}-byte {} on connection {label}", data.len(), syscalls::describe(c.nr)),
             });
+        }
+        let flags = send_flags(c);
+        let known = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL | libc::MSG_MORE;
+        if flags & !known != 0 {
+            return Err(ProcessError::Unmodelled {
+                node: n,
+                call: syscalls::describe(c.nr),
+                detail: format!(
+                    "send flags {flags:#x} on connection {label} (MSG_DONTWAIT, MSG_NOSIGNAL and MSG_MORE are modelled)"
+                ),
+            });
+        }
+        // The kernel's socket first: an error pending (a reset), then a
+        // socket shut for writing or reset (EPIPE, and SIGPIPE unless
+        // MSG_NOSIGNAL; an EPIPE taken as the pending error raises it too).
+        let sock = self.world.conns.get(&label).map(|conn| *conn.sock(side)).unwrap_or_default();
+        let pipe = |me: &mut Self| -> Result<Answer, ProcessError> {
+            if flags & libc::MSG_NOSIGNAL == 0 {
+                me.raise_sigpipe(n, c)?;
+            }
+            Ok(Answer::Err(libc::EPIPE))
+        };
+        if sock.err != 0 {
+            if let Some(conn) = self.world.conns.get_mut(&label) {
+                conn.sock_mut(side).err = 0;
+            }
+            if sock.err as i32 == libc::EPIPE {
+                return pipe(self);
+            }
+            return Ok(Answer::Err(sock.err as i32));
+        }
+        if sock.reset || (sock.shut & Sock::WR != 0 && !data.is_empty()) {
+            return pipe(self);
         }
         if data.is_empty() {
             return Ok(Answer::Val(0));
@@ -438,14 +665,13 @@ impl Supervisor {
             }
             (ConnKind::Timer, _) => {}
             _ => {
-                let toward = if side == Side::Dialer { Side::Target } else { Side::Dialer };
-                let open = self.world.conns.get(&label).is_some_and(|c| match toward {
-                    Side::Target => !c.target_end.done(),
-                    Side::Dialer => !c.dialer_end.done(),
-                });
-                // What travels toward a closed or gone end can never be read:
-                // the write succeeds and the bytes are lost (no SIGPIPE).
-                if open {
+                let toward = side.other();
+                // Toward a socket that is closed, gone or shut both ways, the
+                // write succeeds, the bytes are lost, and the reset that
+                // answers them makes the next write fail.
+                if self.world.conns.get(&label).is_none_or(|c| c.refuses_data(toward)) {
+                    self.world.write_refused(&label, side);
+                } else {
                     self.check_in_flight(n, || format!("one more message on connection {label}"))?;
                     if let Some(q) = self.world.queue_toward(&label, toward) {
                         q.push_back(data);
@@ -494,8 +720,30 @@ impl Supervisor {
         }
         node.waitall.clear();
         node.blocked = Blocked::Nothing;
-        self.answer(n, notif, Answer::Val(got as i64))?;
+        let answer = if got == 0 { self.end_answer(n, notif) } else { Answer::Val(got as i64) };
+        self.answer(n, notif, answer)?;
         Ok(take)
+    }
+
+    /// What node `n`'s read `notif`, held at a connection whose stream has
+    /// ended, returns: the pending error (taken) or 0.
+    fn end_answer(&mut self, n: u8, notif: &Notif) -> Answer {
+        match self.world.conn_of(n, notif.args[0] as i32) {
+            Some((label, side)) => self.read_end(&label, side, false).unwrap_or(Answer::Val(0)),
+            None => Answer::Val(0),
+        }
+    }
+
+    /// EOF: node `n`'s held read reaches the end of its stream: 0 after a
+    /// FIN, the pending error after a reset.
+    pub(in crate::process) fn answer_end(&mut self, n: u8) -> Result<(), ProcessError> {
+        let notif = self.held(n)?;
+        if Self::read_flags(&notif) & libc::MSG_WAITALL != 0 {
+            return self.answer_waitall(n, &notif, &[]).map(|_| ());
+        }
+        self.world.nodes[n as usize].blocked = Blocked::Nothing;
+        let answer = self.end_answer(n, &notif);
+        self.answer(n, &notif, answer)
     }
 
     /// Answers node `n`'s held accept with connection `label`.
@@ -525,15 +773,16 @@ impl Supervisor {
             }
         }
         let flags = if notif.nr == libc::SYS_accept4 { notif.args[3] as i32 } else { 0 };
-        if let Some(c) = self.world.conns.get_mut(&label) {
-            c.target_end = End::Open;
-        }
         if let Some(fd) = self.add_fd(n, notif, flags & libc::SOCK_CLOEXEC != 0)? {
+            if let Some(c) = self.world.conns.get_mut(&label) {
+                c.target_end = End::Open;
+            }
             let node = &mut self.world.nodes[n as usize];
             node.fds.insert(fd, VFd::Conn { label, side: Side::Target });
             if flags & libc::SOCK_NONBLOCK != 0 {
                 node.nonblock.insert(fd);
             }
+            self.inherit_socket_timeouts(n, notif.args[0] as i32, fd);
         }
         Ok(Answer::Done)
     }
@@ -561,6 +810,33 @@ impl Supervisor {
         })
     }
 
+    /// A read at `side` of `label` with nothing received: where its stream
+    /// has ended ([`Conn::ended`]), the pending error (taken, unless
+    /// `peek`) or 0; with its own `SHUT_RD`, 0 even while messages travel
+    /// (a read shut for reading never waits). `None`: it would wait.
+    fn read_end(&mut self, label: &Label, side: Side, peek: bool) -> Option<Answer> {
+        let Some(conn) = self.world.conns.get_mut(label) else { return Some(Answer::Val(0)) };
+        let s = conn.sock(side);
+        if !conn.ended(side) {
+            return (s.shut & Sock::RD != 0).then_some(Answer::Val(0));
+        }
+        if s.err != 0 {
+            let err = s.err as i32;
+            if !peek {
+                conn.sock_mut(side).err = 0;
+            }
+            return Some(Answer::Err(err));
+        }
+        Some(Answer::Val(0))
+    }
+
+    /// A refused non-blocking connect's error is taken.
+    fn take_refusal(&mut self, n: u8, fd: i32) {
+        if let Some(VFd::Socket { refused, .. }) = self.world.nodes[n as usize].fds.get_mut(&fd) {
+            *refused = 2;
+        }
+    }
+
     /// `recv(fd, buf, len, MSG_WAITALL)` on connection `label`: what has
     /// arrived, as many messages as it takes; all of `len`, or EOF, ends it;
     /// otherwise it waits with what it has (or, non-blocking, returns it,
@@ -586,8 +862,11 @@ impl Supervisor {
                     arrived.pop_front();
                 }
             }
-            conn.end(side) == End::Eof
+            conn.ended(side)
         };
+        if got == 0 && eof {
+            return self.read_end(&label, side, false).unwrap_or(Answer::Val(0));
+        }
         if got == want || eof || (nonblocking && got > 0) {
             return Answer::Val(got as i64);
         }
@@ -595,7 +874,11 @@ impl Supervisor {
             return Answer::Err(libc::EAGAIN);
         }
         self.world.nodes[n as usize].waitall = received;
-        Answer::Hold(Blocked::Read { fd })
+        let until = match self.receive_wait(n, fd) {
+            Wait::Until(until) => Some(until),
+            Wait::Forever | Wait::Never => None,
+        };
+        Answer::Hold(Blocked::Read { fd, until })
     }
 
     /// The receive flags of a read call (0 for `read` and `readv`).
@@ -641,6 +924,39 @@ fn write_sockaddr(pid: u32, addr: u64, len_at: u64, sa: &[u8; 16]) -> Answer {
     let room = u32::from_ne_bytes(len[..4].try_into().unwrap_or_default()) as usize;
     let ok = notif::write_mem(pid, addr, &sa[..room.min(16)]) && notif::write_mem(pid, len_at, &16u32.to_ne_bytes());
     if ok { Answer::Val(0) } else { Answer::Err(libc::EFAULT) }
+}
+
+/// The send flags of a write call (0 for `write` and `writev`).
+fn send_flags(c: &Notif) -> i32 {
+    match c.nr {
+        libc::SYS_sendto => c.args[3] as i32,
+        libc::SYS_sendmsg => c.args[2] as i32,
+        _ => 0,
+    }
+}
+
+/// The `sockaddr_in` a `bind` or `connect` names: its family, port and
+/// address; EINVAL for a length short of one, EFAULT where it cannot be
+/// read.
+fn read_sockaddr(c: &Notif) -> Result<(u16, u16, [u8; 4]), i32> {
+    let len = c.args[2] as u32 as usize;
+    if len < 2 {
+        return Err(libc::EINVAL);
+    }
+    let b = notif::read_mem(c.pid, c.args[1], len.min(8)).ok_or(libc::EFAULT)?;
+    let family = u16::from_ne_bytes([b[0], b[1]]);
+    if family == libc::AF_INET as u16 && len < 16 {
+        return Err(libc::EINVAL);
+    }
+    if b.len() < 8 {
+        return Ok((family, 0, [0; 4]));
+    }
+    Ok((family, u16::from_be_bytes([b[2], b[3]]), [b[4], b[5], b[6], b[7]]))
+}
+
+/// An IPv4 address as `a.b.c.d`.
+fn dotted(a: [u8; 4]) -> String {
+    format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
 }
 
 /// `AF_INET6` for 10, or the number.

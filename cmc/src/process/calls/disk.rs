@@ -6,13 +6,20 @@
 //! existing directory, whose contents are never touched).
 //!
 //! Every change is pending until made durable: `fsync` or `fdatasync` of a
-//! file makes its writes and truncations durable, a write to a file opened
-//! `O_SYNC` or `O_DSYNC` is durable at once, and `fsync` of the directory
-//! makes its names (creations, unlinks, renames) durable. The node sees
-//! every change. A CRASH keeps the durable directory and a prefix of the
-//! pending changes, oldest first (CRASH(n, j), for each j), as CRASH(n, j)
-//! does for a core's persists; an exit keeps them all (the machine did not
-//! fail). A rename is one change, atomic.
+//! file makes its writes, truncations and size durable, a write to a file
+//! opened `O_SYNC` or `O_DSYNC` is durable at once, and `fsync` of the
+//! directory makes its names (creations, unlinks, renames) durable. The
+//! node sees every change. A CRASH keeps the durable directory and, of the
+//! pending changes, what `crash_states` allows: a prefix, oldest first
+//! (CRASH(n, j), for each j), as CRASH(n, j) does for a core's persists,
+//! and under ext4's crash states (the default) every other set its journal
+//! and writeback may leave; an exit keeps them all (the machine did not
+//! fail). A rename is one change, atomic. So that a crash can keep a file's
+//! size apart from its bytes, as ext4 may, a write past a file's end is
+//! recorded under ext4's crash states as its growth and then its bytes, and
+//! the first close after a truncation to zero as the allocation ext4's
+//! `auto_da_alloc` makes there; this module records the changes, and
+//! `crash_states` says which sets of them a crash may keep.
 //!
 //! Calls: `open`, `openat`, `openat2`, `creat` (`O_CREAT`, `O_EXCL`,
 //! `O_TRUNC`, `O_APPEND`, access modes, `O_SYNC`, `O_DSYNC`), `read`,
@@ -23,13 +30,15 @@
 //! (without flags). Anything else in the directory (subdirectories, links,
 //! permissions) is an error naming the node, the call and the path; and so
 //! is crossing a limit: `data_file_bytes_max` per file, `data_files_max`
-//! names, `data_pending_max` pending changes.
+//! names, `data_pending_max` pending changes, `crash_states_max` states a
+//! crash may leave of them.
 
 use nix::libc;
 
+use super::super::crash_states;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
-use super::super::world::{DiskOp, VFd};
+use super::super::world::{CrashStates, DiskOp, VFd};
 use super::super::{ProcessError, limits, syscalls};
 use super::Answer;
 use super::buffers::{gather, scatter};
@@ -51,19 +60,66 @@ pub(super) enum DataPath {
 }
 
 impl Supervisor {
-    /// `paths::resolve`, but a relative path named from a descriptor of the
-    /// data directory (whose placeholder is `/dev/null`) starts there.
-    pub(super) fn resolve_at(&self, n: u8, pid: u32, dirfd: i32, path: &[u8], follow: bool) -> super::paths::Resolved {
+    /// `paths::resolve` for node `n`'s call `c` (its process, its virtual
+    /// pid, what its descriptors' magic links lead to: `Supervisor::through`),
+    /// but a relative path named from a descriptor of the data directory
+    /// (whose placeholder is `/dev/null`) starts there. A path under
+    /// `log_dir`, however spelt, is an error naming it, whatever the call:
+    /// the checker's logs grow as the search runs, so what a node learnt of
+    /// them (a size, whether one exists, a name) would differ between runs.
+    pub(super) fn resolve_at(
+        &self,
+        n: u8,
+        c: &Notif,
+        dirfd: i32,
+        path: &[u8],
+        follow: bool,
+    ) -> Result<super::paths::Resolved, ProcessError> {
+        let through = |fd: i32| self.through(n, fd);
+        let node = super::paths::Node {
+            pid: c.pid,
+            vpid: (super::processes::VIRTUAL_PID_BASE + n as i64) as u32,
+            through: &through,
+        };
         let from_dir = matches!(self.world.nodes[n as usize].fds.get(&dirfd), Some(VFd::Dir { .. }));
-        match (&self.cfg.data_dir, from_dir && path.first() != Some(&b'/')) {
+        let resolved = match (&self.cfg.data_dir, from_dir && path.first() != Some(&b'/')) {
             (Some(dir), true) => {
                 let mut full = dir.as_os_str().as_encoded_bytes().to_vec();
                 full.push(b'/');
                 full.extend_from_slice(path);
-                super::paths::resolve(pid, libc::AT_FDCWD, &full, follow)
+                super::paths::resolve(&node, libc::AT_FDCWD, &full, follow)
             }
-            _ => super::paths::resolve(pid, dirfd, path, follow),
+            _ if cacheable(path) => {
+                let key = (path.to_vec(), follow);
+                let kept = self.resolved.borrow().get(&key).cloned();
+                match kept {
+                    Some(r) => r,
+                    None => {
+                        let r = super::paths::resolve(&node, dirfd, path, follow);
+                        if !r.through_proc && !r.shown.starts_with("/proc") {
+                            let mut cache = self.resolved.borrow_mut();
+                            if cache.len() >= RESOLVED_MAX {
+                                cache.clear();
+                            }
+                            cache.insert(key, r.clone());
+                        }
+                        r
+                    }
+                }
+            }
+            _ => super::paths::resolve(&node, dirfd, path, follow),
+        };
+        if let Some(logs) = self.log_dir_real()
+            && std::path::Path::new(&resolved.shown).starts_with(logs)
+        {
+            return Err(ProcessError::File {
+                node: n,
+                call: syscalls::describe(c.nr),
+                path: resolved.shown,
+                detail: "the checker's own output (log_dir) changes while the search runs".to_string(),
+            });
         }
+        Ok(resolved)
     }
 
     /// Where `shown` (a resolved path) is in the data directory, if it is.
@@ -133,7 +189,51 @@ impl Supervisor {
                 detail: format!("a file of {} bytes in the data directory", big.len()),
             });
         }
+        self.check_crash_states(n)
+    }
+
+    /// Node `n`'s data directory within `crash_states_max`, checked after
+    /// every change and every sync: a sync mostly leaves fewer sets, not
+    /// always (`crash_states`' module docs), and CRASH's enumeration relies
+    /// on the bound.
+    fn check_crash_states(&self, n: u8) -> Result<(), ProcessError> {
+        let disk = &self.world.nodes[n as usize].disk;
+        // Each state a crash may leave is a CRASH to try; with no crash
+        // left on this path none will be.
+        let states = crash_states::count(self.cfg.crash_states, disk);
+        if self.world.crashes > 0 && states > limits::CRASH_STATES_MAX {
+            return Err(ProcessError::Limit {
+                node: n,
+                limit: "crash_states_max",
+                max: limits::CRASH_STATES_MAX,
+                detail: format!(
+                    "{} states a crash could leave of the data directory, with {} changes not made durable (an fsync \
+                     makes fewer)",
+                    states.min(999_999),
+                    disk.pending.len()
+                ),
+            });
+        }
         Ok(())
+    }
+
+    /// A close of `vfd`: of a data file truncated to zero since its last
+    /// close, under ext4's crash states, the allocation `auto_da_alloc`
+    /// makes of its delayed writes ([`DiskOp::Allocate`]; ext4 does it at
+    /// the file's next release, once, whatever was written).
+    pub(super) fn on_data_close(&mut self, n: u8, vfd: Option<VFd>) -> Result<(), ProcessError> {
+        let Some(VFd::File { inode, .. }) = vfd else { return Ok(()) };
+        if self.cfg.crash_states != CrashStates::Ext4 {
+            return Ok(());
+        }
+        let pending = &self.world.nodes[n as usize].disk.pending;
+        let truncated =
+            pending.iter().rposition(|op| matches!(op, DiskOp::Truncate { inode: i, len: 0 } if *i == inode));
+        let Some(at) = truncated else { return Ok(()) };
+        if pending[at..].iter().any(|op| matches!(op, DiskOp::Allocate { inode: i } if *i == inode)) {
+            return Ok(());
+        }
+        self.change(n, DiskOp::Allocate { inode })
     }
 
     /// An open of `path` (resolved, shown as `shown`) in the data directory
@@ -174,33 +274,76 @@ impl Supervisor {
         }
         let (_, names) = self.world.nodes[n as usize].disk.current();
         let existed = names.contains_key(&name);
-        let inode = match names.get(&name) {
+        let (inode, create) = match names.get(&name) {
             Some(_) if flags & libc::O_CREAT != 0 && flags & libc::O_EXCL != 0 => return Ok(Answer::Err(libc::EEXIST)),
-            Some(&inode) => inode,
+            Some(&inode) => (inode, false),
             None if flags & libc::O_CREAT == 0 => return Ok(Answer::Err(libc::ENOENT)),
             None => {
                 let node = &self.world.nodes[n as usize];
-                let inode = node.disk.free_inode(&node.open_files());
-                self.change(n, DiskOp::Link { name, inode })?;
-                inode
+                (node.disk.free_inode(&node.open_files()), true)
             }
         };
-        let mode = match access {
+        self.open_inode(n, c, inode, create.then_some(name), existed, flags)
+    }
+
+    /// An open of node `n`'s data file `inode` through a descriptor's magic
+    /// link (`/proc/self/fd/N`, `/dev/fd/N`), whatever its name, or with
+    /// none left (an unlinked file open elsewhere): as Linux opens the file
+    /// itself anew, a description of its own at offset 0 (measured
+    /// natively: `O_CREAT | O_EXCL` fails with EEXIST, `O_DIRECTORY` with
+    /// ENOTDIR, `O_TRUNC` truncates).
+    pub(super) fn reopen_file(&mut self, n: u8, c: &Notif, inode: u32, flags: i32) -> Result<Answer, ProcessError> {
+        if flags & libc::O_CREAT != 0 && flags & libc::O_EXCL != 0 {
+            return Ok(Answer::Err(libc::EEXIST));
+        }
+        if flags & libc::O_DIRECTORY != 0 && flags & libc::O_TMPFILE != libc::O_TMPFILE {
+            return Ok(Answer::Err(libc::ENOTDIR));
+        }
+        if flags & (libc::O_PATH | libc::O_TMPFILE) != 0 {
+            return Err(self.data_error(
+                n,
+                c,
+                "(a descriptor's magic link)",
+                "O_PATH and O_TMPFILE in the data directory",
+            ));
+        }
+        self.open_inode(n, c, inode, None, true, flags)
+    }
+
+    /// The open of file `inode` itself: a descriptor at offset 0 with the
+    /// mode `flags` give, `link` its new name if the open creates it, and a
+    /// truncation on `O_TRUNC` if it `existed`.
+    fn open_inode(
+        &mut self,
+        n: u8,
+        c: &Notif,
+        inode: u32,
+        link: Option<Vec<u8>>,
+        existed: bool,
+        flags: i32,
+    ) -> Result<Answer, ProcessError> {
+        let cloexec = flags & libc::O_CLOEXEC != 0;
+        let mode = match flags & libc::O_ACCMODE {
             libc::O_RDONLY => READ,
             libc::O_WRONLY => WRITE,
             _ => READ | WRITE,
         } | if flags & libc::O_APPEND != 0 { APPEND } else { 0 }
             | if flags & (libc::O_SYNC | libc::O_DSYNC) != 0 { SYNC } else { 0 };
+        // The descriptor first, as Linux takes it: at its limit the open
+        // fails with EMFILE and changes nothing.
+        let Some(fd) = self.add_fd(n, c, cloexec)? else { return Ok(Answer::Done) };
+        if let Some(name) = link {
+            self.change(n, DiskOp::Link { name, inode })?;
+        }
         // Linux truncates on O_TRUNC whatever the access mode.
         if flags & libc::O_TRUNC != 0 && existed {
             self.change(n, DiskOp::Truncate { inode, len: 0 })?;
             if mode & SYNC != 0 {
                 self.world.nodes[n as usize].disk.sync_file(inode);
+                self.check_crash_states(n)?;
             }
         }
-        if let Some(fd) = self.add_fd(n, c, cloexec)? {
-            self.world.nodes[n as usize].fds.insert(fd, VFd::File { inode, offset: 0, mode });
-        }
+        self.world.nodes[n as usize].fds.insert(fd, VFd::File { inode, offset: 0, mode });
         Ok(Answer::Done)
     }
 
@@ -260,11 +403,17 @@ impl Supervisor {
             });
         }
         let len = bytes.len();
+        // Under ext4's crash states a write past the end is two changes, its
+        // size and its bytes, which a crash may keep apart.
+        if len > 0 && self.cfg.crash_states == CrashStates::Ext4 && end > self.contents(n, inode).len() as u64 {
+            self.change(n, DiskOp::Grow { inode, len: end as u32 })?;
+        }
         if len > 0 {
             self.change(n, DiskOp::Write { inode, offset: start as u32, bytes })?;
         }
         if mode & SYNC != 0 {
             self.world.nodes[n as usize].disk.sync_file(inode);
+            self.check_crash_states(n)?;
         }
         if at.is_none() {
             self.set_offset(n, fd, end as u32);
@@ -296,10 +445,22 @@ impl Supervisor {
             return Ok(Answer::Val(0));
         };
         let delta = c.args[1] as i64;
+        let len = self.contents(n, inode).len() as i64;
         let base = match c.args[2] as i32 {
             libc::SEEK_SET => 0,
             libc::SEEK_CUR => offset as i64,
-            libc::SEEK_END => self.contents(n, inode).len() as i64,
+            libc::SEEK_END => len,
+            // A file of the model has no holes: data up to its end, the
+            // one hole after it; past the end, ENXIO, as Linux answers.
+            libc::SEEK_DATA | libc::SEEK_HOLE if !(0..len).contains(&delta) => return Ok(Answer::Err(libc::ENXIO)),
+            libc::SEEK_DATA => {
+                self.set_offset(n, fd, delta as u32);
+                return Ok(Answer::Val(delta));
+            }
+            libc::SEEK_HOLE => {
+                self.set_offset(n, fd, len as u32);
+                return Ok(Answer::Val(len));
+            }
             _ => return Ok(Answer::Err(libc::EINVAL)),
         };
         match base.checked_add(delta) {
@@ -319,10 +480,11 @@ impl Supervisor {
 
     /// `fsync`, `fdatasync` (and `syncfs`) of a descriptor of the data
     /// directory; on any other the call runs.
-    pub(super) fn on_sync(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Answer {
+    pub(super) fn on_sync(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
         let answer = self.sync_of(n, c, vfd);
         self.collect_files(n);
-        answer
+        self.check_crash_states(n)?;
+        Ok(answer)
     }
 
     fn sync_of(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Answer {
@@ -344,8 +506,9 @@ impl Supervisor {
                 disk.sync_dir();
                 Answer::Val(0)
             }
+            // A file of the machine, read only, or a device: as the kernel.
+            Some(VFd::Host { .. } | VFd::Device { .. } | VFd::Out { .. }) | None => Answer::Continue,
             Some(_) => Answer::Err(libc::EINVAL),
-            None => Answer::Continue,
         }
     }
 
@@ -370,6 +533,7 @@ impl Supervisor {
         self.change(n, DiskOp::Truncate { inode, len: len as u32 })?;
         if mode & SYNC != 0 {
             self.world.nodes[n as usize].disk.sync_file(inode);
+            self.check_crash_states(n)?;
         }
         Ok(Answer::Val(0))
     }
@@ -451,92 +615,225 @@ impl Supervisor {
         if notif::write_mem(c.pid, at, &st) { Answer::Val(0) } else { Answer::Err(libc::EFAULT) }
     }
 
-    /// `fstat(fd, st)`, `newfstatat(dirfd, path, st, flags)` and `statx`:
-    /// of the data directory and its files, answered from the world; of
-    /// anything else, run.
-    pub(super) fn on_stat(&self, n: u8, c: &Notif) -> Answer {
+    /// `fstat(fd, st)`, `stat`, `lstat`, `newfstatat(dirfd, path, st,
+    /// flags)` and `statx`: of the data directory and its files, answered
+    /// from the world; of anything else, by the checker's own `stat` with
+    /// the times fixed (`files::stat_host`). `statx` is ENOSYS on every
+    /// file (glibc and Rust's standard library fall back to `fstat` and
+    /// `newfstatat`), so that there is one answer to keep right.
+    pub(super) fn on_stat(&self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
         let node = &self.world.nodes[n as usize];
         let of_fd = |fd: i32| match node.fds.get(&fd) {
-            Some(VFd::File { inode, .. }) => Some(DataStat::Inode(*inode)),
-            Some(VFd::Dir { .. }) => Some(DataStat::Dir),
-            _ => None,
+            Some(VFd::File { inode, .. }) => Found::Data(DataStat::Inode(*inode)),
+            Some(VFd::Dir { .. }) => Found::Data(DataStat::Dir),
+            _ => Found::Host(StatOf::Fd(fd)),
         };
-        let of_path = |dirfd: i32, at: u64, flags: i32| -> Option<Option<DataStat>> {
-            let path = if at == 0 { Vec::new() } else { notif::read_cstr(c.pid, at, libc::PATH_MAX as usize)? };
-            if path.is_empty() {
-                return (flags & libc::AT_EMPTY_PATH != 0).then(|| of_fd(dirfd));
+        // What a path names: in the data directory, or a host file (its
+        // resolved path, or a descriptor for `AT_EMPTY_PATH` or through
+        // its magic link).
+        let of_path = |dirfd: i32, at: u64, flags: i32| -> Result<Found, ProcessError> {
+            if at == 0 && flags & libc::AT_EMPTY_PATH == 0 {
+                return Ok(Found::Errno(libc::EFAULT));
             }
-            let resolved = self.resolve_at(n, c.pid, dirfd, &path, flags & libc::AT_SYMLINK_NOFOLLOW == 0);
-            Some(match self.data_path(&resolved.shown)? {
-                DataPath::Dir => Some(DataStat::Dir),
-                DataPath::File(name) => Some(match node.disk.current().1.get(&name) {
+            let path = if at == 0 {
+                Vec::new()
+            } else {
+                match notif::read_cstr(c.pid, at, libc::PATH_MAX as usize) {
+                    Some(path) => path,
+                    None => return Ok(Found::Errno(libc::EFAULT)),
+                }
+            };
+            if path.is_empty() {
+                if flags & libc::AT_EMPTY_PATH == 0 {
+                    return Ok(Found::Errno(libc::ENOENT));
+                }
+                return Ok(of_fd(dirfd));
+            }
+            let follow = flags & libc::AT_SYMLINK_NOFOLLOW == 0;
+            let resolved = self.resolve_at(n, c, dirfd, &path, follow)?;
+            if let Some(fd) = resolved.fd {
+                return Ok(of_fd(fd));
+            }
+            Ok(match self.data_path(&resolved.shown) {
+                Some(DataPath::Dir) => Found::Data(DataStat::Dir),
+                Some(DataPath::File(name)) => Found::Data(match node.disk.current().1.get(&name) {
                     Some(&inode) => DataStat::Inode(inode),
                     None => DataStat::Missing,
                 }),
-                DataPath::Deeper => Some(DataStat::Missing),
+                Some(DataPath::Deeper) => Found::Data(DataStat::Missing),
+                None => Found::Host(StatOf::Path { shown: resolved.shown, follow }),
             })
         };
-        match c.nr {
-            libc::SYS_stat | libc::SYS_lstat => {
-                let flags = if c.nr == libc::SYS_lstat { libc::AT_SYMLINK_NOFOLLOW } else { 0 };
-                match of_path(libc::AT_FDCWD, c.args[0], flags) {
-                    Some(Some(DataStat::Missing)) => Answer::Err(libc::ENOENT),
-                    Some(Some(what)) => self.stat_data(n, c, c.args[1], &what),
-                    _ => Answer::Continue,
-                }
-            }
-            libc::SYS_fstat => match of_fd(c.args[0] as i32) {
-                Some(what) => self.stat_data(n, c, c.args[1], &what),
-                None => Answer::Continue,
-            },
-            libc::SYS_newfstatat => match of_path(c.args[0] as i32, c.args[1], c.args[3] as i32) {
-                Some(Some(DataStat::Missing)) => Answer::Err(libc::ENOENT),
-                Some(Some(what)) => self.stat_data(n, c, c.args[2], &what),
-                _ => Answer::Continue,
-            },
-            // statx: programs fall back to fstat on ENOSYS.
-            _ => match of_path(c.args[0] as i32, c.args[1], c.args[2] as i32) {
-                Some(Some(_)) => Answer::Err(libc::ENOSYS),
-                _ => Answer::Continue,
-            },
-        }
+        let (found, at) = match c.nr {
+            libc::SYS_statx => return Ok(Answer::Err(libc::ENOSYS)),
+            libc::SYS_stat => (of_path(libc::AT_FDCWD, c.args[0], 0)?, c.args[1]),
+            libc::SYS_lstat => (of_path(libc::AT_FDCWD, c.args[0], libc::AT_SYMLINK_NOFOLLOW)?, c.args[1]),
+            libc::SYS_fstat => (of_fd(c.args[0] as i32), c.args[1]),
+            _ => (of_path(c.args[0] as i32, c.args[1], c.args[3] as i32)?, c.args[2]),
+        };
+        Ok(match found {
+            Found::Errno(e) => Answer::Err(e),
+            Found::Data(DataStat::Missing) => Answer::Err(libc::ENOENT),
+            Found::Data(what) => self.stat_data(n, c, at, &what),
+            Found::Host(of) => self.stat_host(n, c, of, at),
+        })
     }
 }
 
+/// What a stat names.
+enum Found {
+    /// The data directory or one of its files.
+    Data(DataStat),
+    /// Anything else.
+    Host(StatOf),
+    /// Nothing: the call fails with this errno.
+    Errno(i32),
+}
+
+/// Resolutions kept by [`Supervisor::resolve_at`] before the cache starts
+/// again.
+const RESOLVED_MAX: usize = 4096;
+
+/// Whether a path's resolution may be the same for every node, life and
+/// call, so that it may be kept: an absolute path. The machine's file
+/// system does not change during a search (a node cannot write it), nor
+/// does the data directory's real directory (it is never written). Whether
+/// it is kept is then the walk's to say: not if it went through `/proc`
+/// (`Resolved::through_proc`: `/proc/self`, `/dev/fd/N` however spelt, any
+/// link into it), whose results are a process's.
+fn cacheable(path: &[u8]) -> bool {
+    path.first() == Some(&b'/')
+}
+
 impl Supervisor {
-    /// What a path-naming call (`access`, `readlink`, their `at` forms:
-    /// `with_dirfd`) names in the data directory: `None` outside it, else
-    /// whether it exists there (the directory, or a file it holds).
-    fn named_data(&self, n: u8, c: &Notif, with_dirfd: bool, follow: bool) -> Option<bool> {
-        let (dirfd, at) = if with_dirfd { (c.args[0] as i32, c.args[1]) } else { (libc::AT_FDCWD, c.args[0]) };
-        let path = notif::read_cstr(c.pid, at, libc::PATH_MAX as usize)?;
-        let resolved = self.resolve_at(n, c.pid, dirfd, &path, follow);
-        Some(match self.data_path(&resolved.shown)? {
+    /// The text of a link in node `n`'s own `/proc` entry (`path` resolved
+    /// without following its last link, as `resolved`), as the node knows
+    /// it: `/proc/self` is its virtual pid and `/proc/thread-self` its
+    /// thread (a kernel gives the process's pid: here, `getpid()`'s);
+    /// `exe` is the program (the kernel's is the start stub, which every
+    /// life is); a descriptor's link names what the world holds
+    /// (`files::link_name`: a data-directory file, `socket:[N]`, `pipe:[N]`,
+    /// an anonymous inode), or, for a file of the machine, the kernel's
+    /// text; any other link of its own (`cwd`, `root`) the kernel's text.
+    /// The kernel's texts with its own `/proc/<real pid>` written as
+    /// `/proc/<vpid>`. `None` for every other path (the kernel's answer, or
+    /// the data directory's); an error for a descriptor whose name the
+    /// world cannot give.
+    fn own_link(
+        &self,
+        n: u8,
+        c: &Notif,
+        path: &[u8],
+        resolved: &super::paths::Resolved,
+    ) -> Option<Result<String, ProcessError>> {
+        if path.last() == Some(&b'/') {
+            return None;
+        }
+        let (pid, vpid) = (c.pid, (super::processes::VIRTUAL_PID_BASE + n as i64) as u32);
+        let own = format!("/proc/{pid}");
+        let thread = format!("{own}/task/{pid}");
+        let last = path.rsplit(|&b| b == b'/').next().unwrap_or(&[]);
+        let shown = resolved.shown.as_str();
+        if resolved.through_proc && last == b"self" && shown == own {
+            return Some(Ok(vpid.to_string()));
+        }
+        if resolved.through_proc && last == b"thread-self" && shown == thread {
+            return Some(Ok(format!("{vpid}/task/{vpid}")));
+        }
+        let rest = shown.strip_prefix(&format!("{thread}/")).or_else(|| shown.strip_prefix(&format!("{own}/")))?;
+        if rest == "exe" {
+            return Some(Ok(self.argvs[n as usize][0].to_string_lossy().into_owned()));
+        }
+        let kernel =
+            || std::fs::read_link(shown).ok().map(|t| Ok(super::paths::virtual_name(&t.to_string_lossy(), pid, vpid)));
+        let Some(fd) = rest.strip_prefix("fd/").and_then(|f| f.parse::<i32>().ok()) else {
+            return kernel();
+        };
+        match self.through(n, fd) {
+            super::paths::Through::Kernel => kernel(),
+            super::paths::Through::Dir(dir) => Some(Ok(String::from_utf8_lossy(&dir).into_owned())),
+            super::paths::Through::World(_) => Some(self.link_name(n, fd).ok_or_else(|| ProcessError::File {
+                node: n,
+                call: syscalls::describe(c.nr),
+                path: resolved.shown.clone(),
+                detail: match fd {
+                    3 | 193 => "fds 3 and 193 are the checker's records, which a real run has as its harness made them"
+                        .to_string(),
+                    _ => "the link of a data-directory file unlinked while open would name it by the name it had, which the world does not keep".to_string(),
+                },
+            })),
+        }
+    }
+
+    /// What a path-naming call (`access`, `readlink`, their `at` forms)
+    /// names in the data directory: `None` outside it, else whether it
+    /// exists there (the directory, or a file it holds).
+    fn named_data(&self, n: u8, shown: &str) -> Option<bool> {
+        Some(match self.data_path(shown)? {
             DataPath::Dir => true,
             DataPath::Deeper => false,
             DataPath::File(name) => self.world.nodes[n as usize].disk.current().1.contains_key(&name),
         })
     }
 
-    /// `access`, `faccessat`, `faccessat2` of the data directory and its
-    /// files: whether it exists (a node may do anything to its own files);
-    /// of anything else, run.
-    pub(super) fn on_access(&self, n: u8, c: &Notif) -> Answer {
-        match self.named_data(n, c, c.nr != libc::SYS_access, true) {
+    /// `access`, `faccessat`, `faccessat2`: of the data directory and its
+    /// files, whether it exists (a node may do anything to its own files);
+    /// through a descriptor's magic link to something the world holds, as
+    /// its mode allows (a socket's is 0777, a pipe's, an anonymous inode's
+    /// and a data file's no execution: measured natively); another
+    /// process's `/proc` entry does not exist; anything else runs.
+    pub(super) fn on_access(&self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        let (dirfd, at, mode) = match c.nr {
+            libc::SYS_access => (libc::AT_FDCWD, c.args[0], c.args[1] as i32),
+            _ => (c.args[0] as i32, c.args[1], c.args[2] as i32),
+        };
+        let Some(path) = notif::read_cstr(c.pid, at, libc::PATH_MAX as usize) else { return Ok(Answer::Continue) };
+        let resolved = self.resolve_at(n, c, dirfd, &path, true)?;
+        if let Some(fd) = resolved.fd {
+            let socket = matches!(
+                self.world.nodes[n as usize].fds.get(&fd),
+                Some(VFd::Conn { .. } | VFd::Socket { .. } | VFd::Pair { .. })
+            );
+            return Ok(if mode & libc::X_OK != 0 && !socket { Answer::Err(libc::EACCES) } else { Answer::Val(0) });
+        }
+        Ok(match self.named_data(n, &resolved.shown) {
+            None if super::files::hidden(&resolved.shown, c.pid, None).is_err() => Answer::Err(libc::ENOENT),
             None => Answer::Continue,
             Some(true) => Answer::Val(0),
             Some(false) => Answer::Err(libc::ENOENT),
-        }
+        })
     }
 
-    /// `readlink` and `readlinkat` of the data directory or its files:
-    /// none is a link (EINVAL); of anything else, run.
-    pub(super) fn on_readlink(&self, n: u8, c: &Notif) -> Answer {
-        match self.named_data(n, c, c.nr != libc::SYS_readlink, false) {
+    /// `readlink` and `readlinkat`: a link of the node's own `/proc` entry
+    /// as it knows it ([`Self::own_link`]); the data directory and its
+    /// files, which are no links (EINVAL); another process's `/proc` entry,
+    /// which does not exist; anything else runs.
+    pub(super) fn on_readlink(&self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        let (dirfd, at, buf, size) = if c.nr == libc::SYS_readlink {
+            (libc::AT_FDCWD, c.args[0], c.args[1], c.args[2] as i32)
+        } else {
+            (c.args[0] as i32, c.args[1], c.args[2], c.args[3] as i32)
+        };
+        let Some(path) = notif::read_cstr(c.pid, at, libc::PATH_MAX as usize) else { return Ok(Answer::Continue) };
+        let resolved = self.resolve_at(n, c, dirfd, &path, false)?;
+        if let Some(text) = self.own_link(n, c, &path, &resolved) {
+            let text = text?;
+            if size <= 0 {
+                return Ok(Answer::Err(libc::EINVAL));
+            }
+            let k = text.len().min(size as usize);
+            return Ok(if notif::write_mem(c.pid, buf, &text.as_bytes()[..k]) {
+                Answer::Val(k as i64)
+            } else {
+                Answer::Err(libc::EFAULT)
+            });
+        }
+        Ok(match self.named_data(n, &resolved.shown) {
+            None if super::files::hidden(&resolved.shown, c.pid, None).is_err() => Answer::Err(libc::ENOENT),
             None => Answer::Continue,
             Some(true) => Answer::Err(libc::EINVAL),
             Some(false) => Answer::Err(libc::ENOENT),
-        }
+        })
     }
 
     /// `getdents64` of the data directory: `.`, `..` and its names, in
@@ -586,6 +883,19 @@ impl Supervisor {
 }
 
 /// What a `stat` of the data directory finds.
+/// A file outside the data directory that a stat names.
+pub(super) enum StatOf {
+    /// A descriptor of the node's.
+    Fd(i32),
+    /// A path, resolved for the node; `follow` a last symbolic link.
+    Path {
+        /// The resolved path.
+        shown: String,
+        /// Whether a symbolic link as its last component is followed.
+        follow: bool,
+    },
+}
+
 pub(super) enum DataStat {
     Inode(u32),
     Dir,

@@ -1,35 +1,43 @@
-//! The table of system calls: every call the filter notifies is answered by
-//! the one `match` in [`Supervisor::handle`], each number in one of three
-//! groups, as in shadow's syscall handler. *Modelled*: the checker answers
-//! from the world (on a descriptor it does not own, a file, the call runs).
-//! *Passed through*: the call runs once shown harmless (it touches no
-//! descriptor the checker owns and no memory a fork would share), and is
-//! refused otherwise. *Refused*: an error naming the node and the call.
-//! Before the preload's hello a second, smaller table,
-//! [`Supervisor::before_hello`], lets only ld.so's own file I/O pass.
+//! The system calls a node makes, answered: `table` gives every number
+//! one of three groups (default-deny, as shadow's handler table): *passed
+//! through* (the filter lets it reach the kernel unnotified, with a sentence
+//! on why that is harmless), *modelled* (notified, and answered by the one
+//! `match` in [`Supervisor::handle`]: from the world, or by letting it run
+//! where the handler has seen it is harmless), *refused* (an error naming
+//! the node and the call, with the table's reason). Before the start stub's
+//! hello, in the template, a second, smaller table,
+//! [`Supervisor::before_hello`], lets only the stub's own set-up run.
 //!
 //! The handlers live in a file of their family: `connections` (sockets,
-//! connections, non-blocking I/O and the records on fds 3 and 193), `poll`
-//! (`poll` and `ppoll`), `files` (descriptors:
-//! open, close, dup, fcntl, ioctl, lseek, transfers; the calls that would
-//! change the file system, which are refused), `paths` (a node's paths,
-//! resolved as the kernel resolves them for it), `time` (the logical
-//! clock, sleeps, and the machine's other time figures), `timers`
-//! (timerfds), `disk` (the data directory's files), `random` (the nodes'
-//! random streams), `processes` (virtual pids, signals to oneself, shared
-//! mappings, the preload's traps); `buffers` reads and writes a call's
-//! buffers in the target's memory. This module owns the dispatch and what
-//! is shared by the families; it does not send answers, wait for events or
-//! carry out actions (that is the supervisor), and it starts no process.
+//! connections, non-blocking I/O and the records on fds 3 and 193), `local`
+//! (pipes, socketpairs and eventfds inside a node), `poll` (`poll`,
+//! `select`, epoll), `files` (descriptors: open, close, dup, fcntl, ioctl,
+//! lseek, stat, transfers; what may be opened of `/proc`, `/sys` and
+//! `/dev`; the calls that would change the file system, which are
+//! refused), `host` (the machine's files, devices and the node's stdin,
+//! stdout and stderr, in the world), `paths` (a node's paths, resolved as
+//! the kernel resolves them for it), `time` (the logical clock, sleeps, and
+//! the machine's other time figures), `timers` (timerfds), `disk` (the data
+//! directory's files), `random` (the nodes' random streams), `processes`
+//! (virtual pids and process groups, signals to oneself, limits, mappings,
+//! the traps of the stub and the preload); `buffers` reads and writes a
+//! call's buffers in the target's memory. This module owns the dispatch and
+//! what is shared by the families; it does not send answers, wait for
+//! events or carry out actions (that is the supervisor), and it starts no
+//! process.
 
 mod buffers;
 mod connections;
 mod disk;
 mod files;
+mod host;
+mod local;
 mod paths;
 mod poll;
 mod processes;
 mod random;
+mod socket_timeouts;
+pub(super) mod table;
 mod time;
 mod timers;
 
@@ -39,16 +47,18 @@ pub use random::random_stream;
 pub use time::EPOCH_BASE;
 
 pub(super) use files::CHANGE_FILES;
+pub(super) use paths::Resolved;
 pub(super) use poll::IN;
 
 use std::os::fd::AsFd;
 
 use nix::libc;
 
-use connections::{on_getsockopt, on_shutdown};
 use files::{on_fcntl, on_ioctl, on_lseek, on_mmsg};
-use processes::{on_getpid, on_mmap, on_prctl, on_rt_sigaction};
-use time::{on_getcpu, on_getrusage};
+use processes::{
+    on_affinity, on_futex, on_getpid, on_madvise, on_personality, on_prctl, on_process_group, on_rlimit, on_uname,
+};
+use time::{on_clock_getres, on_getcpu, on_getrusage};
 
 use super::filter::SNAPSHOT_SIGNAL;
 use super::notif::{self, Notif};
@@ -57,13 +67,15 @@ use super::world::{Blocked, VFd};
 use super::{ProcessError, syscalls};
 
 /// The preload's handshake (`cmc-preload`'s `HELLO_*`; kept in step by the
-/// test that starts a node with the preload).
+/// test that starts a node with the preload). The start stub's uses the
+/// same request with its own magic (`start::protocol`).
 const HELLO_REQUEST: u64 = 0x434d_4301;
 const HELLO_MAGIC: u64 = 0x6f6c_6568_2d63_6d63;
-const HELLO_VERSION: u32 = 3;
-const HELLO_BYTES: usize = 48;
-/// The `ioctl` on fd 3 a template parks in (`cmc-preload`'s `PARK_REQUEST`).
-pub(super) const PARK_REQUEST: u64 = 0x434d_4302;
+const HELLO_VERSION: u32 = 4;
+const HELLO_BYTES: usize = 40;
+/// The `ioctl` on fd 3 a template parks in (the start stub's
+/// `PARK_REQUEST`).
+pub(super) const PARK_REQUEST: u64 = super::start::protocol::PARK_REQUEST;
 
 /// Calls that ask about a file (its status, whether it exists, a
 /// directory's names) or make it durable: notified (the filter), since the
@@ -155,6 +167,46 @@ pub(super) enum Answer {
     Hello,
 }
 
+/// The calls of sockets only: on any other descriptor, ENOTSOCK.
+const SOCKET_CALLS: &[i64] = &[
+    libc::SYS_bind,
+    libc::SYS_connect,
+    libc::SYS_listen,
+    libc::SYS_accept,
+    libc::SYS_accept4,
+    libc::SYS_shutdown,
+    libc::SYS_getsockopt,
+    libc::SYS_setsockopt,
+    libc::SYS_getsockname,
+    libc::SYS_getpeername,
+    libc::SYS_sendto,
+    libc::SYS_recvfrom,
+    libc::SYS_sendmsg,
+    libc::SYS_recvmsg,
+    libc::SYS_sendmmsg,
+    libc::SYS_recvmmsg,
+];
+
+/// `AUDIT_ARCH_X86_64`: the only calling convention a node may use.
+const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+/// The bit of an x32 system call's number.
+const X32_SYSCALL_BIT: i64 = 0x4000_0000;
+
+/// The refusal of a call made through another ABI than x86-64's: `int
+/// 0x80` (i386 numbers, which name other calls) or the x32 ABI. The filter
+/// notifies them rather than killing the node, which would read as a
+/// violation of `no_node_killed_by_a_signal`.
+fn foreign_abi(n: u8, c: &Notif) -> Option<ProcessError> {
+    let call = if c.arch != AUDIT_ARCH_X86_64 {
+        format!("i386 system call {} (int 0x80, architecture {:#x})", c.nr, c.arch)
+    } else if c.nr & X32_SYSCALL_BIT != 0 {
+        format!("x32 system call {}", c.nr & !X32_SYSCALL_BIT)
+    } else {
+        return None;
+    };
+    Some(ProcessError::Unmodelled { node: n, call, detail: "only the x86-64 system call ABI is modelled".to_string() })
+}
+
 /// The refusal of a call the checker does not model.
 fn refuse(n: u8, c: &Notif, detail: &str) -> Result<Answer, ProcessError> {
     Err(ProcessError::Unmodelled { node: n, call: syscalls::describe(c.nr), detail: detail.to_string() })
@@ -168,8 +220,16 @@ fn forbid(n: u8, c: &Notif, what: &'static str) -> Result<Answer, ProcessError> 
 impl Supervisor {
     /// The table: what node `n`'s call `c` gets.
     pub(super) fn handle(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        if let Some(refused) = foreign_abi(n, c) {
+            return Err(refused);
+        }
         let fd = c.args[0] as i32;
         let vfd = self.world.nodes[n as usize].fds.get(&fd).copied();
+        if SOCKET_CALLS.contains(&c.nr)
+            && vfd.is_some_and(|v| !matches!(v, VFd::Socket { .. } | VFd::Conn { .. } | VFd::Pair { .. }))
+        {
+            return Ok(Answer::Err(libc::ENOTSOCK));
+        }
         match c.nr {
             // Modelled: answered from the world. On a descriptor the checker
             // does not own (a file) most of them run.
@@ -182,168 +242,236 @@ impl Supervisor {
             | libc::SYS_preadv2
             | libc::SYS_pwritev2 => self.on_positional(n, c, vfd),
             libc::SYS_socket => self.on_socket(n, c),
+            // Objects inside one node, in the world (`local`).
+            libc::SYS_pipe | libc::SYS_pipe2 => self.on_pipe(n, c),
+            libc::SYS_socketpair => self.on_socketpair(n, c),
+            libc::SYS_eventfd | libc::SYS_eventfd2 => self.on_eventfd(n, c),
+            libc::SYS_bind
+            | libc::SYS_connect
+            | libc::SYS_listen
+            | libc::SYS_accept
+            | libc::SYS_accept4
+            | libc::SYS_shutdown
+            | libc::SYS_setsockopt
+            | libc::SYS_getsockopt
+            | libc::SYS_getsockname
+            | libc::SYS_getpeername
+                if matches!(vfd, Some(VFd::Pair { .. })) =>
+            {
+                self.on_pair_call(n, c, vfd)
+            }
             libc::SYS_bind | libc::SYS_connect | libc::SYS_listen | libc::SYS_accept | libc::SYS_accept4 => {
                 self.on_socket_call(n, c, vfd)
             }
-            libc::SYS_shutdown => Ok(on_shutdown(vfd)),
-            libc::SYS_setsockopt => self.on_setsockopt(n, c, vfd),
-            libc::SYS_getsockopt => Ok(on_getsockopt(c, vfd)),
+            libc::SYS_shutdown => self.on_shutdown(n, c, vfd),
+            libc::SYS_setsockopt => match self.on_socket_option(n, c, vfd)? {
+                Some(answer) => Ok(answer),
+                None => self.on_setsockopt(n, c, vfd),
+            },
+            libc::SYS_getsockopt => {
+                Ok(self.get_socket_timeout(n, c, vfd).unwrap_or_else(|| self.on_getsockopt(n, c, vfd)))
+            }
             libc::SYS_getsockname | libc::SYS_getpeername => Ok(self.on_sockname(n, c, vfd)),
             libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat => self.on_open(n, c),
             nr if CHANGE_FILES.contains(&nr) => self.on_file_system(n, c),
-            libc::SYS_close => Ok(self.on_close(n, fd, vfd)),
+            libc::SYS_close => {
+                self.on_data_close(n, vfd)?;
+                Ok(self.on_close(n, fd, vfd))
+            }
+            libc::SYS_ioctl if fd == 3 && c.args[1] == HELLO_REQUEST => self.on_preload_hello(n, c),
             libc::SYS_ioctl => on_ioctl(&mut self.world, n, c, vfd),
+            libc::SYS_fcntl
+                if matches!(c.args[1] as i32, libc::F_DUPFD | libc::F_DUPFD_CLOEXEC)
+                    && vfd.is_some_and(files::shared_flags) =>
+            {
+                self.dup_shared(n, c, fd, c.args[2] as i32, c.args[1] as i32 == libc::F_DUPFD_CLOEXEC)
+            }
             libc::SYS_fcntl => on_fcntl(&mut self.world.nodes[n as usize].nonblock, n, c, vfd),
             libc::SYS_lseek if matches!(vfd, Some(VFd::File { .. } | VFd::Dir { .. })) => self.seek_file(n, c, fd),
+            libc::SYS_lseek if matches!(vfd, Some(VFd::Host { .. })) => Ok(self.seek_host(n, c, fd)),
             libc::SYS_lseek => Ok(on_lseek(vfd)),
-            libc::SYS_fsync | libc::SYS_fdatasync | libc::SYS_syncfs | libc::SYS_sync => Ok(self.on_sync(n, c, vfd)),
+            libc::SYS_fsync | libc::SYS_fdatasync | libc::SYS_syncfs | libc::SYS_sync => self.on_sync(n, c, vfd),
             libc::SYS_fstat | libc::SYS_newfstatat | libc::SYS_statx | libc::SYS_stat | libc::SYS_lstat => {
-                Ok(self.on_stat(n, c))
+                self.on_stat(n, c)
             }
-            libc::SYS_readlink | libc::SYS_readlinkat => Ok(self.on_readlink(n, c)),
-            libc::SYS_access | libc::SYS_faccessat | libc::SYS_faccessat2 => Ok(self.on_access(n, c)),
+            libc::SYS_readlink | libc::SYS_readlinkat => self.on_readlink(n, c),
+            libc::SYS_access | libc::SYS_faccessat | libc::SYS_faccessat2 => self.on_access(n, c),
+            libc::SYS_getdents64 if matches!(vfd, Some(VFd::Host { .. })) => {
+                if paths::of_fd(c.pid, fd).starts_with("/proc") {
+                    return refuse(n, c, "listing a directory of /proc would show real pids and inode numbers");
+                }
+                Ok(self.list_host(n, c, fd))
+            }
             libc::SYS_getdents64 => Ok(self.on_getdents(n, c, vfd)),
-            libc::SYS_clock_gettime => Ok(self.on_clock_gettime(c)),
+            libc::SYS_clock_gettime => Ok(self.on_clock_gettime(n, c)),
             libc::SYS_gettimeofday => Ok(self.on_gettimeofday(c)),
             libc::SYS_time => Ok(self.on_time(c)),
             libc::SYS_times => Ok(self.on_times(c)),
             libc::SYS_sysinfo => Ok(self.on_sysinfo(c)),
             libc::SYS_getrusage => Ok(on_getrusage(c)),
-            libc::SYS_getcpu => Ok(on_getcpu(c)),
+            libc::SYS_getcpu => Ok(on_getcpu(c, self.cpu.unwrap_or(0) as u32)),
             libc::SYS_adjtimex | libc::SYS_clock_adjtime => self.on_adjtimex(n, c),
             libc::SYS_getrandom => Ok(self.on_getrandom(n, c)),
             libc::SYS_getpid | libc::SYS_gettid | libc::SYS_getppid => Ok(on_getpid(n, c)),
             libc::SYS_kill | libc::SYS_tkill | libc::SYS_tgkill => self.on_kill(n, c),
-            // Passed through once shown harmless: they run unless they touch a
-            // descriptor the checker owns or memory a fork would share.
             libc::SYS_dup | libc::SYS_dup2 | libc::SYS_dup3 => self.on_dup(n, c, vfd),
             libc::SYS_close_range => self.on_close_range(n, c),
             libc::SYS_sendfile | libc::SYS_splice | libc::SYS_tee | libc::SYS_vmsplice | libc::SYS_copy_file_range => {
                 self.on_transfer(n, c)
             }
             libc::SYS_sendmmsg | libc::SYS_recvmmsg => on_mmsg(n, c, vfd),
-            libc::SYS_mmap => on_mmap(n, c),
-            // Refused: an error naming the node and the call.
+            libc::SYS_mmap => self.on_mmap(n, c),
+            libc::SYS_madvise => on_madvise(n, c),
+            libc::SYS_fchdir | libc::SYS_fadvise64 | libc::SYS_readahead | libc::SYS_sync_file_range => {
+                self.on_file_hint(n, c, vfd)
+            }
             libc::SYS_epoll_ctl => self.on_epoll_ctl(n, c),
-            libc::SYS_socketpair => refuse(n, c, "only AF_INET stream sockets through socket() are modelled"),
             libc::SYS_poll | libc::SYS_ppoll => self.on_poll(n, c),
             libc::SYS_nanosleep => self.on_nanosleep(c),
             libc::SYS_clock_nanosleep => self.on_clock_nanosleep(c),
-            libc::SYS_pause => Ok(Answer::Hold(Blocked::Pause)),
+            libc::SYS_clock_getres => Ok(on_clock_getres(n, c)),
+            // Waiting for a signal: none comes to a node but its own.
+            libc::SYS_pause | libc::SYS_rt_sigsuspend => Ok(Answer::Hold(Blocked::Pause)),
+            // The end of the process, which the supervisor sees.
+            libc::SYS_exit_group => Ok(Answer::Continue),
             libc::SYS_select | libc::SYS_pselect6 => self.on_select(n, c),
             libc::SYS_epoll_wait | libc::SYS_epoll_pwait | libc::SYS_epoll_pwait2 => self.on_epoll_wait(n, c),
             libc::SYS_epoll_create | libc::SYS_epoll_create1 => self.on_epoll_create(n, c),
             libc::SYS_timerfd_create => self.on_timerfd_create(n, c),
             libc::SYS_timerfd_settime | libc::SYS_timerfd_gettime => self.on_timerfd_time(n, c),
-            libc::SYS_alarm | libc::SYS_setitimer | libc::SYS_timer_create => refuse(
-                n,
-                c,
-                "signal timers are not modelled: use a timerfd, a sleep or a poll's timeout, and TIMEOUT fires",
-            ),
-            libc::SYS_io_uring_setup | libc::SYS_io_setup => {
-                refuse(n, c, "asynchronous I/O is not modelled: its reads and writes would bypass the checker")
+            // The process as the node's: a daemon with a virtual pid, its
+            // own session and group, fixed limits, one CPU, a fixed name.
+            libc::SYS_set_tid_address => Ok(on_getpid(n, c)),
+            libc::SYS_getpgrp | libc::SYS_getpgid | libc::SYS_getsid | libc::SYS_setpgid | libc::SYS_setsid => {
+                Ok(on_process_group(n, c))
             }
-            libc::SYS_rt_sigqueueinfo
-            | libc::SYS_rt_tgsigqueueinfo
-            | libc::SYS_pidfd_open
-            | libc::SYS_pidfd_send_signal => refuse(n, c, "queued signals and pidfds are not modelled"),
-            // Only the snapshot signal's and SIGSEGV's `rt_sigaction` are
-            // notified.
-            libc::SYS_rt_sigaction => on_rt_sigaction(n, c),
-            // Only `arch_prctl(ARCH_SET_CPUID)` that lifts CPUID faulting.
+            libc::SYS_uname => Ok(on_uname(c)),
+            libc::SYS_personality => on_personality(n, c),
+            libc::SYS_setrlimit | libc::SYS_prlimit64 => on_rlimit(n, c),
+            libc::SYS_sched_getaffinity | libc::SYS_sched_setaffinity => {
+                on_affinity(n, c, self.cpu.unwrap_or(0) as u32)
+            }
+            libc::SYS_sched_getparam
+            | libc::SYS_sched_getscheduler
+            | libc::SYS_sched_getattr
+            | libc::SYS_sched_rr_get_interval
+            | libc::SYS_getpriority
+            | libc::SYS_ioprio_get => self.on_sched_query(n, c),
+            libc::SYS_capget => self.on_capget(n, c),
+            libc::SYS_chdir => self.on_chdir(n, c),
+            libc::SYS_futex => on_futex(n, c),
+            // Restartable sequences would show the CPU the node runs on in
+            // its memory: a kernel without them answers ENOSYS.
+            libc::SYS_rseq => Ok(Answer::Err(libc::ENOSYS)),
+            // Only the snapshot signal's and SIGSEGV's `rt_sigaction`, and a
+            // number that is no signal, are notified.
+            libc::SYS_rt_sigaction => self.on_rt_sigaction(n, c),
+            // Only `arch_prctl(ARCH_SET_CPUID)` that lifts CPUID faulting,
+            // and options the table does not pass.
             libc::SYS_arch_prctl => self.on_arch_prctl(n, c),
-            // Only `MADV_WIPEONFORK` and `MADV_DONTFORK` are notified.
-            libc::SYS_madvise => {
-                refuse(n, c, "MADV_WIPEONFORK and MADV_DONTFORK make memory differ between forks of a node")
-            }
-            libc::SYS_memfd_create
-            | libc::SYS_shmget
-            | libc::SYS_shmat
-            | libc::SYS_msgget
-            | libc::SYS_semget
-            | libc::SYS_mq_open
-            | libc::SYS_shmctl
-            | libc::SYS_shmdt
-            | libc::SYS_msgsnd
-            | libc::SYS_msgrcv
-            | libc::SYS_msgctl
-            | libc::SYS_semop
-            | libc::SYS_semtimedop
-            | libc::SYS_semctl
-            | libc::SYS_mq_unlink
-            | libc::SYS_mq_timedsend
-            | libc::SYS_mq_timedreceive
-            | libc::SYS_mq_notify
-            | libc::SYS_mq_getsetattr
-            | libc::SYS_memfd_secret => {
-                refuse(n, c, "shared memory, message queues and semaphores would hold state outside the world")
-            }
-            libc::SYS_ptrace
-            | libc::SYS_process_vm_readv
-            | libc::SYS_process_vm_writev
-            | libc::SYS_pidfd_getfd
-            | libc::SYS_kcmp
-            | libc::SYS_process_madvise
-            | libc::SYS_process_mrelease => refuse(
-                n,
-                c,
-                "reaching another process (a sibling life, a snapshot, the checker) is state outside the world",
-            ),
-            // Only `prctl(PR_SET_SECCOMP)` and `prctl(PR_SET_TSC)`.
-            libc::SYS_prctl => on_prctl(n, c),
+            // Only the options the table does not pass.
+            libc::SYS_prctl => on_prctl(n, c, self.greeted[n as usize]),
             libc::SYS_seccomp => forbid(n, c, "a seccomp filter (it would be compiled for every life)"),
-            nr if MACHINE.contains(&nr) => refuse_machine(n, c),
-            libc::SYS_open_by_handle_at => {
-                refuse(n, c, "opening a file by handle would bypass the path the checker resolves: open it by its path")
-            }
-            libc::SYS_flock => {
-                refuse(n, c, "file locks are kernel state the lives of a node would share, outside the world")
-            }
             libc::SYS_execve | libc::SYS_execveat => forbid(n, c, "exec"),
             libc::SYS_clone | libc::SYS_clone3 | libc::SYS_fork | libc::SYS_vfork => {
                 forbid(n, c, "a thread or a child process")
             }
-            // The filter notifies nothing else.
-            _ => Ok(Answer::Continue),
+            // Everything else: refused, with the table's reason (default-deny).
+            nr => match table::group(nr) {
+                table::Group::Refused(why) => refuse(n, c, why),
+                table::Group::Passed(_) => Ok(Answer::Continue),
+                table::Group::Modelled => refuse(n, c, "a call the table models but no handler answers"),
+            },
         }
     }
 
-    /// Before the preload's hello only ld.so's own file I/O may pass: any
-    /// modelled call means the preload is not there.
+    /// The start stub's hello, before it parks as the node's template:
+    /// every trap it sets must be set (`rdtsc`, the SIGSEGV handler that
+    /// emulates it and `cpuid`, the snapshot signal's handler) and the vDSO
+    /// gone, or the program would read real time.
+    fn on_stub_hello(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        use super::start::protocol::{HELLO_MAGIC as STUB_MAGIC, HELLO_VERSION as STUB_VERSION, Hello};
+        let failed = |detail: String| Err(ProcessError::StartFailed { node: n, detail });
+        let size = std::mem::size_of::<Hello>();
+        let Some(b) = notif::read_mem(c.pid, c.args[2], size) else { return failed("said an unreadable hello".into()) };
+        let u32_at = |at: usize| u32::from_ne_bytes(b[at..at + 4].try_into().unwrap_or_default());
+        let u64_at = |at: usize| u64::from_ne_bytes(b[at..at + 8].try_into().unwrap_or_default());
+        if u64_at(0) != STUB_MAGIC || u32_at(8) != STUB_VERSION || u32_at(12) as usize != size {
+            return failed(format!("said a hello of another version ({:#x}, {})", u64_at(0), u32_at(8)));
+        }
+        // tsc_trapped, segv_handler, snapshot_signal, vdso_removed.
+        if u32_at(16) == 0 || u32_at(24) == 0 {
+            return failed("could not make rdtsc fault into its handler: the node would read real time".into());
+        }
+        if u32_at(28) != SNAPSHOT_SIGNAL as u32 {
+            return failed(format!("could not install its handler of signal {SNAPSHOT_SIGNAL}"));
+        }
+        if u32_at(32) == 0 {
+            return failed("could not remove the vDSO: the node would read real time without a system call".into());
+        }
+        self.cpuid_gates[n as usize][0] = u64_at(40);
+        Ok(Answer::Hello)
+    }
+
+    /// The preload's hello, in every life, before the program's `main`:
+    /// it has taken SIGSEGV over from the stub, and its `cpuid` gate is the
+    /// second one allowed.
+    fn on_preload_hello(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        let missing = |detail: String| Err(ProcessError::MissingPreload { node: n, detail });
+        let Some(b) = notif::read_mem(c.pid, c.args[2], HELLO_BYTES) else {
+            return missing("unreadable hello".to_string());
+        };
+        let u32_at = |at: usize| u32::from_ne_bytes(b[at..at + 4].try_into().unwrap_or_default());
+        let u64_at = |at: usize| u64::from_ne_bytes(b[at..at + 8].try_into().unwrap_or_default());
+        if u64_at(0) != HELLO_MAGIC || u32_at(8) != HELLO_VERSION {
+            return missing(format!("a hello of another version ({:#x}, {})", u64_at(0), u32_at(8)));
+        }
+        if u32_at(12) == 0 {
+            return missing("it could not make rdtsc fault into its handler".to_string());
+        }
+        self.cpuid_gates[n as usize][1] = u64_at(32);
+        self.greeted[n as usize] = true;
+        Ok(Answer::Val(0))
+    }
+
+    /// Before the start stub's hello only its own set-up may pass (its
+    /// handlers, its traps, reading its maps to remove the vDSO).
     pub(super) fn before_hello(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
         let fd = c.args[0] as i32;
         let missing = |detail: String| Err(ProcessError::MissingPreload { node: n, detail });
         match c.nr {
-            libc::SYS_ioctl if fd == 3 && c.args[1] == HELLO_REQUEST => {
-                let Some(b) = notif::read_mem(c.pid, c.args[2], HELLO_BYTES) else {
-                    return missing("unreadable hello".to_string());
-                };
-                let u32_at = |at: usize| u32::from_ne_bytes(b[at..at + 4].try_into().unwrap_or_default());
-                let magic = u64::from_ne_bytes(b[0..8].try_into().unwrap_or_default());
-                if magic != HELLO_MAGIC || u32_at(8) != HELLO_VERSION {
-                    return missing(format!("a hello of another version ({magic:#x}, {})", u32_at(8)));
-                }
-                let (found, patched) = (u32_at(12), u32_at(16));
-                if found != patched || found & 7 != 7 {
-                    return Err(ProcessError::VdsoUnpatched { node: n, found, patched });
-                }
-                if u32_at(24) != SNAPSHOT_SIGNAL as u32 {
-                    return missing(format!("the preload could not install its handler of signal {SNAPSHOT_SIGNAL}"));
-                }
-                self.cpuid_gates[n as usize] = u64::from_ne_bytes(b[40..48].try_into().unwrap_or_default());
-                Ok(Answer::Hello)
-            }
+            libc::SYS_ioctl if fd == 3 && c.args[1] == HELLO_REQUEST => self.on_stub_hello(n, c),
             libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat => self.on_open_before_hello(n, c),
             nr if CHANGE_FILES.contains(&nr) => self.on_file_system(n, c),
             nr if MACHINE.contains(&nr) => refuse_machine(n, c),
             // The preload installs its handlers (of the snapshot signal and
             // SIGSEGV) and its rdtsc trap before its hello.
             libc::SYS_rt_sigaction => Ok(Answer::Continue),
-            libc::SYS_prctl => on_prctl(n, c),
+            libc::SYS_exit_group => Ok(Answer::Continue),
+            libc::SYS_prctl => on_prctl(n, c, self.greeted[n as usize]),
             libc::SYS_arch_prctl => self.on_arch_prctl(n, c),
             // ld.so's and libc's own start-up I/O on files and the log.
             nr if (FILE_CALLS.contains(&nr) || FILE_QUERIES.contains(&nr)) && fd != 3 && fd != 193 => {
                 Ok(Answer::Continue)
+            }
+            // The process's own set-up, answered as after the hello: a
+            // library's mappings, the thread's id, limits, and the rest
+            // that reads no time, entropy or world.
+            libc::SYS_mmap
+            | libc::SYS_madvise
+            | libc::SYS_set_tid_address
+            | libc::SYS_rseq
+            | libc::SYS_prlimit64
+            | libc::SYS_setrlimit
+            | libc::SYS_futex
+            | libc::SYS_getpid
+            | libc::SYS_gettid
+            | libc::SYS_getppid
+            | libc::SYS_uname
+            | libc::SYS_personality
+            | libc::SYS_sched_getaffinity => self.handle(n, c),
+            nr if foreign_abi(n, c).is_some() || matches!(table::group(nr), table::Group::Refused(_)) => {
+                self.handle(n, c)
             }
             nr => missing(format!("{} before the preload's hello", syscalls::describe(nr))),
         }
@@ -359,12 +487,46 @@ impl Supervisor {
     }
 
     /// Installs a placeholder in node `n` and completes its call with the
-    /// new descriptor's number. `None` when the node is gone.
+    /// new descriptor's number. `None` when the node is gone, or when it has
+    /// no descriptor free (at its `RLIMIT_NOFILE`, or the machine's limit):
+    /// its call then fails with EMFILE or ENFILE, as on Linux, which takes
+    /// the descriptor before anything else. So a caller changes the world
+    /// only once this has given a descriptor.
     fn add_fd(&mut self, n: u8, c: &Notif, cloexec: bool) -> Result<Option<i32>, ProcessError> {
+        // A description of its own: nothing a node does to one placeholder
+        // reaches another node's, or another of its own.
+        let devnull = super::lives::open_devnull().map_err(|errno| ProcessError::NodeSys {
+            node: n,
+            call: "open /dev/null",
+            errno,
+        })?;
+        self.add_fd_of(n, c, devnull.as_fd(), cloexec)
+    }
+
+    /// [`Self::add_fd`] of the checker's descriptor `src`: the node's new
+    /// descriptor shares its open file description.
+    fn add_fd_of(
+        &mut self,
+        n: u8,
+        c: &Notif,
+        src: std::os::fd::BorrowedFd<'_>,
+        cloexec: bool,
+    ) -> Result<Option<i32>, ProcessError> {
         let (Some(_), Some(t)) = (self.procs[n as usize].as_ref(), self.templates[n as usize].as_ref()) else {
             return Ok(None);
         };
-        notif::add_fd_and_return(t.listener.as_fd(), c.id, self.devnull.as_fd(), cloexec)
-            .map_err(|errno| ProcessError::NodeSys { node: n, call: "NOTIF_ADDFD", errno })
+        let listener = t.listener.as_fd();
+        match notif::add_fd_and_return(listener, c.id, src, cloexec) {
+            Ok(fd) => Ok(fd),
+            Err(errno @ (nix::errno::Errno::EMFILE | nix::errno::Errno::ENFILE)) => {
+                notif::respond(listener, c.id, 0, errno as i32).map_err(|errno| ProcessError::NodeSys {
+                    node: n,
+                    call: "NOTIF_SEND",
+                    errno,
+                })?;
+                Ok(None)
+            }
+            Err(errno) => Err(ProcessError::NodeSys { node: n, call: "NOTIF_ADDFD", errno }),
+        }
     }
 }

@@ -1,11 +1,19 @@
 //! Paths a node names, resolved as the kernel resolves them for that node:
 //! from its root, its working directory (`/proc/PID/cwd`) or a descriptor
 //! of its own (`/proc/PID/fd/N`), through its symbolic links, with
-//! `/proc/self` and `/proc/thread-self` meaning the node, not the
-//! supervisor (so `/dev/stdout` and `/dev/fd/N` are the node's). The
-//! supervisor walks the path one component at a time with `O_PATH`
-//! descriptors, which open nothing for reading or writing and change no
-//! file.
+//! `/proc/self`, `/proc/thread-self` and `/proc/<its virtual pid>` meaning
+//! the node, not the supervisor (so `/dev/stdout` and `/dev/fd/N` are the
+//! node's). The supervisor walks the path one component at a time with
+//! `O_PATH` descriptors, which open nothing for reading or writing and
+//! change no file.
+//!
+//! A descriptor's magic link (`/proc/self/fd/N`, `/dev/fd/N`) is what the
+//! world says the descriptor is ([`Through`]), not the kernel's file behind
+//! it: most descriptors the checker answers for are a `/dev/null`
+//! placeholder in the node, and the file they stand for (a data-directory
+//! file, a pipe, a socket) is the world's. So the walk asks, and goes on in
+//! the data directory, or stops at the descriptor ([`Resolved::fd`]) for
+//! the call to be answered from the world.
 //!
 //! What a file *is* (a random device, `/dev/null`, a file of time or
 //! entropy in `/proc`) is told by the resolved file itself, its device
@@ -33,14 +41,39 @@ const PROC_SUPER_MAGIC: i64 = 0x9fa0;
 const PROC_ROOT_INO: u64 = 1;
 
 /// A path a node named, resolved for it.
-pub(super) struct Resolved {
+#[derive(Clone)]
+pub(crate) struct Resolved {
     /// Absolute, with symbolic links followed (the last one only when the
     /// call follows it); for a file that does not exist, its directory
     /// resolved and its name; where resolution failed, the path made
     /// absolute by text alone.
-    pub shown: String,
+    pub(crate) shown: String,
     /// The file, when it exists.
-    pub stat: Option<libc::stat>,
+    pub(crate) stat: Option<libc::stat>,
+    /// Whether the walk went through `/proc` (its root, a magic link of
+    /// it): its result is then the resolving process's, not the same for
+    /// every node and life. True where the walk failed, to be safe.
+    pub(crate) through_proc: bool,
+    /// The node's descriptor whose magic link the path ends in, followed,
+    /// when the world answers for what it stands for ([`Through::World`]):
+    /// `shown` is then the link's text, and the call is answered from the
+    /// descriptor, never by the kernel (which would find the placeholder).
+    pub(crate) fd: Option<i32>,
+}
+
+/// What the magic link of a node's descriptor (`/proc/PID/fd/N`) leads to,
+/// as the world has it.
+pub(crate) enum Through {
+    /// The file the node holds, the kernel's (a file, directory or device
+    /// of the machine, stdin, stdout, stderr): the kernel's link.
+    Kernel,
+    /// The data directory, at this path of the machine (which exists, and
+    /// is never read): the walk goes on there.
+    Dir(Vec<u8>),
+    /// Something the world holds (a data-directory file, a pipe, a socket,
+    /// an eventfd, the records on fds 3 and 193), named as `readlink` names
+    /// it: the walk stops there.
+    World(String),
 }
 
 impl Resolved {
@@ -97,10 +130,23 @@ fn start_of(pid: u32, dirfd: i32) -> Option<OwnedFd> {
     open_path(libc::AT_FDCWD, at.as_bytes(), 0)
 }
 
-/// Resolves `path`, named by node process `pid` relative to its `dirfd`
-/// (or `AT_FDCWD`), as the kernel would; `follow` says whether a symbolic
-/// link as the last component is followed.
-pub(super) fn resolve(pid: u32, dirfd: i32, path: &[u8], follow: bool) -> Resolved {
+/// The node a path is resolved for: its process, its virtual pid (which
+/// `/proc/<vpid>` names, as `/proc/self`), and what its descriptors' magic
+/// links lead to.
+pub(crate) struct Node<'a> {
+    /// The real pid of the node's running process.
+    pub(crate) pid: u32,
+    /// Its virtual pid, `getpid()` to it (and `gettid()`).
+    pub(crate) vpid: u32,
+    /// What descriptor N's magic link leads to.
+    pub(crate) through: &'a dyn Fn(i32) -> Through,
+}
+
+/// Resolves `path`, named by `node` relative to its `dirfd` (or
+/// `AT_FDCWD`), as the kernel would; `follow` says whether a symbolic link
+/// as the last component is followed.
+pub(super) fn resolve(node: &Node<'_>, dirfd: i32, path: &[u8], follow: bool) -> Resolved {
+    let pid = node.pid;
     let absolute = path.first() == Some(&b'/');
     let root = || open_path(libc::AT_FDCWD, format!("/proc/{pid}/root").as_bytes(), 0);
     let start = if absolute { root() } else { start_of(pid, dirfd) };
@@ -111,33 +157,57 @@ pub(super) fn resolve(pid: u32, dirfd: i32, path: &[u8], follow: bool) -> Resolv
             _ => text,
         }
     };
-    let Some(start) = start else { return Resolved { shown: lexical(None), stat: None } };
-    match walk(pid, &start, path, follow, root) {
+    let Some(start) = start else { return Resolved { shown: lexical(None), stat: None, through_proc: true, fd: None } };
+    match walk(node, &start, path, follow, root) {
         Some(r) => r,
-        None => Resolved { shown: lexical(Some(&start)), stat: None },
+        None => Resolved { shown: lexical(Some(&start)), stat: None, through_proc: true, fd: None },
     }
+}
+
+/// The descriptor number `name` names in `dir`, when `dir` is the
+/// descriptor directory of process `pid` (`/proc/PID/fd`, or its one
+/// thread's).
+fn descriptor_in(pid: u32, dir: &OwnedFd, name: &[u8]) -> Option<i32> {
+    let fd: i32 = std::str::from_utf8(name).ok()?.parse().ok()?;
+    let at = name_of(dir)?;
+    (at == format!("/proc/{pid}/fd") || at == format!("/proc/{pid}/task/{pid}/fd")).then_some(fd)
 }
 
 /// The walk itself; `None` where the kernel would fail before the last
 /// component.
-fn walk(pid: u32, start: &OwnedFd, path: &[u8], follow: bool, root: impl Fn() -> Option<OwnedFd>) -> Option<Resolved> {
+fn walk(
+    node: &Node<'_>,
+    start: &OwnedFd,
+    path: &[u8],
+    follow: bool,
+    root: impl Fn() -> Option<OwnedFd>,
+) -> Option<Resolved> {
+    let pid = node.pid;
+    let vpid = node.vpid.to_string();
     let mut cur = open_path(start.as_raw_fd(), b".", 0)?;
     let mut todo: VecDeque<Vec<u8>> = components(path).collect();
     let mut links = 0;
-    while let Some(name) = todo.pop_front() {
+    let mut through_proc = false;
+    while let Some(mut name) = todo.pop_front() {
         let last = todo.is_empty();
         if name == b".." {
             cur = open_path(cur.as_raw_fd(), b"..", libc::O_DIRECTORY)?;
             continue;
         }
-        // `/proc/self` and `/proc/thread-self` name the process that
-        // resolves them: here, the node.
-        if is_proc_root(&cur) && (name == b"self" || name == b"thread-self") {
-            let own = if name == b"self" { format!("{pid}") } else { format!("{pid}/task/{pid}") };
+        // `/proc/self`, `/proc/thread-self` and `/proc/<its pid>` name the
+        // process that resolves them: here, the node, whose pid is virtual
+        // (its one thread's id is the same).
+        let at_proc = is_proc_root(&cur);
+        through_proc |= at_proc;
+        if at_proc && (name == b"self" || name == b"thread-self" || name == vpid.as_bytes()) {
+            let own = if name == b"thread-self" { format!("{pid}/task/{pid}") } else { format!("{pid}") };
             for (i, c) in components(own.as_bytes()).enumerate() {
                 todo.insert(i, c);
             }
             continue;
+        }
+        if name == vpid.as_bytes() && name_of(&cur).is_some_and(|d| d == format!("/proc/{pid}/task")) {
+            name = pid.to_string().into_bytes();
         }
         let Some(next) = open_path(cur.as_raw_fd(), &name, libc::O_NOFOLLOW) else {
             if !last {
@@ -146,7 +216,7 @@ fn walk(pid: u32, start: &OwnedFd, path: &[u8], follow: bool, root: impl Fn() ->
             // The file does not exist (yet): its directory and its name.
             let dir = name_of(&cur)?;
             let shown = format!("{}/{}", dir.trim_end_matches('/'), String::from_utf8_lossy(&name));
-            return Some(Resolved { shown, stat: None });
+            return Some(Resolved { shown, stat: None, through_proc, fd: None });
         };
         let st = stat_of(&next)?;
         if st.st_mode & libc::S_IFMT != libc::S_IFLNK || (last && !follow) {
@@ -160,13 +230,34 @@ fn walk(pid: u32, start: &OwnedFd, path: &[u8], follow: bool, root: impl Fn() ->
         let target = readlink_at(&next)?;
         let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
         let in_proc = unsafe { libc::fstatfs(next.as_raw_fd(), &mut fs) } == 0 && fs.f_type == PROC_SUPER_MAGIC;
+        through_proc |= in_proc;
         let textual =
             target.first() != Some(&b'/') && (target.starts_with(b"self") || target.starts_with(b"thread-self"));
         if in_proc && !textual {
             // A magic link (`/proc/PID/fd/N`, `cwd`, `root`, `exe`): the
             // kernel jumps to the file itself, which its text may not name
-            // (`socket:[...]`, a deleted file).
-            cur = open_path(cur.as_raw_fd(), &name, 0)?;
+            // (`socket:[...]`, a deleted file). A descriptor's is what the
+            // world says it is.
+            match descriptor_in(pid, &cur, &name).map_or(Through::Kernel, |fd| (node.through)(fd)) {
+                Through::Kernel => cur = open_path(cur.as_raw_fd(), &name, 0)?,
+                Through::Dir(dir) => {
+                    cur = root()?;
+                    for (i, c) in components(&dir).enumerate() {
+                        todo.insert(i, c);
+                    }
+                }
+                // Not a directory: the kernel fails the rest (ENOTDIR on
+                // the placeholder, as on the object).
+                Through::World(_) if !last => return None,
+                Through::World(shown) => {
+                    return Some(Resolved {
+                        shown,
+                        stat: None,
+                        through_proc: true,
+                        fd: descriptor_in(pid, &cur, &name),
+                    });
+                }
+            }
             continue;
         }
         if target.first() == Some(&b'/') {
@@ -176,7 +267,39 @@ fn walk(pid: u32, start: &OwnedFd, path: &[u8], follow: bool, root: impl Fn() ->
             todo.insert(i, c);
         }
     }
-    Some(Resolved { shown: name_of(&cur)?, stat: stat_of(&cur) })
+    Some(Resolved { shown: name_of(&cur)?, stat: stat_of(&cur), through_proc, fd: None })
+}
+
+/// `shown` (a resolved path) in the form the node knows it by: its own
+/// `/proc/<real pid>` (and its thread's `task/<real pid>`) as
+/// `/proc/<vpid>`, the pid `getpid()` gives it, as a kernel names a
+/// process's own entry; any other path as it is.
+pub(super) fn virtual_name(shown: &str, pid: u32, vpid: u32) -> String {
+    own_as(shown, pid, &vpid.to_string())
+}
+
+/// `shown` with process `pid`'s own `/proc` entry, and its thread's, named
+/// `me` instead.
+fn own_as(shown: &str, pid: u32, me: &str) -> String {
+    let at_end_or_dir = |r: &&str| r.is_empty() || r.starts_with('/');
+    let Some(rest) = shown.strip_prefix(&format!("/proc/{pid}")).filter(at_end_or_dir) else {
+        return shown.to_string();
+    };
+    match rest.strip_prefix(&format!("/task/{pid}")).filter(at_end_or_dir) {
+        Some(after) => format!("/proc/{me}/task/{me}{after}"),
+        None => format!("/proc/{me}{rest}"),
+    }
+}
+
+/// The inode a file of `/proc` has for node process `pid`: fixed by its
+/// path, its own pid (and thread id) written `self` (procfs makes an inode
+/// when a file is looked up, so the real one differs between lives and
+/// runs, and names the process). `None` outside `/proc`.
+pub(super) fn proc_ino(shown: &str, pid: u32) -> Option<u64> {
+    if shown != "/proc" && !shown.starts_with("/proc/") {
+        return None;
+    }
+    Some(xxhash_rust::xxh3::xxh3_64(own_as(shown, pid, "self").as_bytes()) & 0xffff_ffff)
 }
 
 /// The path of node process `pid`'s descriptor `fd`, as the kernel names
@@ -193,6 +316,12 @@ mod tests {
 
     fn me() -> u32 {
         std::process::id()
+    }
+
+    /// This process, as a node whose descriptors are all the kernel's, and
+    /// whose virtual pid is 7.
+    fn resolve(pid: u32, dirfd: i32, path: &[u8], follow: bool) -> Resolved {
+        super::resolve(&Node { pid, vpid: 7, through: &|_| Through::Kernel }, dirfd, path, follow)
     }
 
     fn urandom(r: &Resolved) -> bool {
@@ -244,5 +373,13 @@ mod tests {
         let r = resolve(me(), libc::AT_FDCWD, b"/proc/self", false);
         assert_eq!(r.shown, format!("/proc/{}", me()));
         assert_eq!(of_fd(me(), f.as_raw_fd()), "/dev/urandom");
+        // A result that went through /proc, however the path is spelt, is
+        // the process's: the supervisor does not keep it.
+        for spelling in ["/dev/fd/{}", "//dev/fd/{}", "/dev/./fd/{}", "//proc/self/fd/{}"] {
+            let path = spelling.replace("{}", &f.as_raw_fd().to_string());
+            let r = resolve(me(), libc::AT_FDCWD, path.as_bytes(), true);
+            assert!(urandom(&r) && r.through_proc, "{path}");
+        }
+        assert!(!resolve(me(), libc::AT_FDCWD, b"/dev/urandom", true).through_proc);
     }
 }

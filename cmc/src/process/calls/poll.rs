@@ -3,18 +3,20 @@
 //! `epoll_pwait`, `epoll_pwait2`; an epoll instance is the world's, with
 //! its interest list, so a snapshot's forks do not share a kernel object)
 //! over the descriptors the checker owns
-//! (connections, sockets, random devices), level-triggered, as the kernel
-//! answers them. What is ready when the call is made is answered at once:
+//! (connections, sockets, random devices, and the pipes, socketpairs and
+//! eventfds inside a node, whose readiness is `local`'s), level-triggered,
+//! as the kernel answers them. What is ready when the call is made is answered at once:
 //! a connection end with a message received and not read (`Conn::at_*`)
-//! or told EOF, a listening socket with a connection in the node's accept
-//! queue, any connection for writing (a write never waits in the model),
+//! or at the end of its stream (a FIN, a reset: `Conn::poll_events`, with
+//! `POLLRDHUP`, `POLLHUP` and `POLLERR` as Linux sets them), a listening
+//! socket with a connection in the node's accept queue, any connection for writing (a write never waits in the model),
 //! a random device. Otherwise a poll with a timeout of zero returns 0, and
 //! any other holds the node in `Blocked::Poll`, its watched descriptors
 //! and events in the world (`NodeWorld::watch`), until an action makes
 //! something ready: DELIVER moves the oldest message in flight toward a
 //! watched end into its receive buffer, ACCEPT puts a waiting connection
-//! in the accept queue, EOF marks an end whose peer is gone and which is
-//! drained (`End::Eof`), and TIMEOUT, when the poll has a timeout, ends it
+//! in the accept queue, EOF wakes it when a watched end's stream ends, and
+//! TIMEOUT, when the poll has a timeout, ends it
 //! with nothing ready. The answer is computed again from the world then,
 //! and the call's `revents` written.
 //!
@@ -22,10 +24,10 @@
 //! exceptions, never ready), its sets rewritten to the ready ones; epoll
 //! is level-triggered (`EPOLLET`, `EPOLLONESHOT`, `EPOLLEXCLUSIVE` are
 //! refused), reports the ready descriptors in descriptor order, and
-//! watches only descriptors the checker owns. A poll or select of files
-//! only, which does not wait, runs (std's start-up poll of fds 0 to 2);
-//! one that waits on files only, or mixes files with descriptors the
-//! checker owns, is refused: the machine, not the world, would answer it.
+//! watches only descriptors the checker owns. Every descriptor a node has
+//! is the world's: a file of the machine, a device, stdin, stdout and
+//! stderr are always ready, as on Linux; a descriptor that is not open is
+//! `POLLNVAL` to a poll and EBADF to a select.
 //! It owns the answers to these calls; the actions that end a wait are
 //! the supervisor's.
 
@@ -34,7 +36,7 @@ use nix::libc;
 use super::super::ProcessError;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
-use super::super::world::{Blocked, End, Label, VFd};
+use super::super::world::{Blocked, Label, VFd};
 use super::time::read_timespec;
 use super::{Answer, refuse};
 
@@ -145,7 +147,10 @@ impl Supervisor {
             }
             Some(VFd::Epoll) => return refuse(n, c, "an epoll instance watching another"),
             // A regular file or a directory, as the kernel answers.
-            Some(VFd::File { .. } | VFd::Dir { .. }) => return Ok(Answer::Err(libc::EPERM)),
+            // Regular files, directories and /dev/null support no polling.
+            Some(VFd::File { .. } | VFd::Dir { .. } | VFd::Device { .. } | VFd::Out { .. } | VFd::Host { .. }) => {
+                return Ok(Answer::Err(libc::EPERM));
+            }
             Some(_) => {}
         }
         let event = if op == libc::EPOLL_CTL_DEL {
@@ -204,16 +209,11 @@ impl Supervisor {
                 Wait::Forever => Answer::Hold(Blocked::Poll { until: None }),
             });
         }
-        let watched = entries.iter().filter(|(fd, _)| *fd >= 0);
-        let (owned, files): (Vec<_>, Vec<_>) = watched.partition(|(fd, _)| self.owns(n, *fd));
-        if owned.is_empty() && matches!(call, Call::Poll { .. } | Call::Select { .. }) {
-            if matches!(wait, Wait::No) {
-                return Ok(Answer::Continue);
-            }
-            return refuse(n, c, "a wait on files only: the machine, not the world, would end it");
-        }
-        if !files.is_empty() {
-            return refuse(n, c, "a wait on connections together with files: the machine would answer for the files");
+        // Every descriptor a node has is the world's: one that is not is
+        // not open, which a poll reports (POLLNVAL) and a select refuses.
+        let owned: Vec<(i32, i16)> = entries.iter().filter(|(fd, _)| *fd >= 0).copied().collect();
+        if matches!(call, Call::Select { .. }) && owned.iter().any(|(fd, _)| !self.owns(n, *fd)) {
+            return Ok(Answer::Err(libc::EBADF));
         }
         if owned.iter().any(|(fd, _)| *fd == 3 || *fd == 193) {
             return refuse(n, c, "waiting on fd 3 or 193, which hold records");
@@ -389,7 +389,9 @@ impl Supervisor {
                 }
                 for (fd, events) in self.entries(n, call) {
                     let r = self.readiness(n, fd, events);
-                    let hits = [r & (IN | libc::POLLHUP) != 0, r & OUT != 0, false];
+                    // The kernel's POLLIN_SET and POLLOUT_SET: an error
+                    // makes a descriptor ready for both.
+                    let hits = [r & (IN | libc::POLLHUP | libc::POLLERR) != 0, r & (OUT | libc::POLLERR) != 0, false];
                     for (i, hit) in hits.into_iter().enumerate() {
                         if let (true, Some(set)) =
                             (hit && events & [libc::POLLIN, libc::POLLOUT, libc::POLLPRI][i] != 0, out[i].as_mut())
@@ -431,24 +433,40 @@ impl Supervisor {
     fn readiness(&self, n: u8, fd: i32, events: i16) -> i16 {
         let node = &self.world.nodes[n as usize];
         let ready = match node.fds.get(&fd) {
+            Some(&v @ (VFd::Pipe { .. } | VFd::Pair { .. } | VFd::Event { .. })) => {
+                return self.local_readiness(n, v, events);
+            }
+            // The kernel's events (`Conn::poll_events`); a hang-up and an
+            // error are reported unasked.
             Some(VFd::Conn { label, side }) => match self.world.conns.get(label) {
                 Some(c) => {
-                    let eof = c.end(*side) == End::Eof;
-                    let readable = eof || !c.at(*side).is_empty();
-                    (if readable { IN } else { 0 }) | (if eof { libc::POLLRDHUP } else { 0 }) | OUT
+                    let ev = c.poll_events(*side);
+                    return (ev & events) | (ev & (libc::POLLHUP | libc::POLLERR));
                 }
                 None => OUT,
             },
             Some(VFd::Socket { listening: true, .. }) => {
-                if node.accept_queue.is_empty() {
-                    0
-                } else {
-                    IN
-                }
+                let conns = &self.world.conns;
+                if node.accept_queue.iter().any(|l| conns.get(l).is_some_and(|c| c.listener == fd)) { IN } else { 0 }
+            }
+            // A socket whose connect was refused: closed, readable (its
+            // error, then the end), hung up, and in error until the error
+            // is taken.
+            Some(VFd::Socket { refused: r @ (1 | 2), .. }) => {
+                let ev = IN | OUT | libc::POLLRDHUP;
+                let unasked = libc::POLLHUP | if *r == 1 { libc::POLLERR } else { 0 };
+                return (ev & events) | unasked;
             }
             // An unconnected stream socket: writable, and hung up.
             Some(VFd::Socket { listening: false, .. }) => return (OUT & events) | libc::POLLHUP,
-            Some(VFd::Random | VFd::File { .. } | VFd::Dir { .. }) => IN | OUT,
+            Some(
+                VFd::Random { .. }
+                | VFd::File { .. }
+                | VFd::Dir { .. }
+                | VFd::Device { .. }
+                | VFd::Out { .. }
+                | VFd::Host { .. },
+            ) => IN | OUT,
             // Refused where it would be watched (see `on_wait`, `on_epoll_ctl`).
             Some(VFd::Epoll) => 0,
             Some(VFd::Timer) => {

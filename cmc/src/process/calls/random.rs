@@ -31,6 +31,12 @@ pub fn random_stream(n: u8, from: u64, len: usize) -> Vec<u8> {
 
 impl Supervisor {
     pub(super) fn on_getrandom(&mut self, n: u8, c: &Notif) -> Answer {
+        // GRND_NONBLOCK, GRND_RANDOM, GRND_INSECURE; the last two together,
+        // or any other bit, EINVAL, as Linux answers.
+        let flags = c.args[2] as u32;
+        if flags & !0x7 != 0 || flags & 0x6 == 0x6 {
+            return Answer::Err(libc::EINVAL);
+        }
         let len = (c.args[1] as usize).min(RANDOM_CALL_MAX);
         let bytes = self.random(n, len);
         if notif::write_mem(c.pid, c.args[0], &bytes) { Answer::Val(len as i64) } else { Answer::Err(libc::EFAULT) }

@@ -1,7 +1,8 @@
 //! The logical clock: `clock_gettime`, `gettimeofday` and `time` answer
 //! from the world's clock, which moves only at TIMEOUT actions, so a node
-//! reads the same time on every replay. The vDSO entry points reach these
-//! calls because the preload patches them. The other calls that read the
+//! reads the same time on every replay. glibc reaches these calls, not the
+//! vDSO, because the start stub removes the vDSO before the program is
+//! loaded. The other calls that read the
 //! machine's time or its running figures answer from the logical clock
 //! and fixed values: `times` (no CPU time is ever used), `getrusage`
 //! (zeros), `sysinfo` (uptime the logical clock, fixed memory, no load),
@@ -74,10 +75,11 @@ pub(super) fn on_getrusage(c: &Notif) -> Answer {
     }
 }
 
-/// `getcpu` (the vDSO's too, once patched): processor 0 of NUMA node 0.
-pub(super) fn on_getcpu(c: &Notif) -> Answer {
-    for at in [c.args[0], c.args[1]] {
-        if at != 0 && !notif::write_mem(c.pid, at, &0u32.to_ne_bytes()) {
+/// `getcpu`: the processor every node of the search is pinned to (which
+/// `rdpid` and `lsl` read too, without a system call), of NUMA node 0.
+pub(super) fn on_getcpu(c: &Notif, cpu: u32) -> Answer {
+    for (at, v) in [(c.args[0], cpu), (c.args[1], 0)] {
+        if at != 0 && !notif::write_mem(c.pid, at, &v.to_ne_bytes()) {
             return Answer::Err(libc::EFAULT);
         }
     }
@@ -88,14 +90,73 @@ pub(super) fn on_getcpu(c: &Notif) -> Answer {
 /// clocks start at 0.
 pub const EPOCH_BASE: i64 = 1_767_225_600;
 
+/// What a clock id names, as the kernel decodes it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Clock {
+    /// Wall-clock time: 2026-01-01 plus the logical clock.
+    Real,
+    /// Time since boot: the logical clock.
+    Monotonic,
+    /// A coarse clock of either kind (the kernel's resolution is a tick).
+    Coarse(i64),
+    /// The CPU time of the node (its process or its thread): none is ever
+    /// used, as `times` and `getrusage` say.
+    Cpu,
+}
+
+/// The kernel's coarse clocks' resolution, one tick at `CONFIG_HZ=250`
+/// (Debian's).
+const COARSE_NS: i64 = 4_000_000;
+
+/// Decodes clock id `id` for node `n`: the fixed clocks, and the CPU-time
+/// clocks of a process or thread by pid (`clock_getcpuclockid`), the
+/// node's own (0 or its virtual pid) only. `None` (EINVAL) for anything
+/// else: an unused number, another process, a clock of a descriptor.
+fn clock(n: u8, id: i32) -> Option<Clock> {
+    Some(match id {
+        libc::CLOCK_REALTIME | libc::CLOCK_TAI | libc::CLOCK_REALTIME_ALARM => Clock::Real,
+        libc::CLOCK_REALTIME_COARSE => Clock::Coarse(EPOCH_BASE),
+        libc::CLOCK_MONOTONIC | libc::CLOCK_MONOTONIC_RAW | libc::CLOCK_BOOTTIME | libc::CLOCK_BOOTTIME_ALARM => {
+            Clock::Monotonic
+        }
+        libc::CLOCK_MONOTONIC_COARSE => Clock::Coarse(0),
+        libc::CLOCK_PROCESS_CPUTIME_ID | libc::CLOCK_THREAD_CPUTIME_ID => Clock::Cpu,
+        id if id < 0 => {
+            // `(~pid << 3) | type`: type 3 is a descriptor's clock.
+            let pid = !(id >> 3) as i64;
+            let own = pid == 0 || pid == super::VIRTUAL_PID_BASE + n as i64;
+            if id & 3 == 3 || !own {
+                return None;
+            }
+            Clock::Cpu
+        }
+        _ => return None,
+    })
+}
+
+/// `clock_getres`: a nanosecond, but a tick for the coarse clocks.
+pub(super) fn on_clock_getres(n: u8, c: &Notif) -> Answer {
+    let ns = match clock(n, c.args[0] as i32) {
+        None => return Answer::Err(libc::EINVAL),
+        Some(Clock::Coarse(_)) => COARSE_NS,
+        Some(_) => 1,
+    };
+    if c.args[1] == 0 {
+        return Answer::Val(0);
+    }
+    written(c, c.args[1], &[0i64.to_ne_bytes(), ns.to_ne_bytes()].concat(), 0)
+}
+
 impl Supervisor {
-    pub(super) fn on_clock_gettime(&self, c: &Notif) -> Answer {
-        let clock = c.args[0] as i32;
-        let base = match clock {
-            libc::CLOCK_REALTIME | libc::CLOCK_REALTIME_COARSE | libc::CLOCK_TAI => EPOCH_BASE,
-            _ => 0,
+    /// `clock_gettime`: the logical clock, on every clock a node may read.
+    pub(super) fn on_clock_gettime(&self, n: u8, c: &Notif) -> Answer {
+        let sec = match clock(n, c.args[0] as i32) {
+            None => return Answer::Err(libc::EINVAL),
+            Some(Clock::Cpu) => 0,
+            Some(Clock::Real) => EPOCH_BASE + self.world.clock as i64,
+            Some(Clock::Monotonic) => self.world.clock as i64,
+            Some(Clock::Coarse(base)) => base + self.world.clock as i64,
         };
-        let sec = base + self.world.clock as i64;
         let ts = [sec.to_ne_bytes(), 0i64.to_ne_bytes()].concat();
         if notif::write_mem(c.pid, c.args[1], &ts) { Answer::Val(0) } else { Answer::Err(libc::EFAULT) }
     }

@@ -6,9 +6,10 @@
 //! shortest trace.
 //!
 //! Memory per distinct state: its fingerprint in the seen set (16 bytes plus
-//! the table's slack) and its parent link (6 bytes). Worlds themselves are
-//! kept only for the current and the next level; a trace is rebuilt by
-//! re-running the parent links' actions ([`store`]).
+//! the table's slack) and its parent link (6 bytes; 4 for an initial world,
+//! its variant). Worlds themselves are kept only for the current and the
+//! next level; a trace is rebuilt by re-running the parent links' actions
+//! ([`store`]).
 
 pub(crate) mod distributed;
 mod parallel;
@@ -17,7 +18,7 @@ mod symmetric;
 
 use super::{Checker, Control, End, Explore, FpSet};
 use crate::world::Fingerprint;
-use store::{Level, POSITION_MAX, Parents, ROOT, path_to};
+use store::{IDS_MAX, Level, Link, POSITION_MAX, Parents, path_to};
 
 /// One expanded world: its successors, computed but not yet looked up.
 struct Expansion<W, A> {
@@ -197,37 +198,32 @@ enum Found<A> {
 impl<E: Explore> Bfs<'_, E> {
     /// Records a world reached for the first time (`bytes` is its encoding,
     /// `world` it decoded); checks its invariants.
-    fn discover(
-        &mut self,
-        world: &E::World,
-        fp: Fingerprint,
-        parent: u32,
-        position: u32,
-    ) -> Result<Option<u32>, Found<E::Action>> {
+    fn discover(&mut self, world: &E::World, fp: Fingerprint, link: Link) -> Result<Option<u32>, Found<E::Action>> {
         if !self.seen.insert(fp) {
             return Ok(None);
         }
-        let id = self.record(parent, position)?;
+        let id = self.record(link)?;
         self.check(world, id)?;
         Ok(Some(id))
     }
 
     /// Gives the next distinct state its id and parent link.
-    fn record(&mut self, parent: u32, position: u32) -> Result<u32, Found<E::Action>> {
-        if position > POSITION_MAX {
+    fn record(&mut self, link: Link) -> Result<u32, Found<E::Action>> {
+        if let Link::Step { parent, position } = link
+            && position > POSITION_MAX
+        {
             // Not a bound users meet: cores list at most
-            // `actions_per_state` actions, programs fewer; but a core may
-            // declare more initial states than parent links can name.
+            // `actions_per_state` actions, programs fewer.
             let error = format!("action position {position} is beyond the search's limit of {POSITION_MAX}");
-            if parent == ROOT {
-                return Err(Found::End(End::Error { error, path: Vec::new(), failed: None }));
-            }
             return Err(Found::Error { error, id: parent, failed: None });
         }
-        let id = self.parents.len() as u32;
-        self.parents.push(parent, position);
+        let id = self.parents.len();
+        if id >= IDS_MAX {
+            return Err(Found::End(End::Incomplete(format!("ids_max = {IDS_MAX} reached"))));
+        }
+        self.parents.push(link);
         self.c.distinct += 1;
-        Ok(id)
+        Ok(id as u32)
     }
 
     /// Checks the properties of new state `id`, and notes the `sometimes`
@@ -321,7 +317,7 @@ impl<E: Explore> Bfs<'_, E> {
                 if next.len() == 0 {
                     self.c.depth += 1;
                 }
-                if let Some(new_id) = self.discover(&exp.scratch, fp, id, position)? {
+                if let Some(new_id) = self.discover(&exp.scratch, fp, Link::Step { parent: id, position })? {
                     next.push(new_id, encoded);
                 }
             }
@@ -354,7 +350,19 @@ impl<E: Explore> Bfs<'_, E> {
         let mut current = Level::default();
         let mut next = Level::default();
 
+        let poll_every = self.c.explorer.poll_every().max(1);
         for variant in 0..self.c.explorer.initial_variants() {
+            // A core may declare millions of initial worlds (or of
+            // variants it skips): a cap stops the search among them too,
+            // before the next variant, so that every world counted is
+            // checked.
+            if variant > 0
+                && u64::from(variant) % poll_every == 0
+                && let Some(reason) = control.poll(&self.c.progress())
+            {
+                self.c.depth = u32::from(self.c.distinct > 0);
+                return Found::End(End::Incomplete(reason));
+            }
             match self.c.explorer.initial(variant, &mut world) {
                 Ok(true) => {}
                 Ok(false) => continue,
@@ -377,7 +385,7 @@ impl<E: Explore> Bfs<'_, E> {
                 self.c.depth = u32::from(self.c.distinct > 0);
                 return Found::End(End::Incomplete(format!("states_max = {m} reached")));
             }
-            match self.discover(&world, fp, ROOT, variant) {
+            match self.discover(&world, fp, Link::Root { variant }) {
                 Ok(Some(id)) => current.push(id, &stored),
                 Ok(None) => {}
                 Err(found) => {
@@ -390,7 +398,7 @@ impl<E: Explore> Bfs<'_, E> {
             return Found::End(End::Complete);
         }
         self.c.depth = 1;
-        let mut next_poll = self.c.explorer.poll_every();
+        let mut next_poll = poll_every;
 
         loop {
             let last_level = depth_max.is_some_and(|d| self.c.depth >= d);

@@ -38,7 +38,7 @@ use std::ops::Range;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::store::Level;
+use super::store::{Level, Link};
 use super::{Bfs, Found, LevelRun, Levels, OneThread};
 use crate::property::Kind;
 use crate::search::fpset::{SHARDS, Shard, shard_of};
@@ -407,7 +407,7 @@ where
                     level_started = true;
                 }
                 let parent = first_id + cand.k;
-                let id = match bfs.record(parent, cand.position) {
+                let id = match bfs.record(Link::Step { parent, position: cand.position }) {
                     Ok(id) => id,
                     Err(found) => {
                         bfs.c.generated = generated_here;

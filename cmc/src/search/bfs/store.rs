@@ -43,37 +43,71 @@ impl<T: Copy> Chunked<T> {
     }
 }
 
-/// The parent id of an initial world.
-pub(crate) const ROOT: u32 = u32::MAX;
-
-/// How each distinct state was first reached, by state id: its parent's id
-/// (or [`ROOT`]) and the action's position in the parent's action list (or
-/// the initial variant, for a root).
+/// How each distinct state was first reached, by state id. The initial
+/// worlds come first (BFS finds every one before any successor), so ids
+/// `0..roots.len()` are roots, each kept as its initial variant, a `u32`
+/// (initial states are as many as a core declares, millions in some TLA+
+/// ports, so a root needs the width an action position does not); every
+/// other state keeps its parent's id and the action's position in the
+/// parent's action list, six bytes.
 #[derive(Default)]
 pub(crate) struct Parents {
+    roots: Chunked<u32>,
     parent: Chunked<u32>,
     position: Chunked<u16>,
 }
 
-/// Parent links keep positions in 16 bits; a world with more actions is
-/// beyond every front end's limit ([`crate::core::limits::ACTIONS_PER_STATE`]
-/// for cores, fewer for programs), so this is a check, not a bound users meet.
+/// How a state was first reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Link {
+    /// An initial world, by its variant.
+    Root { variant: u32 },
+    /// A successor: its parent's id and the action's position in the
+    /// parent's action list.
+    Step { parent: u32, position: u32 },
+}
+
+/// Parent links keep action positions in 16 bits; a world with more
+/// actions is beyond every front end's limit
+/// ([`crate::core::limits::ACTIONS_PER_STATE`] for cores, fewer for
+/// programs), so this is a check, not a bound users meet. Initial variants
+/// are not positions: a root keeps its variant whole.
 pub(crate) const POSITION_MAX: u32 = u16::MAX as u32;
 
+/// Ids are `u32`: the most distinct states a search can number. At 22
+/// bytes a state or more (fingerprint and parent link), memory runs out
+/// first on all but the largest machines; a search that gets here stops
+/// `incomplete` rather than wrap.
+pub(crate) const IDS_MAX: usize = u32::MAX as usize;
+
 impl Parents {
-    /// Records the next state's link; its id is the count before.
-    pub fn push(&mut self, parent: u32, position: u32) {
-        debug_assert!(position <= POSITION_MAX, "positions are checked before they are stored");
-        self.parent.push(parent);
-        self.position.push(position as u16);
+    /// Records the next state's link; its id is the count before. Roots
+    /// come before every other link.
+    pub fn push(&mut self, link: Link) {
+        match link {
+            Link::Root { variant } => {
+                assert_eq!(self.parent.len(), 0, "every initial world is found before any successor");
+                self.roots.push(variant);
+            }
+            Link::Step { parent, position } => {
+                debug_assert!(position <= POSITION_MAX, "positions are checked before they are stored");
+                debug_assert!((parent as usize) < self.len(), "a parent is recorded before its successors");
+                self.parent.push(parent);
+                self.position.push(position as u16);
+            }
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.parent.len()
+        self.roots.len() + self.parent.len()
     }
 
-    fn get(&self, id: u32) -> (u32, u32) {
-        (self.parent.get(id as usize), u32::from(self.position.get(id as usize)))
+    fn get(&self, id: u32) -> Link {
+        let id = id as usize;
+        match id.checked_sub(self.roots.len()) {
+            None => Link::Root { variant: self.roots.get(id) },
+            Some(k) => Link::Step { parent: self.parent.get(k), position: u32::from(self.position.get(k)) },
+        }
     }
 }
 
@@ -83,12 +117,16 @@ pub(crate) fn chain(parents: &Parents, id: u32) -> Vec<u32> {
     let mut chain = Vec::new();
     let mut at = id;
     loop {
-        let (parent, position) = parents.get(at);
-        chain.push(position);
-        if parent == ROOT {
-            break;
+        match parents.get(at) {
+            Link::Root { variant } => {
+                chain.push(variant);
+                break;
+            }
+            Link::Step { parent, position } => {
+                chain.push(position);
+                at = parent;
+            }
         }
-        at = parent;
     }
     chain.reverse();
     chain
@@ -215,7 +253,7 @@ impl Level {
 
 #[cfg(test)]
 mod tests {
-    use super::{CHUNK, Chunked, Level};
+    use super::{CHUNK, Chunked, Level, Link, Parents, chain};
 
     #[test]
     fn a_level_keeps_worlds_of_one_size_and_of_many() {
@@ -253,6 +291,21 @@ mod tests {
         assert_eq!(many.get(4), (8, &b""[..]));
         many.extend(10, b"", &[]);
         assert_eq!(many.len(), 6);
+    }
+
+    #[test]
+    fn a_root_keeps_its_whole_variant_and_a_step_its_parent_and_position() {
+        let mut parents = Parents::default();
+        for variant in [3, 70_000, u32::MAX - 1] {
+            parents.push(Link::Root { variant });
+        }
+        parents.push(Link::Step { parent: 1, position: 65_535 });
+        parents.push(Link::Step { parent: 3, position: 0 });
+        assert_eq!(parents.len(), 5);
+        assert_eq!(parents.get(1), Link::Root { variant: 70_000 });
+        assert_eq!(parents.get(3), Link::Step { parent: 1, position: 65_535 });
+        assert_eq!(chain(&parents, 4), vec![70_000, 65_535, 0]);
+        assert_eq!(chain(&parents, 2), vec![u32::MAX - 1]);
     }
 
     #[test]

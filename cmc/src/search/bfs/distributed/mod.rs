@@ -37,8 +37,6 @@ mod trace;
 mod wire;
 mod worlds;
 
-use super::store::POSITION_MAX;
-
 use crate::core::Core;
 use crate::engine::Engine;
 use crate::model::{Model, ModelError};
@@ -237,12 +235,6 @@ impl<'a, E: Explore> Run<'a, E> {
             }
             if !seen.insert(fp) {
                 continue;
-            }
-            if variant > POSITION_MAX {
-                // As one thread: parent links keep positions in 16 bits.
-                self.c.depth = 1;
-                let error = format!("action position {variant} is beyond the search's limit of {POSITION_MAX}");
-                return Some(End::Error { error, path: Vec::new(), failed: None });
             }
             let id = self.roots.len() as u64;
             self.roots.push(variant);

@@ -1,0 +1,744 @@
+//! The model's side of the gate: which of the checker's schedules Linux can
+//! follow, and the checker's worlds along the one it follows.
+//!
+//! Linux does some of the checker's actions itself, whenever it can: it
+//! accepts a connection (ACCEPT), hands a node what was written to it
+//! (DELIVER) and tells it its peer is gone (EOF) as soon as the node
+//! waits for it. Those are the *kernel's* actions. The gate drives the
+//! others from outside, one at a time, waiting for quiescence after each:
+//! CLIENT (it dials the node and sends the model's request), TIMEOUT (a
+//! timer connection carrying `T` to a node in `accept`, a `T` on a client
+//! connection the node is reading, or, for a wait that ends by itself on
+//! Linux (a sleep, a poll's timeout, a timerfd), waiting for it) and
+//! CRASH (SIGKILL and a new life). Those are the *external* actions.
+//!
+//! So the gate follows a schedule *eagerly*: after START and after each
+//! external action, every kernel action enabled is taken before the next
+//! external one, as Linux takes them. A schedule that is not eager (a
+//! TIMEOUT while a connection waits to be accepted) is reordered into the
+//! eager one: its kernel actions are taken as soon as Linux would take
+//! them, its external actions in its order after them, and where that
+//! leaves a later action of the schedule not enabled, following stops
+//! there; the kernel actions the schedule leaves untaken at its end are
+//! added. Each stretch
+//! from an external action (or START) to the next is a [`Segment`]; the
+//! gate compares Linux with the checker at the end of every segment, and
+//! each node's records along it.
+//!
+//! Linux's order must be the checker's, so a schedule is *followable* only
+//! while the kernel has no choice to make that could change what a node
+//! sees (a world that breaks a rule stops the following there, with the
+//! reason; what came before is still compared):
+//!
+//! - each node has at most one kernel action it could take: two
+//!   connections waiting at one `accept` are accepted in the order they
+//!   were made, so they race unless one is from an earlier segment (or,
+//!   during the start, from a node started earlier); two messages a
+//!   polling node could receive race;
+//! - where several nodes each have one, every order of them reaches the
+//!   same world (checked by exploring every order, up to
+//!   [`CLOSURE_WORLDS_MAX`] worlds);
+//! - at most one message is on its way to, or waiting unread at, any end
+//!   of a connection: TCP would give two of them to one read, where the
+//!   checker (without `stream`) gives one write per read;
+//! - a wait that ends by itself on Linux (a sleep, a timeout, a timerfd)
+//!   is followed by its TIMEOUT before any other external action, since
+//!   Linux's clock does not wait for the gate;
+//! - the gate starts the nodes one at a time, in order, each after the
+//!   ones before it are quiescent, so that a node's connects at its start
+//!   find the nodes below it listening: a node that dials a node above it
+//!   at its start would race that node's start;
+//! - a crash is followed only when every change it loses could be lost by
+//!   a process's death: CRASH(n, j) keeps every pending change of the
+//!   data directory (a SIGKILL keeps the page cache), and no peer dials
+//!   the node in the same segment (the gate restarts the node once the
+//!   others are quiescent, so that dial would race its new life's
+//!   `listen`);
+//! - DROP is never followed: on loopback a message a write accepted is in
+//!   the peer's socket, and nothing loses it (the model's DROP loses it and
+//!   resets the connection, as a network's loss ends one); nor is a DELIVER
+//!   of part of a write (`stream`), nor a TIMEOUT in a read of a
+//!   connection whose other end is a node's.
+//!
+//! What the checker answers and Linux does not, where Linux can follow the
+//! schedule, is no reason to stop: those are compared, and are the
+//! divergences the gate exists to find (issue 27 found three: a connect
+//! to a node that did not listen succeeded, a close did not reach the
+//! peer, and a crash deleted what the node had written).
+//!
+//! Nothing here runs a real program natively; the checker's worlds come
+//! from a [`ProcessEngine`], as a search's do.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::fmt;
+
+use cmc::process::{
+    Blocked, ConnKind, Label, Life, Part, ProcessAction, ProcessEngine, ProcessError, ProcessWorld, Side,
+};
+
+/// The most worlds the gate explores to see that every order of the
+/// kernel's actions in one segment ends in one world.
+pub const CLOSURE_WORLDS_MAX: usize = 512;
+
+/// What the native runner does to start a segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Drive {
+    /// START: every node started, in order, each once the ones before it
+    /// are quiescent.
+    Start,
+    /// CLIENT(node): dial the node, send the model's request, and keep
+    /// the connection as `label`, reading what comes back.
+    Client {
+        /// The node dialled.
+        node: u8,
+        /// The connection's label in the checker's world.
+        label: Label,
+    },
+    /// TIMEOUT(node) in `accept`: dial the node, write `T`, close.
+    TimerConnection {
+        /// The node.
+        node: u8,
+    },
+    /// TIMEOUT(node) in a read of client connection `label`: write `T`
+    /// on it.
+    ClientTimeout {
+        /// The node.
+        node: u8,
+        /// The client connection it reads.
+        label: Label,
+    },
+    /// TIMEOUT(node) of a wait that ends by itself on Linux: wait for it.
+    Timed {
+        /// The node.
+        node: u8,
+    },
+    /// CRASH(node): SIGKILL, then a new life reading the last durable
+    /// record on fd 193.
+    Crash {
+        /// The node.
+        node: u8,
+    },
+}
+
+impl Drive {
+    /// The node the native runner acts on, if one.
+    pub fn node(&self) -> Option<u8> {
+        match *self {
+            Drive::Start => None,
+            Drive::Client { node, .. }
+            | Drive::TimerConnection { node }
+            | Drive::ClientTimeout { node, .. }
+            | Drive::Timed { node }
+            | Drive::Crash { node } => Some(node),
+        }
+    }
+}
+
+/// One stretch of a followed schedule: an external action (or START) and
+/// the kernel's actions after it, up to a world where the kernel has
+/// nothing left to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// What the native runner does.
+    pub drive: Drive,
+    /// Its first step: 0 for START, else the external action's.
+    pub first: usize,
+    /// Its last step, where Linux is quiescent and the two are compared.
+    pub last: usize,
+}
+
+/// Why the gate stopped following a schedule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unfollowable {
+    /// The step it stopped at: the steps before it, in whole segments,
+    /// were followed.
+    pub step: usize,
+    /// The action it could not follow there, if it is one.
+    pub action: Option<String>,
+    /// Why, in a sentence.
+    pub reason: String,
+}
+
+impl fmt::Display for Unfollowable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.action {
+            Some(a) => write!(f, "step {} ({a}): {}", self.step, self.reason),
+            None => write!(f, "step {}: {}", self.step, self.reason),
+        }
+    }
+}
+
+/// A schedule as the gate follows it: the checker's worlds step by step,
+/// in whole segments.
+#[derive(Clone, Debug)]
+pub struct Followed {
+    /// `worlds[i]` is the world after step `i`; step 0 is START.
+    pub worlds: Vec<ProcessWorld>,
+    /// `actions[i - 1]` is step `i`.
+    pub actions: Vec<ProcessAction>,
+    /// Whether step `i`'s action was in the schedule (`in_schedule[i - 1]`),
+    /// or added by the eager order.
+    pub in_schedule: Vec<bool>,
+    /// The segments, in order, covering every step.
+    pub segments: Vec<Segment>,
+    /// Why following stopped before the schedule's end, if it did.
+    pub stopped: Option<Unfollowable>,
+    /// Schedule actions taken earlier than the schedule took them.
+    pub reordered: usize,
+    /// Kernel actions the schedule did not have, taken as Linux takes them.
+    pub added: usize,
+    /// Schedule actions not followed, after a stop.
+    pub left: usize,
+    /// For a walk: the enabled external actions it did not draw from
+    /// because Linux cannot follow them where they were enabled, by kind
+    /// (`DROP`, `TIMEOUT`, `CRASH`), counted at each draw.
+    pub left_out: BTreeMap<&'static str, usize>,
+}
+
+impl Followed {
+    /// The token of step `i` (`START` for 0).
+    pub fn token(&self, step: usize) -> String {
+        match step {
+            0 => "START".to_string(),
+            i => self.actions[i - 1].to_string(),
+        }
+    }
+
+    /// The number of steps followed, START included.
+    pub fn steps(&self) -> usize {
+        self.worlds.len()
+    }
+}
+
+/// What stops following: a world Linux cannot follow, or the checker's
+/// own error.
+#[derive(Debug)]
+enum Stop {
+    Unfollowable(String),
+    Engine(ProcessError),
+}
+
+impl From<ProcessError> for Stop {
+    fn from(e: ProcessError) -> Stop {
+        Stop::Engine(e)
+    }
+}
+
+/// Follows a schedule step by step on a [`ProcessEngine`].
+pub struct Follower<'e> {
+    engine: &'e mut ProcessEngine,
+    f: Followed,
+    /// Each connection's epoch: the segment (or, during the start, the
+    /// node started) in which it was made. Linux accepts connections in the
+    /// order they were made; epochs are that order as far as the gate
+    /// knows it.
+    epochs: BTreeMap<Label, u32>,
+    epoch: u32,
+    /// Where this segment began in `f` (its first step).
+    segment_first: usize,
+}
+
+impl<'e> Follower<'e> {
+    /// START, and the kernel's actions after it as Linux takes them while
+    /// the gate starts the nodes one at a time; the kernel actions of
+    /// `pending` taken are removed from it.
+    pub fn start(
+        engine: &'e mut ProcessEngine,
+        pending: &mut VecDeque<ProcessAction>,
+    ) -> Result<Follower<'e>, ProcessError> {
+        let world = engine.initial()?;
+        let nodes = world.nodes.len() as u32;
+        let mut epochs = BTreeMap::new();
+        let mut early = None;
+        for (label, c) in &world.conns {
+            // Made by a node at its start: the gate starts node d before
+            // node d + 1, so its connects come first.
+            epochs.insert(*label, label.node as u32);
+            if label.kind == ConnKind::Node && c.target > label.node && early.is_none() {
+                early = Some(format!(
+                    "node {} dials node {} at its start: the gate starts nodes in order, so on Linux that races node \
+                     {}'s start",
+                    label.node, c.target, c.target
+                ));
+            }
+        }
+        let f = Followed {
+            worlds: vec![world],
+            actions: Vec::new(),
+            in_schedule: Vec::new(),
+            segments: Vec::new(),
+            stopped: None,
+            reordered: 0,
+            added: 0,
+            left: 0,
+            left_out: BTreeMap::new(),
+        };
+        let mut me = Follower { engine, f, epochs, epoch: 0, segment_first: 0 };
+        if let Some(reason) = early {
+            me.stop_segment(Stop::Unfollowable(reason))?;
+            return Ok(me);
+        }
+        for phase in 0..nodes {
+            me.epoch = phase;
+            if let Err(stop) = me.closure(phase, pending) {
+                me.stop_segment(stop)?;
+                return Ok(me);
+            }
+        }
+        me.epoch = nodes;
+        me.f.segments.push(Segment { drive: Drive::Start, first: 0, last: me.f.worlds.len() - 1 });
+        Ok(me)
+    }
+
+    /// Whether following has stopped.
+    pub fn stopped(&self) -> bool {
+        self.f.stopped.is_some()
+    }
+
+    /// The world following has reached.
+    pub fn world(&self) -> &ProcessWorld {
+        self.f.worlds.last().unwrap_or_else(|| unreachable!("START is always there"))
+    }
+
+    /// The followed schedule; `left` schedule actions were not followed.
+    pub fn finish(mut self, left: usize) -> Followed {
+        self.f.left = left;
+        self.f
+    }
+
+    /// The external actions Linux can follow from here, in the checker's
+    /// order: CLIENT, TIMEOUT of the kinds the gate drives, CRASH that
+    /// keeps every pending change; only the TIMEOUT of a wait that ends by
+    /// itself while there is one.
+    pub fn followable(&self) -> Vec<ProcessAction> {
+        if self.stopped() {
+            return Vec::new();
+        }
+        let w = self.world();
+        let mut all = Vec::new();
+        ProcessEngine::actions(w, &mut all);
+        all.into_iter().filter(|a| self.drive(w, a).is_ok()).collect()
+    }
+
+    /// Follows the external action `a` and the kernel's actions after it
+    /// (taking those of `pending` it takes out of it). A stop is recorded
+    /// in the result, not returned: only the checker's errors are.
+    pub fn external(&mut self, a: ProcessAction, pending: &mut VecDeque<ProcessAction>) -> Result<(), ProcessError> {
+        if self.stopped() {
+            return Ok(());
+        }
+        let w = self.world().clone();
+        let drive = match self.drive(&w, &a) {
+            Ok(d) => d,
+            Err(reason) => {
+                let step = self.f.worlds.len();
+                self.f.stopped = Some(Unfollowable { step, action: Some(a.to_string()), reason });
+                return Ok(());
+            }
+        };
+        self.epoch += 1;
+        self.segment_first = self.f.worlds.len();
+        self.apply(a, true)?;
+        if let Err(stop) = self.closure(u32::MAX, pending) {
+            return self.stop_segment(stop);
+        }
+        if let Drive::Crash { node } = drive {
+            // A connection made to the node in this segment by another:
+            // the gate restarts it only once the others are quiescent.
+            let first = self.segment_first;
+            let dial = self.f.worlds[first..].iter().flat_map(|w| w.conns.iter()).find(|(l, c)| {
+                l.kind == ConnKind::Node && l.node != node && c.target == node && self.epochs[*l] == self.epoch
+            });
+            if let Some((label, _)) = dial {
+                let reason = format!(
+                    "node {} dials node {node} ({label}) while it restarts: on Linux that races the new life's listen",
+                    label.node
+                );
+                return self.stop_segment(Stop::Unfollowable(reason));
+            }
+        }
+        let last = self.f.worlds.len() - 1;
+        self.f.segments.push(Segment { drive, first: self.segment_first, last });
+        Ok(())
+    }
+
+    /// What the native runner does for external action `a` in world `w`,
+    /// or why Linux cannot follow it there.
+    fn drive(&self, w: &ProcessWorld, a: &ProcessAction) -> Result<Drive, String> {
+        let mut all = Vec::new();
+        ProcessEngine::actions(w, &mut all);
+        let never = matches!(
+            a,
+            ProcessAction::Drop { .. } | ProcessAction::Deliver { part: Part::First(_) | Part::Merged, .. }
+        );
+        if !all.contains(a) && !never {
+            return Err(
+                "not enabled where Linux's order leads (the schedule chose an order Linux does not take)".into()
+            );
+        }
+        let drive = match *a {
+            ProcessAction::Client { node } => {
+                let k = self.engine.config().budgets.clients - w.nodes[node as usize].clients_left;
+                Drive::Client { node, label: Label { kind: ConnKind::Client, node, k } }
+            }
+            ProcessAction::Timeout { node } => match w.nodes[node as usize].blocked {
+                // A receive timeout (SO_RCVTIMEO) ends by itself on Linux.
+                Blocked::Accept { until: Some(_), .. } | Blocked::Read { until: Some(_), .. } => Drive::Timed { node },
+                Blocked::Accept { until: None, .. } => Drive::TimerConnection { node },
+                Blocked::Read { fd, until: None } => match w.conn_of(node, fd) {
+                    Some((label, Side::Target)) if label.kind == ConnKind::Client => {
+                        Drive::ClientTimeout { node, label }
+                    }
+                    Some((label, _)) => {
+                        return Err(format!(
+                            "a TIMEOUT in a read of {label}: only its peer could write the `T` on Linux, and its peer \
+                             is not the gate"
+                        ));
+                    }
+                    None => return Err("a TIMEOUT in a read of no connection".into()),
+                },
+                Blocked::Sleep { .. } | Blocked::Poll { .. } | Blocked::Timer { .. } => Drive::Timed { node },
+                Blocked::Nothing | Blocked::Pause | Blocked::CrashPoint { .. } => {
+                    return Err("a TIMEOUT of a node that waits for nothing".into());
+                }
+            },
+            ProcessAction::Crash { node, .. }
+                if matches!(w.nodes[node as usize].blocked, Blocked::CrashPoint { .. }) =>
+            {
+                return Err(format!(
+                    "a CRASH of node {node} between two of its calls: a SIGKILL from outside cannot be made to fall \
+                     there"
+                ));
+            }
+            ProcessAction::Crash { node, keep } => {
+                let pending = w.nodes[node as usize].disk.pending.len();
+                if keep.is_some_and(|k| !k.keeps_all(pending)) {
+                    return Err(format!(
+                        "a crash that keeps {} of {pending} pending changes of the data directory: a SIGKILL keeps \
+                         them all (only a machine's crash loses some)",
+                        keep.map_or(0, |k| k.mask().count_ones())
+                    ));
+                }
+                Drive::Crash { node }
+            }
+            ProcessAction::Drop { .. } => {
+                return Err("a DROP: on loopback nothing loses a message a write accepted".into());
+            }
+            ProcessAction::Deliver { part: Part::First(_) | Part::Merged, .. } => {
+                return Err("a write split or merged by the byte stream: on loopback a short write arrives whole, \
+                            one at a time here"
+                    .into());
+            }
+            ProcessAction::Deliver { .. }
+            | ProcessAction::Eof { .. }
+            | ProcessAction::Accept { .. }
+            | ProcessAction::Run { .. } => {
+                return Err("a kernel action after Linux had done all it could (the schedule leaves it for later, or \
+                            chose another)"
+                    .into());
+            }
+        };
+        // A wait that ends by itself on Linux ends before anything else the
+        // gate would do.
+        let timed: Vec<u8> = (0..w.nodes.len() as u8)
+            .filter(|&n| w.nodes[n as usize].life == Life::Live && w.deadline(n).is_some())
+            .collect();
+        match (&drive, timed.as_slice()) {
+            (_, []) => {}
+            (Drive::Timed { node }, [m]) if node == m => {}
+            (_, [m]) => {
+                return Err(format!(
+                    "node {m} waits with a deadline (a sleep, a timeout, a timerfd), which on Linux ends by itself \
+                     before this"
+                ));
+            }
+            (_, _) => return Err(format!("nodes {timed:?} each wait with a deadline: on Linux their clocks race")),
+        }
+        Ok(drive)
+    }
+
+    /// Takes the kernel's actions until it has none left, as Linux does,
+    /// allowing only connections of epoch `allowed` or earlier.
+    fn closure(&mut self, allowed: u32, pending: &mut VecDeque<ProcessAction>) -> Result<(), Stop> {
+        let mut explored = false;
+        loop {
+            let w = self.world().clone();
+            if self.epoch < w.nodes.len() as u32 {
+                // During the start: a node the gate has not started yet
+                // cannot be dialled on Linux.
+                let early = w.conns.iter().find(|(l, c)| {
+                    l.kind == ConnKind::Node
+                        && c.target as u32 > allowed
+                        && l.node as u32 <= allowed
+                        && self.epoch_of(l) == allowed
+                });
+                if let Some((l, c)) = early {
+                    return Err(Stop::Unfollowable(format!(
+                        "node {} dials node {} ({l}) before the gate has started it",
+                        l.node, c.target
+                    )));
+                }
+            }
+            let choice = self.kernel(&w, allowed).map_err(Stop::Unfollowable)?;
+            if choice.is_empty() {
+                return Ok(());
+            }
+            if choice.len() >= 2 && !explored {
+                self.confluent(allowed)?;
+                explored = true;
+            }
+            // The schedule's own next one if it is here, else the first.
+            let at = pending.iter().position(|p| choice.contains(p));
+            let a = match at {
+                Some(i) => {
+                    if i > 0 && pending.iter().take(i).any(|p| !is_kernel(p)) {
+                        self.f.reordered += 1;
+                    }
+                    pending.remove(i).unwrap_or_else(|| unreachable!("found"))
+                }
+                None => choice[0],
+            };
+            self.apply(a, at.is_some())?;
+        }
+    }
+
+    /// Every order of the kernel's actions from here ends in one world,
+    /// and no world on the way breaks a rule.
+    fn confluent(&mut self, allowed: u32) -> Result<(), Stop> {
+        let base = self.f.actions.clone();
+        let mut buf = Vec::new();
+        let mut seen = HashSet::new();
+        let mut ends = BTreeSet::new();
+        let mut queue = VecDeque::from([(Vec::new(), self.world().clone())]);
+        seen.insert(ProcessEngine::fingerprint(self.world(), &mut buf));
+        while let Some((suffix, w)) = queue.pop_front() {
+            let choice = self.kernel(&w, allowed).map_err(Stop::Unfollowable)?;
+            if choice.is_empty() {
+                ends.insert(ProcessEngine::fingerprint(&w, &mut buf));
+                continue;
+            }
+            let mut prefix = base.clone();
+            prefix.extend(&suffix);
+            for a in choice {
+                let next = self.engine.apply(&prefix, &a)?;
+                if seen.insert(ProcessEngine::fingerprint(&next, &mut buf)) {
+                    if seen.len() > CLOSURE_WORLDS_MAX {
+                        return Err(Stop::Unfollowable(format!(
+                            "the kernel's orders from here make more than {CLOSURE_WORLDS_MAX} worlds"
+                        )));
+                    }
+                    let mut s = suffix.clone();
+                    s.push(a);
+                    queue.push_back((s, next));
+                }
+            }
+        }
+        if ends.len() != 1 {
+            return Err(Stop::Unfollowable(format!(
+                "the kernel's order decides the outcome here: its orders end in {} different worlds",
+                ends.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The kernel actions Linux would take next in `w`, one per node at
+    /// most, or why its order there is not the checker's.
+    fn kernel(&self, w: &ProcessWorld, allowed: u32) -> Result<Vec<ProcessAction>, String> {
+        // A node held at a crash point runs on: on Linux nothing stops it
+        // between two calls.
+        if let Some(n) = (0..w.nodes.len()).find(|&n| matches!(w.nodes[n].blocked, Blocked::CrashPoint { .. })) {
+            return Ok(vec![ProcessAction::Run { node: n as u8 }]);
+        }
+        for (label, c) in &w.conns {
+            for side in [Side::Target, Side::Dialer] {
+                if side == Side::Dialer && label.kind != ConnKind::Node {
+                    continue;
+                }
+                if c.end(side).done() {
+                    continue;
+                }
+                if c.queue(side).len() + c.received(side).len() >= 2 {
+                    let node = if side == Side::Target { c.target } else { label.node };
+                    return Err(format!(
+                        "two messages on their way to node {node}'s end of {label}: on Linux one read may get both"
+                    ));
+                }
+            }
+        }
+        let mut all = Vec::new();
+        ProcessEngine::actions(w, &mut all);
+        let mut by_node: BTreeMap<u8, Vec<(ProcessAction, u32)>> = BTreeMap::new();
+        for a in all {
+            let epoch = match a {
+                ProcessAction::Deliver { conn, part: Part::Whole, .. } | ProcessAction::Eof { conn, .. } => {
+                    self.epoch_of(&conn)
+                }
+                ProcessAction::Accept { node, from } => self.epoch_of(&oldest(w, node, from)),
+                _ => continue,
+            };
+            if epoch <= allowed {
+                let node = a.node().unwrap_or_else(|| unreachable!("a kernel action has a node"));
+                by_node.entry(node).or_default().push((a, epoch));
+            }
+        }
+        let mut out = Vec::new();
+        for (node, mut list) in by_node {
+            let accepts = list.iter().filter(|(a, _)| matches!(a, ProcessAction::Accept { .. })).count();
+            if accepts >= 2 {
+                // Linux accepts in the order of the connects: the oldest
+                // epoch goes first, if it is alone.
+                let min = list.iter().filter(|(a, _)| matches!(a, ProcessAction::Accept { .. })).map(|(_, e)| *e).min();
+                let first: Vec<String> = list
+                    .iter()
+                    .filter(|(a, e)| matches!(a, ProcessAction::Accept { .. }) && Some(*e) == min)
+                    .map(|(a, _)| a.to_string())
+                    .collect();
+                if first.len() >= 2 {
+                    return Err(format!(
+                        "node {node} could take {}: connects made in one segment race on Linux",
+                        first.join(" or ")
+                    ));
+                }
+                list.retain(|(a, e)| !matches!(a, ProcessAction::Accept { .. }) || Some(*e) == min);
+            }
+            if list.len() >= 2 {
+                let names: Vec<String> = list.iter().map(|(a, _)| a.to_string()).collect();
+                return Err(format!("node {node} could take {}: on Linux their timing decides", names.join(" or ")));
+            }
+            out.extend(list.into_iter().map(|(a, _)| a));
+        }
+        Ok(out)
+    }
+
+    fn epoch_of(&self, label: &Label) -> u32 {
+        self.epochs.get(label).copied().unwrap_or(self.epoch)
+    }
+
+    fn apply(&mut self, a: ProcessAction, in_schedule: bool) -> Result<(), ProcessError> {
+        let w = self.engine.apply(&self.f.actions, &a)?;
+        for label in w.conns.keys() {
+            self.epochs.entry(*label).or_insert(self.epoch);
+        }
+        if !in_schedule {
+            self.f.added += 1;
+        }
+        self.f.actions.push(a);
+        self.f.in_schedule.push(in_schedule);
+        self.f.worlds.push(w);
+        Ok(())
+    }
+
+    /// Records a stop inside the current segment and drops the segment:
+    /// Linux runs it to its end, which the checker's worlds do not reach.
+    fn stop_segment(&mut self, stop: Stop) -> Result<(), ProcessError> {
+        let reason = match stop {
+            Stop::Unfollowable(r) => r,
+            Stop::Engine(e) => return Err(e),
+        };
+        let step = self.f.worlds.len() - 1;
+        let action = (step > 0).then(|| self.f.actions[step - 1].to_string());
+        let first = self.segment_first;
+        let drop_from = first.max(1);
+        // Keep the START world even when START itself cannot be followed:
+        // no segment covers it, so nothing is compared.
+        self.f.worlds.truncate(drop_from);
+        self.f.actions.truncate(drop_from - 1);
+        self.f.in_schedule.truncate(drop_from - 1);
+        self.f.stopped = Some(Unfollowable { step, action, reason });
+        Ok(())
+    }
+}
+
+/// The oldest connection waiting at `node` from `from` (a node, or the
+/// checker's client).
+fn oldest(w: &ProcessWorld, node: u8, from: Option<u8>) -> Label {
+    w.conns
+        .iter()
+        .filter(|(l, c)| {
+            c.target == node
+                && c.target_end == cmc::process::End::Pending
+                && !w.nodes[node as usize].accept_queue.contains(l)
+                && match from {
+                    Some(d) => l.kind == ConnKind::Node && l.node == d,
+                    None => l.kind == ConnKind::Client,
+                }
+        })
+        .map(|(l, _)| *l)
+        .min()
+        .unwrap_or_else(|| unreachable!("an enabled ACCEPT has a connection"))
+}
+
+/// The kind of an action, as its token starts.
+fn kind(a: &ProcessAction) -> &'static str {
+    match a {
+        ProcessAction::Deliver { .. } => "DELIVER",
+        ProcessAction::Eof { .. } => "EOF",
+        ProcessAction::Accept { .. } => "ACCEPT",
+        ProcessAction::Drop { .. } => "DROP",
+        ProcessAction::Timeout { .. } => "TIMEOUT",
+        ProcessAction::Client { .. } => "CLIENT",
+        ProcessAction::Crash { .. } => "CRASH",
+        ProcessAction::Run { .. } => "RUN",
+    }
+}
+
+fn is_kernel(a: &ProcessAction) -> bool {
+    matches!(
+        a,
+        ProcessAction::Deliver { .. }
+            | ProcessAction::Eof { .. }
+            | ProcessAction::Accept { .. }
+            | ProcessAction::Run { .. }
+    )
+}
+
+/// Follows `schedule` (action tokens after START) as far as Linux can.
+pub fn follow(engine: &mut ProcessEngine, schedule: &[ProcessAction]) -> Result<Followed, ProcessError> {
+    let mut pending: VecDeque<ProcessAction> = schedule.iter().copied().collect();
+    let mut f = Follower::start(engine, &mut pending)?;
+    while !f.stopped() {
+        let Some(a) = pending.pop_front() else { break };
+        f.external(a, &mut pending)?;
+    }
+    let left = pending.len();
+    Ok(f.finish(left))
+}
+
+/// A seeded walk of at most `externals_max` external actions, each drawn
+/// among those Linux can follow, with the kernel's actions after each.
+pub fn walk(engine: &mut ProcessEngine, seed: u64, externals_max: usize) -> Result<Followed, ProcessError> {
+    let mut none = VecDeque::new();
+    let mut f = Follower::start(engine, &mut none)?;
+    let mut rng = SplitMix64(seed);
+    for _ in 0..externals_max {
+        let choices = f.followable();
+        if !f.stopped() {
+            let mut all = Vec::new();
+            ProcessEngine::actions(f.world(), &mut all);
+            for a in all.iter().filter(|a| !choices.contains(a)) {
+                *f.f.left_out.entry(kind(a)).or_default() += 1;
+            }
+        }
+        if choices.is_empty() {
+            break;
+        }
+        let a = choices[(rng.next() % choices.len() as u64) as usize];
+        f.external(a, &mut none)?;
+    }
+    Ok(f.finish(0))
+}
+
+/// SplitMix64, as the searches' simulation uses: fixed, so a seed gives
+/// the same walk on every machine.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,275 @@
+/*
+ * tcp: connections as Linux keeps them (issue 27, items 1 and 2), one
+ * behaviour per mode, each honest about its state. Node 0 serves, node 1
+ * is its client; each reports on fd 3 what it saw, as errnos and counts.
+ * Every expectation in cmc/tests/process_tcp.rs was measured by running
+ * these natively, on loopback in a private network namespace.
+ *
+ *   tcp NODE MODE
+ *
+ * Modes:
+ *   "fin"      node 0 accepts, writes "hi" and closes; node 1 reads until
+ *              the end: {bytes, last read}. (A close did not reach the
+ *              peer: node 1 waited for ever.)
+ *   "shutwr"   node 0 accepts, writes "hi", shuts its writing and reads
+ *              node 1's answer: {answer bytes}; node 1 reads to the end,
+ *              then answers "ok": {bytes, last read}.
+ *   "epipe"    node 0 accepts and closes; node 1 (SIGPIPE ignored) reads
+ *              the end, then writes twice: {read, first write, errno of the
+ *              second} (EPIPE; it succeeded).
+ *   "sigpipe"  as "epipe", SIGPIPE at its default: node 1 dies of it.
+ *   "reset"    node 1 writes "x"; node 0 accepts, polls until "x" has
+ *              arrived, and closes without reading it (a reset); node 1 reads, reads, writes: {errno, read,
+ *              errno} (ECONNRESET, 0, EPIPE).
+ *   "refused"  node 0 never listens; node 1 dials it: {errno}
+ *              (ECONNREFUSED; it connected), then dials without blocking:
+ *              {errno, errno, SO_ERROR} (EINPROGRESS, ECONNREFUSED).
+ *   "late"     node 0 exits at once; node 1 sleeps a second, then dials:
+ *              {errno} (ECONNREFUSED).
+ *   "bind"     node 0 listens on 127.0.0.1 port 20001 (node 1's by the
+ *              convention); node 1 tries to bind 20001 (EADDRINUSE), dials
+ *              127.0.0.2:20001 (ECONNREFUSED: nobody listens there) and
+ *              127.0.0.1:20001, writes "b"; node 0 reports the byte it
+ *              read: {errno, errno, 0}, {'b'}. (The dial went to node 1 by
+ *              the port, whatever was bound.)
+ *   "crash"    node 0 accepts, reads the request, answers "r1" and waits;
+ *              node 1 writes "q" and reads twice: {bytes, errno} (2,
+ *              ECONNRESET after a CRASH of node 0: what node 0 wrote
+ *              arrives, then the reset).
+ *   "midstream" node 1 writes "a" then "b"; node 0 reads once and aborts if
+ *              what it read is "b" (a later message without the earlier
+ *              one: no TCP connection delivers that): {read, errno}.
+ *   "shutrd"   node 0 accepts, shuts its reading and reads: {read} (0 at
+ *              once; it waited).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cmc.h"
+
+static unsigned char state[8];
+static unsigned state_len;
+
+static void report(void)
+{
+    cmc_record_write(CMC_STATE_FD, state, state_len);
+}
+
+static void set(unsigned i, long v)
+{
+    state[i] = (unsigned char)v;
+    if (i + 1 > state_len)
+        state_len = i + 1;
+}
+
+static int err(long r)
+{
+    return r < 0 ? errno : 0;
+}
+
+static struct sockaddr_in at(const char *ip, int port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    inet_pton(AF_INET, ip, &a.sin_addr);
+    return a;
+}
+
+/* Waits for ever where a search leaves it (and where a native run is
+ * killed). */
+__attribute__((noreturn)) static void idle(int node)
+{
+    int l = cmc_listen(node);
+    for (;;)
+        if (l < 0 || close(accept(l, NULL, NULL)) != 0)
+            pause();
+}
+
+static int server(const char *mode)
+{
+    char b[8];
+    if (strcmp(mode, "refused") == 0) {
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "late") == 0)
+        return 0;
+    if (strcmp(mode, "bind") == 0) {
+        int l = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = at("127.0.0.1", CMC_PORT_BASE + 1);
+        if (bind(l, (struct sockaddr *)&a, sizeof a) != 0 || listen(l, 4) != 0)
+            return 2;
+        report();
+        int c = accept(l, NULL, NULL);
+        set(0, read(c, b, 1) == 1 ? b[0] : 0);
+        report();
+        pause();
+        return 0;
+    }
+    int l = cmc_listen(0);
+    if (l < 0)
+        return 2;
+    report();
+    int c = accept(l, NULL, NULL);
+    if (strcmp(mode, "fin") == 0 || strcmp(mode, "epipe") == 0 || strcmp(mode, "sigpipe") == 0) {
+        if (strcmp(mode, "fin") == 0)
+            write(c, "hi", 2);
+        close(c);
+        idle(0);
+    }
+    if (strcmp(mode, "shutwr") == 0) {
+        write(c, "hi", 2);
+        shutdown(c, SHUT_WR);
+        ssize_t k = read(c, b, sizeof b);
+        set(0, k);
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "reset") == 0) {
+        struct pollfd p = {c, POLLIN, 0};
+        poll(&p, 1, -1); /* "x" has arrived */
+        close(c);        /* unread: a reset */
+        idle(0);
+    }
+    if (strcmp(mode, "crash") == 0) {
+        read(c, b, sizeof b);
+        write(c, "r1", 2);
+        read(c, b, sizeof b);
+        return 0;
+    }
+    if (strcmp(mode, "midstream") == 0) {
+        ssize_t k = read(c, b, sizeof b);
+        set(0, k > 0 ? b[0] : k);
+        set(1, err(k));
+        report();
+        if (k > 0 && b[0] == 'b')
+            abort(); /* no TCP connection delivers this */
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "shutrd") == 0) {
+        shutdown(c, SHUT_RD);
+        set(0, read(c, b, sizeof b));
+        report();
+        pause();
+        return 0;
+    }
+    return 1;
+}
+
+static int client(const char *mode)
+{
+    char b[8];
+    if (strcmp(mode, "epipe") == 0)
+        signal(SIGPIPE, SIG_IGN);
+    if (strcmp(mode, "refused") == 0) {
+        int c = cmc_dial(0);
+        set(0, c < 0 ? errno : 0);
+        int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        struct sockaddr_in a = at("127.0.0.1", CMC_PORT_BASE);
+        set(1, err(connect(s, (struct sockaddr *)&a, sizeof a)));
+        int e = 0;
+        socklen_t len = sizeof e;
+        getsockopt(s, SOL_SOCKET, SO_ERROR, &e, &len);
+        set(2, e);
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "late") == 0) {
+        report();
+        sleep(1);
+        int c = cmc_dial(0);
+        set(0, c < 0 ? errno : 0);
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "bind") == 0) {
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = at("127.0.0.1", CMC_PORT_BASE + 1);
+        set(0, err(bind(s, (struct sockaddr *)&a, sizeof a)));
+        close(s);
+        s = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in other = at("127.0.0.2", CMC_PORT_BASE + 1);
+        set(1, err(connect(s, (struct sockaddr *)&other, sizeof other)));
+        close(s);
+        s = socket(AF_INET, SOCK_STREAM, 0);
+        set(2, err(connect(s, (struct sockaddr *)&a, sizeof a)));
+        write(s, "b", 1);
+        report();
+        pause();
+        return 0;
+    }
+    int c = cmc_dial(0);
+    if (c < 0)
+        return 2;
+    if (strcmp(mode, "fin") == 0 || strcmp(mode, "shutwr") == 0) {
+        ssize_t total = 0, k;
+        while ((k = read(c, b, sizeof b)) > 0)
+            total += k;
+        set(0, total);
+        set(1, k);
+        if (strcmp(mode, "shutwr") == 0)
+            write(c, "ok", 2);
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "epipe") == 0 || strcmp(mode, "sigpipe") == 0) {
+        set(0, read(c, b, sizeof b));
+        set(1, write(c, "a", 1));
+        set(2, err(write(c, "b", 1)));
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "reset") == 0) {
+        write(c, "x", 1);
+        set(0, err(read(c, b, sizeof b)));
+        set(1, read(c, b, sizeof b));
+        signal(SIGPIPE, SIG_IGN);
+        set(2, err(write(c, "y", 1)));
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "crash") == 0) {
+        write(c, "q", 1);
+        set(0, read(c, b, sizeof b));
+        set(1, err(read(c, b, sizeof b)));
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "midstream") == 0) {
+        write(c, "a", 1);
+        write(c, "b", 1);
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "shutrd") == 0) {
+        report();
+        pause();
+        return 0;
+    }
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return 1;
+    int node = atoi(argv[1]);
+    return node == 0 ? server(argv[2]) : client(argv[2]);
+}
