@@ -142,7 +142,10 @@ mod register {
     }
 
     /// The coordinator acknowledges the client before any replica has the
-    /// write: no crash needed.
+    /// write: no crash needed. With crash budget left the coordinator is
+    /// held at a crash point inside the step that acknowledges (RUN takes
+    /// it on), so the shortest counterexample, of the same length, spends
+    /// the crash on node 1 first and the step runs whole.
     #[cmc::model(
         program = "../examples/c/build/register-BUG_EARLY_ACK",
         nodes = 3,
@@ -323,6 +326,45 @@ mod evstore {
         expect = violation("acked_increments_are_durable")
     )]
     fn bug_truncate_in_place() -> ProgramModel {
+        model()
+    }
+}
+
+/// `ackfirst.c`: node 0 stores a value node 1 sends, durably (fd 193), and
+/// acknowledges it in two writes; the classic durability bug of issue 27
+/// (item 3), found only with a crash between two calls of one step.
+mod ackfirst {
+    use cmc::process::{ProcessWorld, ProgramModel};
+
+    /// Node 1's phase once it has both bytes of the acknowledgement.
+    const ACKED: u8 = 2;
+
+    /// A value node 1 saw acknowledged (7, the value it sends) is in node
+    /// 0's durable record.
+    fn acked_values_are_durable(w: &ProcessWorld) -> bool {
+        let acked = w.nodes[1].state.get(1) == Some(&ACKED);
+        !acked || w.nodes[0].durable.as_deref().is_some_and(|d| d.contains(&7))
+    }
+
+    fn model() -> ProgramModel {
+        ProgramModel::default().always("acked_values_are_durable", acked_values_are_durable)
+    }
+
+    /// The record, then the acknowledgement: a crash anywhere passes.
+    #[cmc::model(program = "../examples/c/build/ackfirst", nodes = 2, crashes = 1)]
+    fn correct() -> ProgramModel {
+        model()
+    }
+
+    /// The acknowledgement before the record: a crash between its write and
+    /// the record's (a crash point) loses an acknowledged value.
+    #[cmc::model(
+        program = "../examples/c/build/ackfirst-BUG_ACK_FIRST",
+        nodes = 2,
+        crashes = 1,
+        expect = violation("acked_values_are_durable")
+    )]
+    fn bug_ack_first() -> ProgramModel {
         model()
     }
 }
