@@ -73,7 +73,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::fmt;
 
 use cmc::process::{
-    Blocked, ConnKind, Label, Life, Part, ProcessAction, ProcessEngine, ProcessError, ProcessWorld, Side,
+    Blocked, ConnKind, Label, Life, Part, ProcessAction, ProcessEngine, ProcessError, ProcessWorld, Side, VFd,
 };
 
 /// The most worlds the gate explores to see that every order of the
@@ -94,10 +94,15 @@ pub enum Drive {
         /// The connection's label in the checker's world.
         label: Label,
     },
-    /// TIMEOUT(node) in `accept`: dial the node, write `T`, close.
+    /// TIMEOUT(node) in `accept`: dial the listener the node waits at,
+    /// write `T`, close.
     TimerConnection {
         /// The node.
         node: u8,
+        /// The address its listener is bound to (any: 127.0.0.1).
+        addr: [u8; 4],
+        /// Its port.
+        port: u16,
     },
     /// TIMEOUT(node) in a read of client connection `label`: write `T`
     /// on it.
@@ -126,7 +131,7 @@ impl Drive {
         match *self {
             Drive::Start => None,
             Drive::Client { node, .. }
-            | Drive::TimerConnection { node }
+            | Drive::TimerConnection { node, .. }
             | Drive::ClientTimeout { node, .. }
             | Drive::Timed { node }
             | Drive::Crash { node } => Some(node),
@@ -356,6 +361,21 @@ impl<'e> Follower<'e> {
                 );
                 return self.stop_segment(Stop::Unfollowable(reason));
             }
+            // The new life dials while its peers have yet to see the crash
+            // (the checker starts it within CRASH, before their EOFs): the
+            // gate restarts it once they have reacted, which may close the
+            // listener it dials.
+            let reacted = self.f.actions[first..].iter().find(|a| a.node().is_some_and(|m| m != node));
+            let dialled = self.f.worlds[first].conns.keys().find(|l| {
+                l.kind == ConnKind::Node && l.node == node && self.epochs.get(*l) == Some(&self.epoch)
+            });
+            if let (Some(reaction), Some(label)) = (reacted, dialled) {
+                let reason = format!(
+                    "node {node}'s new life dials ({label}) before its peers see the crash ({reaction} after it): the \
+                     gate restarts it only after they react, which may change what its dial finds"
+                );
+                return self.stop_segment(Stop::Unfollowable(reason));
+            }
         }
         let last = self.f.worlds.len() - 1;
         self.f.segments.push(Segment { drive, first: self.segment_first, last });
@@ -384,7 +404,15 @@ impl<'e> Follower<'e> {
             ProcessAction::Timeout { node } => match w.nodes[node as usize].blocked {
                 // A receive timeout (SO_RCVTIMEO) ends by itself on Linux.
                 Blocked::Accept { until: Some(_), .. } | Blocked::Read { until: Some(_), .. } => Drive::Timed { node },
-                Blocked::Accept { until: None, .. } => Drive::TimerConnection { node },
+                Blocked::Accept { fd, until: None } => match w.nodes[node as usize].fds.get(&fd) {
+                    // Where Linux's accept waits: the port the node bound,
+                    // whatever the convention says (`bind` is honoured).
+                    Some(&VFd::Socket { port: Some(port), addr, .. }) => {
+                        let addr = if addr == [0; 4] { [127, 0, 0, 1] } else { addr };
+                        Drive::TimerConnection { node, addr, port }
+                    }
+                    _ => return Err("a TIMEOUT in an accept of no bound socket".into()),
+                },
                 Blocked::Read { fd, until: None } => match w.conn_of(node, fd) {
                     Some((label, Side::Target)) if label.kind == ConnKind::Client => {
                         Drive::ClientTimeout { node, label }

@@ -258,14 +258,16 @@ impl Native {
                 }
                 Err(e) => refused = Some(Refused { node, error: e.to_string() }),
             },
-            Drive::TimerConnection { node } => match self.connect(node) {
-                Ok(mut stream) => {
-                    stream.write_all(b"T").map_err(io_err(format!("writing T to node {node}")))?;
-                    drop(stream);
-                    self.quiesce()?;
+            Drive::TimerConnection { node, addr, port } => {
+                match TcpStream::connect_timeout(&SocketAddr::from((addr, port)), Duration::from_secs(5)) {
+                    Ok(mut stream) => {
+                        stream.write_all(b"T").map_err(io_err(format!("writing T to node {node}")))?;
+                        drop(stream);
+                        self.quiesce()?;
+                    }
+                    Err(e) => refused = Some(Refused { node, error: e.to_string() }),
                 }
-                Err(e) => refused = Some(Refused { node, error: e.to_string() }),
-            },
+            }
             Drive::ClientTimeout { node, label } => {
                 let c = self
                     .clients
@@ -282,21 +284,28 @@ impl Native {
                 // The machine's crash: every socket of the node resets its
                 // peer (stopped first, so that it does nothing in between),
                 // then the process goes.
+                let mut ports = vec![PORT_BASE + node as u16];
                 if let Some(n) = self.nodes[node as usize].as_ref()
                     && n.life == NativeLife::Live
                 {
                     let pid = n.child.id() as i32;
                     unsafe { libc::kill(pid, libc::SIGSTOP) };
-                    netns::destroy_sockets_of(pid)
-                        .map_err(io_err(format!("resetting node {node}'s connections at its crash")))?;
+                    ports.extend(
+                        netns::destroy_sockets_of(pid)
+                            .map_err(io_err(format!("resetting node {node}'s connections at its crash")))?,
+                    );
                 }
                 self.kill(node)?;
                 // The others see the node gone (EOF, or a reset) and do what
-                // they do; then its port is freed as a crashed machine's
-                // would be, and its new life starts.
+                // they do; then the ports it listened on are freed as a
+                // crashed machine's would be, and its new life starts.
                 self.quiesce()?;
-                netns::destroy_port(PORT_BASE + node as u16)
-                    .map_err(io_err(format!("freeing node {node}'s port after its crash")))?;
+                ports.sort_unstable();
+                ports.dedup();
+                for port in ports {
+                    netns::destroy_port(port)
+                        .map_err(io_err(format!("freeing node {node}'s port {port} after its crash")))?;
+                }
                 let recovery = self.nodes[node as usize].as_ref().and_then(|n| n.last_durable.clone());
                 self.spawn(node, recovery)?;
                 self.quiesce()?;

@@ -133,8 +133,9 @@ pub fn busy(sockets: &[TcpSocket]) -> Option<String> {
 /// its peer a reset: the checker's CRASH, a machine's crash, whose peers
 /// read what it wrote and then the reset (SEMANTICS, "Connections as Linux
 /// keeps them"). Done while the process is stopped, before it is killed:
-/// a process's death alone would close them with a FIN.
-pub fn destroy_sockets_of(pid: i32) -> io::Result<()> {
+/// a process's death alone would close them with a FIN. Returns the ports
+/// it listened on.
+pub fn destroy_sockets_of(pid: i32) -> io::Result<Vec<u16>> {
     let mut inodes = Vec::new();
     for entry in std::fs::read_dir(format!("/proc/{pid}/fd"))?.flatten() {
         let link = std::fs::read_link(entry.path()).unwrap_or_default();
@@ -143,7 +144,11 @@ pub fn destroy_sockets_of(pid: i32) -> io::Result<()> {
             inodes.extend(n.parse::<u64>().ok());
         }
     }
+    let mut listened = Vec::new();
     for s in tcp_sockets()?.into_iter().filter(|s| inodes.contains(&s.inode)) {
+        if s.state == state::LISTEN {
+            listened.push(s.local_port);
+        }
         let (listening, filter) = if s.state == state::LISTEN {
             ("-l", format!("sport = :{}", s.local_port))
         } else {
@@ -165,23 +170,28 @@ pub fn destroy_sockets_of(pid: i32) -> io::Result<()> {
             left.len()
         )));
     }
-    Ok(())
+    Ok(listened)
 }
 
-/// Destroys every TCP socket left on local port `port` (`ss -K`), as the
-/// machine of a crashed node would lose them: its accepted connections'
-/// ends, in TIME_WAIT or FIN_WAIT2 once its process is gone, which would
-/// keep its next life from binding the port for a minute.
+/// Destroys every TCP socket on local port `port` that no process holds
+/// any more (`ss -K`), as the machine of a crashed node would lose them:
+/// its accepted connections' ends, in TIME_WAIT or FIN_WAIT2 once its
+/// process is gone, which would keep its next life from binding the port
+/// for a minute. A socket a live process holds on the port stays: a node
+/// may have bound another node's port (`bind` is honoured), and its
+/// connections are not the crashed machine's.
 pub fn destroy_port(port: u16) -> io::Result<()> {
-    let out = Command::new("ss")
-        .args(["-K", "-t", "-a", "-n"])
-        .arg(format!("sport = :{port}"))
-        .output()
-        .map_err(|e| io::Error::other(format!("running ss (iproute2): {e}")))?;
-    if !out.status.success() {
-        return Err(io::Error::other(format!("ss -K failed: {}", String::from_utf8_lossy(&out.stderr))));
+    for s in tcp_sockets()?.into_iter().filter(|s| s.local_port == port && s.inode == 0) {
+        let out = Command::new("ss")
+            .args(["-K", "-t", "-a", "-n"])
+            .arg(format!("sport = :{} and dport = :{}", s.local_port, s.remote_port))
+            .output()
+            .map_err(|e| io::Error::other(format!("running ss (iproute2): {e}")))?;
+        if !out.status.success() {
+            return Err(io::Error::other(format!("ss -K failed: {}", String::from_utf8_lossy(&out.stderr))));
+        }
     }
-    let left: Vec<TcpSocket> = tcp_sockets()?.into_iter().filter(|s| s.local_port == port).collect();
+    let left: Vec<TcpSocket> = tcp_sockets()?.into_iter().filter(|s| s.local_port == port && s.inode == 0).collect();
     if !left.is_empty() {
         return Err(io::Error::other(format!(
             "ss -K left {} socket(s) on port {port} (a kernel without CONFIG_INET_DIAG_DESTROY?): {left:?}",

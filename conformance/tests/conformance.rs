@@ -396,6 +396,59 @@ fn the_timeouts_programs_agree_with_linux() {
 }
 
 // ---------------------------------------------------------------------------
+// The regression programs of issue 27's connections
+// (`cmc/tests/process_tcp.rs`). Those of its crash points
+// (`examples/c/ackfirst.c`) are not here: node 0 acknowledges in two
+// writes, which Linux may hand node 1 as one read, so the gate follows
+// none of its schedules past them.
+
+/// `examples/c/tcp.c` in `mode`, as `process_tcp.rs` runs it, with the
+/// manual's crash.
+fn tcp_config(mode: &str, budgets: Budgets) -> Config {
+    let mut c = Config::new(program("tcp"), 2);
+    c.args = vec![mode.to_string()];
+    c.budgets = budgets;
+    c.timeout_byte = true;
+    c.crash_points = false;
+    c
+}
+
+#[test]
+#[ignore = "needs root: a private network namespace"]
+fn the_connection_programs_agree_with_linux() {
+    let started = Instant::now();
+    let none = Budgets::default();
+    // Each test of process_tcp.rs, along its own schedule (the DROP's is
+    // left out: Linux never loses a byte a write accepted on loopback).
+    let schedules: &[(&str, Budgets, &[&str])] = &[
+        ("fin", none, &["ACCEPT(0, 1)", "DELIVER(1, 1.0)"]),
+        ("shutwr", none, &["ACCEPT(0, 1)", "DELIVER(1, 1.0)", "DELIVER(0, 1.0)"]),
+        ("shutrd", none, &["ACCEPT(0, 1)"]),
+        ("epipe", none, &["ACCEPT(0, 1)", "EOF(1, 1.0)"]),
+        ("sigpipe", none, &["ACCEPT(0, 1)", "EOF(1, 1.0)"]),
+        ("reset", none, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]),
+        ("refused", none, &[]),
+        ("late", Budgets { timeouts: 1, ..none }, &["TIMEOUT(1)"]),
+        ("bind", none, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]),
+        ("crash", Budgets { crashes: 1, ..none }, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "CRASH(0)", "DELIVER(1, 1.0)"]),
+    ];
+    let mut outcomes = Vec::new();
+    for (mode, budgets, tokens) in schedules {
+        let schedule: Vec<ProcessAction> = tokens.iter().map(|t| t.parse().expect("a token")).collect();
+        let mut engine = ProcessEngine::new(tcp_config(mode, *budgets)).expect("a valid model");
+        let o = gate::schedule(&mut engine, &format!("tcp {mode}"), &schedule).expect("the gate runs");
+        assert_eq!(o.followed.stopped, None, "tcp {mode}: Linux follows the test's schedule: {}", o.line());
+        outcomes.push(o);
+    }
+    // And seeded walks of each mode, with the walks' budgets.
+    for mode in ["fin", "shutwr", "epipe", "reset", "late", "bind", "crash", "midstream"] {
+        outcomes.extend(walks(&tcp_config(mode, none), &format!("tcp {mode}"), 3, 8));
+    }
+    let t = summarize("tcp", &outcomes, &[], started);
+    assert!(t.whole >= schedules.len(), "every test's schedule is followed to its end");
+}
+
+// ---------------------------------------------------------------------------
 // The teeth.
 
 /// `conformance_probe` in `mode`, with one timeout: TIMEOUT(0) makes node
@@ -544,3 +597,4 @@ fn a_doctored_checker_trace_diverges_at_the_doctored_step() {
     let d = first(&f).expect("a divergence");
     assert_eq!((d.step, d.node, d.what), (acked, Some(0), "replies to clients"), "{d}");
 }
+

@@ -5,6 +5,11 @@
  * Every expectation in cmc/tests/process_tcp.rs was measured by running
  * these natively, on loopback in a private network namespace.
  *
+ * Honest: a node that waits twice in the same call reports between the
+ * two waits, so that the checker, which keeps one snapshot per node state,
+ * never takes one wait for the other (the conformance gate found the
+ * "crash" mode's client taken back to its first read when it was not).
+ *
  *   tcp NODE MODE
  *
  * Modes:
@@ -32,7 +37,8 @@
  *              127.0.0.1:20001, writes "b"; node 0 reports the byte it
  *              read: {errno, errno, 0}, {'b'}. (The dial went to node 1 by
  *              the port, whatever was bound.)
- *   "crash"    node 0 accepts, reads the request, answers "r1" and waits;
+ *   "crash"    node 0 accepts, reads the request, answers "r1" and waits
+ *              in a second read: {1};
  *              node 1 writes "q" and reads twice: {bytes, errno} (2,
  *              ECONNRESET after a CRASH of node 0: what node 0 wrote
  *              arrives, then the reset).
@@ -143,6 +149,9 @@ static int server(const char *mode)
     if (strcmp(mode, "crash") == 0) {
         read(c, b, sizeof b);
         write(c, "r1", 2);
+        /* Honest: its second read is another place than its first. */
+        set(0, 1);
+        report();
         read(c, b, sizeof b);
         return 0;
     }
@@ -215,8 +224,12 @@ static int client(const char *mode)
         return 2;
     if (strcmp(mode, "fin") == 0 || strcmp(mode, "shutwr") == 0) {
         ssize_t total = 0, k;
-        while ((k = read(c, b, sizeof b)) > 0)
+        while ((k = read(c, b, sizeof b)) > 0) {
             total += k;
+            /* Honest: what it has read so far, before it waits again. */
+            set(0, total);
+            report();
+        }
         set(0, total);
         set(1, k);
         if (strcmp(mode, "shutwr") == 0)
@@ -246,6 +259,7 @@ static int client(const char *mode)
     if (strcmp(mode, "crash") == 0) {
         write(c, "q", 1);
         set(0, read(c, b, sizeof b));
+        report(); /* honest: it has read, before it waits again */
         set(1, err(read(c, b, sizeof b)));
         report();
         pause();
