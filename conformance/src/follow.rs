@@ -366,9 +366,10 @@ impl<'e> Follower<'e> {
             // gate restarts it once they have reacted, which may close the
             // listener it dials.
             let reacted = self.f.actions[first..].iter().find(|a| a.node().is_some_and(|m| m != node));
-            let dialled = self.f.worlds[first].conns.keys().find(|l| {
-                l.kind == ConnKind::Node && l.node == node && self.epochs.get(*l) == Some(&self.epoch)
-            });
+            let dialled = self.f.worlds[first]
+                .conns
+                .keys()
+                .find(|l| l.kind == ConnKind::Node && l.node == node && self.epochs.get(*l) == Some(&self.epoch));
             if let (Some(reaction), Some(label)) = (reacted, dialled) {
                 let reason = format!(
                     "node {node}'s new life dials ({label}) before its peers see the crash ({reaction} after it): the \

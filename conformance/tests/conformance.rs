@@ -597,4 +597,3 @@ fn a_doctored_checker_trace_diverges_at_the_doctored_step() {
     let d = first(&f).expect("a divergence");
     assert_eq!((d.step, d.node, d.what), (acked, Some(0), "replies to clients"), "{d}");
 }
-

@@ -69,6 +69,19 @@ pub struct ProcessEngine {
     scratch: Vec<ProcessAction>,
 }
 
+impl Drop for ProcessEngine {
+    /// Kills the snapshots while the templates' listeners are open: the
+    /// supervisor, dropped first otherwise (fields drop in order), closes
+    /// them, and a process whose listener is gone gets ENOSYS from every
+    /// notified call and runs on. A server's accept loop then spins, and
+    /// hundreds of parked snapshots spinning at once starved the machine
+    /// while each was killed and reaped in turn (load 250 after a search of
+    /// the lease model, and a concurrent search's node reported stalled).
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
 impl ProcessEngine {
     /// Checks the configuration (limits, program, preload); starts nothing.
     pub fn new(mut config: Config) -> Result<ProcessEngine, ProcessError> {

@@ -69,6 +69,15 @@ impl Snapshot {
     }
 }
 
+impl Snapshot {
+    /// Sends the process SIGKILL, without waiting for it (dropping the
+    /// snapshot reaps it).
+    fn kill(&self) {
+        let p = self.parked.borrow();
+        unsafe { libc::syscall(libc::SYS_pidfd_send_signal, p.pidfd.as_fd().as_raw_fd(), libc::SIGKILL, 0, 0) };
+    }
+}
+
 impl Drop for Snapshot {
     fn drop(&mut self) {
         self.pool.live.set(self.pool.live.get() - 1);
@@ -325,6 +334,11 @@ impl Store {
 
     /// Kills every parked process.
     pub fn clear(&mut self) {
+        // Every process signalled first, then each reaped as it is dropped:
+        // one wait for all of them to die, not one each.
+        for (snapshot, _) in self.snapshots.values() {
+            snapshot.kill();
+        }
         self.by_use.clear();
         self.snapshots.clear();
         self.wanted.clear();

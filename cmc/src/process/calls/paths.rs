@@ -189,23 +189,25 @@ fn walk(
     let mut links = 0;
     let mut through_proc = false;
     while let Some(mut name) = todo.pop_front() {
-        let last = todo.is_empty();
         if name == b".." {
             cur = open_path(cur.as_raw_fd(), b"..", libc::O_DIRECTORY)?;
             continue;
         }
         // `/proc/self`, `/proc/thread-self` and `/proc/<its pid>` name the
         // process that resolves them: here, the node, whose pid is virtual
-        // (its one thread's id is the same).
+        // (its one thread's id is the same). The real pid is opened at once,
+        // never looked at again: it may be the virtual one (pids wrap), and
+        // taking it for the virtual pid again looped for ever.
         let at_proc = is_proc_root(&cur);
         through_proc |= at_proc;
         if at_proc && (name == b"self" || name == b"thread-self" || name == vpid.as_bytes()) {
-            let own = if name == b"thread-self" { format!("{pid}/task/{pid}") } else { format!("{pid}") };
-            for (i, c) in components(own.as_bytes()).enumerate() {
-                todo.insert(i, c);
+            if name == b"thread-self" {
+                todo.push_front(pid.to_string().into_bytes());
+                todo.push_front(b"task".to_vec());
             }
-            continue;
+            name = pid.to_string().into_bytes();
         }
+        let last = todo.is_empty();
         if name == vpid.as_bytes() && name_of(&cur).is_some_and(|d| d == format!("/proc/{pid}/task")) {
             name = pid.to_string().into_bytes();
         }
@@ -326,6 +328,22 @@ mod tests {
 
     fn urandom(r: &Resolved) -> bool {
         r.is_char_device(1, 9)
+    }
+
+    /// A node whose real pid is its virtual one (pids wrap on a busy
+    /// machine: a life was pid 1000, the first node's virtual pid): its
+    /// `/proc/self` resolves, where the walk took the real pid for the
+    /// virtual one again and looped for ever (a search stuck in one open
+    /// of `/proc/self/maps`).
+    #[test]
+    fn a_real_pid_equal_to_the_virtual_one_resolves() {
+        let node = Node { pid: me(), vpid: me(), through: &|_| Through::Kernel };
+        for path in ["/proc/self/status", "/proc/thread-self/status"] {
+            let r = super::resolve(&node, libc::AT_FDCWD, path.as_bytes(), true);
+            assert!(r.stat.is_some(), "{path}: {}", r.shown);
+        }
+        let own = format!("/proc/{}/status", me());
+        assert!(super::resolve(&node, libc::AT_FDCWD, own.as_bytes(), true).stat.is_some(), "{own}");
     }
 
     #[test]
