@@ -155,16 +155,27 @@ fn write_out(dirs: &[PathBuf], bytes: &[u8], uid: u32) -> Result<PathBuf, Preloa
 
 fn write_into(dir: &Path, bytes: &[u8], uid: u32) -> Result<PathBuf, PreloadError> {
     private_dir(dir, uid)?;
-    let name = file_name(bytes);
-    let path = dir.join(&name);
-    let file_error =
-        |path: &Path, e: std::io::Error| PreloadError::File { path: path.to_path_buf(), error: Arc::new(e) };
+    write_cached(dir, &file_name(bytes), bytes, |_| true)
+        .map_err(|(path, e)| PreloadError::File { path, error: Arc::new(e) })
+}
+
+/// Writes `bytes` as `dir/name`, mode 0700, through a temporary file and a
+/// rename, unless the file there has those bytes already and `usable`
+/// says it may stay (the start stub's must be executable). The error
+/// names the file it concerns. Shared with the start stub (`start.rs`).
+pub(super) fn write_cached(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+    usable: impl Fn(&Path) -> bool,
+) -> Result<PathBuf, (PathBuf, std::io::Error)> {
+    let path = dir.join(name);
     match std::fs::read(&path) {
-        Ok(existing) if existing == bytes => return Ok(path),
+        Ok(existing) if existing == bytes && usable(&path) => return Ok(path),
         // Another file under the name: replaced below.
         Ok(_) => {}
         Err(e) if e.kind() == ErrorKind::NotFound => {}
-        Err(e) => return Err(file_error(&path, e)),
+        Err(e) => return Err((path, e)),
     }
     // No fsync: a file cut short by a crash differs from the embedded bytes
     // and is replaced by the next process that reads it.
@@ -174,13 +185,16 @@ fn write_into(dir: &Path, bytes: &[u8], uid: u32) -> Result<PathBuf, PreloadErro
         match OpenOptions::new().write(true).create_new(true).mode(0o700).open(&temp) {
             Ok(file) => break (temp, file),
             Err(e) if e.kind() == ErrorKind::AlreadyExists && attempt + 1 < TEMP_ATTEMPTS_MAX => attempt += 1,
-            Err(e) => return Err(file_error(&temp, e)),
+            Err(e) => return Err((temp, e)),
         }
     };
-    let written = file.write_all(bytes).and_then(|()| std::fs::rename(&temp, &path));
-    if let Err(e) = written {
+    // Closed before the rename: an executable still open for writing
+    // cannot be exec'd (ETXTBSY).
+    let written = file.write_all(bytes);
+    drop(file);
+    if let Err(e) = written.and_then(|()| std::fs::rename(&temp, &path)) {
         let _ = std::fs::remove_file(&temp);
-        return Err(file_error(&path, e));
+        return Err((path, e));
     }
     Ok(path)
 }

@@ -16,9 +16,7 @@
 //! The protocol the stub speaks (its environment variable, hello, park and
 //! exit statuses) is [`protocol`], the stub's own source file.
 
-use std::fs::OpenOptions;
-use std::io::{ErrorKind, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -36,9 +34,6 @@ pub static BYTES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cmc-start"))
 /// No stub on this architecture: the process front end is x86-64 only.
 #[cfg(not(target_arch = "x86_64"))]
 pub static BYTES: &[u8] = &[];
-
-/// Names tried for the temporary file before giving up (as the preload's).
-const TEMP_ATTEMPTS_MAX: u32 = 16;
 
 /// Why the embedded stub could not be written out.
 #[derive(Clone, Debug, thiserror::Error)]
@@ -103,35 +98,9 @@ pub fn find_start() -> Result<PathBuf, StartError> {
 /// already there with those bytes and executable. `dir` is trusted (the
 /// preload's checked cache directory).
 fn write_into(dir: &Path, bytes: &[u8]) -> Result<PathBuf, StartError> {
-    let name = file_name(bytes);
-    let path = dir.join(&name);
-    let file_error = |path: &Path, e: std::io::Error| StartError::File { path: path.to_path_buf(), error: Arc::new(e) };
     let executable = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o100 != 0);
-    match std::fs::read(&path) {
-        Ok(existing) if existing == bytes && executable(&path) => return Ok(path),
-        // Another file under the name: replaced below.
-        Ok(_) => {}
-        Err(e) if e.kind() == ErrorKind::NotFound => {}
-        Err(e) => return Err(file_error(&path, e)),
-    }
-    let mut attempt = 0;
-    let (temp, mut file) = loop {
-        let temp = dir.join(format!(".{name}.{}-{attempt}.tmp", std::process::id()));
-        match OpenOptions::new().write(true).create_new(true).mode(0o700).open(&temp) {
-            Ok(file) => break (temp, file),
-            Err(e) if e.kind() == ErrorKind::AlreadyExists && attempt + 1 < TEMP_ATTEMPTS_MAX => attempt += 1,
-            Err(e) => return Err(file_error(&temp, e)),
-        }
-    };
-    // Closed before the rename: an executable still open for writing
-    // cannot be exec'd (ETXTBSY).
-    let written = file.write_all(bytes);
-    drop(file);
-    if let Err(e) = written.and_then(|()| std::fs::rename(&temp, &path)) {
-        let _ = std::fs::remove_file(&temp);
-        return Err(file_error(&path, e));
-    }
-    Ok(path)
+    super::preload::write_cached(dir, &file_name(bytes), bytes, executable)
+        .map_err(|(path, e)| StartError::File { path, error: Arc::new(e) })
 }
 
 /// The address of the embedded stub's CPUID gate: the instruction pointer
