@@ -509,16 +509,17 @@ impl Supervisor {
         // Between actions every node waits or is held at a crash point:
         // none has a crash point still to come.
         self.crash_due.fill(false);
-        if self.crash_points() {
-            // What each node's process will be a function of, should it
-            // stop at a crash point in this step.
+        // What the action's node's process will be a function of, should it
+        // stop at a crash point in this step. No other node runs in it (a
+        // CRASH starts the new life of its own node; DROP and CLIENT run
+        // none), so no other node's trail is read.
+        if let Some(n) = action.node()
+            && self.crash_points()
+        {
             let mut key = Vec::new();
-            for n in 0..self.cfg.nodes {
-                key.clear();
-                self.world.encode_local(n, &mut key);
-                key.extend_from_slice(action.to_string().as_bytes());
-                self.trails[n as usize] = xxhash_rust::xxh3::xxh3_64(&key);
-            }
+            self.world.encode_local(n, &mut key);
+            key.extend_from_slice(action.to_string().as_bytes());
+            self.trails[n as usize] = xxhash_rust::xxh3::xxh3_64(&key);
         }
         match *action {
             ProcessAction::Deliver { node, conn, part } if self.polling(node) => {
