@@ -384,3 +384,41 @@ fn files_come_and_go_in_the_data_directory_as_on_the_kernel() {
     std::fs::remove_dir(dir.join("sub")).unwrap();
     assert!(err.to_string().contains("a link or a directory"), "{err}");
 }
+
+/// A poll's ready set is what arrived before the woken process ran
+/// (found by the conformance gate). `examples/c/ready.c`: node 1 writes
+/// "a" then "b" to node 0, whose event loop wakes its eventfd on each byte
+/// and aborts if a poll returns the connection and the eventfd at once;
+/// on Linux it does, in most runs (9 of 10 natively). A wait with
+/// something ready while more it watches is on its way is held
+/// (`Blocked::Woken`): RUN returns it with what is ready, DELIVER first
+/// adds to it. So "b" may arrive before node 0 runs, at either of its
+/// polls, and the one after "a" then finds both ready: node 0 dies of its
+/// abort. Before, a poll returned as soon as one thing was ready, and the
+/// search passed. With poll and with epoll.
+#[test]
+fn a_woken_poll_returns_what_arrived_before_it_ran() {
+    let _serial = process_support::serial();
+    for how in ["poll", "epoll"] {
+        let mut c = config("ready", 2);
+        c.args = vec![how.to_string()];
+        let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
+        assert_eq!(w.nodes[0].state, [0, 0, 0], "{how}: not run yet");
+        assert_eq!(w.nodes[0].blocked, Blocked::Woken, "{how}: 'a' ready, 'b' on its way");
+        assert_eq!(enabled(&w), ["DELIVER(0, 1.0)", "RUN(0)"], "{how}");
+        let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)"]);
+        assert_eq!(w.nodes[0].state, [0, 1, 0], "{how}: read 'a', woke the eventfd");
+        assert_eq!(w.nodes[0].blocked, Blocked::Woken, "{how}: the eventfd ready, 'b' on its way");
+        let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "RUN(0)"]);
+        assert_eq!(w.nodes[0].state, [0, 1, 1], "{how}: the eventfd alone");
+        assert!(matches!(w.nodes[0].blocked, Blocked::Poll { until: None }), "{how}: nothing ready, nothing coming");
+        let both = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "DELIVER(0, 1.0)"]);
+        assert_eq!(both.nodes[0].life, Life::Signaled(nix::libc::SIGABRT), "{how}: both at once");
+        let model = ProgramModel::new("ready", c);
+        let r = explore(ProcessExplorer::new(&model).unwrap(), &Options::default(), &mut NoControl);
+        assert_eq!(r.verdict, Verdict::Violation, "{how}: {}", r.to_text());
+        assert_eq!(r.property.as_deref(), Some(cmc::process::NO_NODE_KILLED), "{how}");
+        let trace: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
+        assert_eq!(trace, ["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(0, 1.0)"], "{how}");
+    }
+}

@@ -40,7 +40,16 @@
 //!   [`CLOSURE_WORLDS_MAX`] worlds);
 //! - at most one message is on its way to, or waiting unread at, any end
 //!   of a connection: TCP would give two of them to one read, where the
-//!   checker (without `stream`) gives one write per read;
+//!   checker (without `stream`) gives one write per read. With `stream`,
+//!   two on their way (none received yet) are followed: the checker has
+//!   the merged read too, DELIVER(n, conn, +), and the closure checks
+//!   that it and the two whole ones end in one world, then follows the
+//!   merged one, whose records (one report after both) are a subsequence
+//!   of Linux's whichever way Linux delivered them;
+//! - a woken wait (`Blocked::Woken`: a poll with something ready and more
+//!   on its way) returns by RUN, the kernel's action, or takes what is
+//!   on its way first: two actions of one node, so Linux's timing
+//!   decides, unless both orders end in one world;
 //! - a wait that ends by itself on Linux (a sleep, a timeout, a timerfd)
 //!   is followed by its TIMEOUT before any other external action, since
 //!   Linux's clock does not wait for the gate;
@@ -94,8 +103,9 @@ pub enum Drive {
         /// The connection's label in the checker's world.
         label: Label,
     },
-    /// TIMEOUT(node) in `accept`: dial the listener the node waits at,
-    /// write `T`, close.
+    /// TIMEOUT(node) in `accept`: dial the listener the node waits at
+    /// and write `T`; the connection stays open, as the model's timer
+    /// connection does (no FIN follows its `T`).
     TimerConnection {
         /// The node.
         node: u8,
@@ -427,7 +437,7 @@ impl<'e> Follower<'e> {
                     None => return Err("a TIMEOUT in a read of no connection".into()),
                 },
                 Blocked::Sleep { .. } | Blocked::Poll { .. } | Blocked::Timer { .. } => Drive::Timed { node },
-                Blocked::Nothing | Blocked::Pause | Blocked::CrashPoint { .. } => {
+                Blocked::Nothing | Blocked::Pause | Blocked::CrashPoint { .. } | Blocked::Woken => {
                     return Err("a TIMEOUT of a node that waits for nothing".into());
                 }
             },
@@ -516,6 +526,28 @@ impl<'e> Follower<'e> {
                 self.confluent(allowed)?;
                 explored = true;
             }
+            // Two writes Linux may hand to one read: follow them merged,
+            // whatever the schedule did, taking the schedule's DELIVERs of
+            // both out of it. The checker's records along the merged
+            // delivery are the coarser ones (the node reports once, after
+            // both), and so a subsequence of Linux's records whichever way
+            // Linux delivered them; `confluent` has checked that both ways
+            // end in one world.
+            if let Some(&merged) =
+                choice.iter().find(|a| matches!(a, ProcessAction::Deliver { part: Part::Merged, .. }))
+            {
+                let ProcessAction::Deliver { node, conn, .. } = merged else { unreachable!("found so") };
+                let whole = ProcessAction::Deliver { node, conn, part: Part::Whole };
+                let mut taken = 0;
+                while taken < 2
+                    && let Some(i) = pending.iter().position(|p| *p == whole)
+                {
+                    pending.remove(i);
+                    taken += 1;
+                }
+                self.apply(merged, taken > 0)?;
+                continue;
+            }
             // The schedule's own next one if it is here, else the first.
             let at = pending.iter().position(|p| choice.contains(p));
             let a = match at {
@@ -587,10 +619,24 @@ impl<'e> Follower<'e> {
                 if c.end(side).done() {
                     continue;
                 }
-                if c.queue(side).len() + c.received(side).len() >= 2 {
+                // Two writes in flight may reach one read, or two. With
+                // `stream` the checker has both (DELIVER whole and merged,
+                // below), and the closure takes both. Anything more (a
+                // third, or one received already, to which the kernel
+                // appends) the checker's reads do not show.
+                let (queued, received) = (c.queue(side).len(), c.received(side).len());
+                if queued + received >= 2 && !(w.stream && (queued, received) == (2, 0)) {
                     let node = if side == Side::Target { c.target } else { label.node };
                     return Err(format!(
-                        "two messages on their way to node {node}'s end of {label}: on Linux one read may get both"
+                        "{} messages on their way to node {node}'s end of {label}{}: on Linux one read may get all \
+                         of them{}",
+                        queued + received,
+                        if received > 0 { ", one of them received already" } else { "" },
+                        if w.stream || received > 0 || queued > 2 {
+                            ""
+                        } else {
+                            " (with `stream` the gate follows both ways)"
+                        }
                     ));
                 }
             }
@@ -604,6 +650,9 @@ impl<'e> Follower<'e> {
                     self.epoch_of(&conn)
                 }
                 ProcessAction::Accept { node, from } => self.epoch_of(&oldest(w, node, from)),
+                // A woken wait returning: the kernel's, as soon as the
+                // process runs.
+                ProcessAction::Run { .. } => 0,
                 _ => continue,
             };
             if epoch <= allowed {
@@ -635,7 +684,18 @@ impl<'e> Follower<'e> {
                 let names: Vec<String> = list.iter().map(|(a, _)| a.to_string()).collect();
                 return Err(format!("node {node} could take {}: on Linux their timing decides", names.join(" or ")));
             }
-            out.extend(list.into_iter().map(|(a, _)| a));
+            for (a, _) in list {
+                // Two writes waiting at the end this DELIVER reads: Linux
+                // may hand them to one read. The merged delivery comes
+                // first, and the closure prefers it (see `closure`).
+                if let ProcessAction::Deliver { node, conn, part: Part::Whole } = a
+                    && w.stream
+                    && two_waiting(w, node, &conn)
+                {
+                    out.push(ProcessAction::Deliver { node, conn, part: Part::Merged });
+                }
+                out.push(a);
+            }
         }
         Ok(out)
     }
@@ -696,6 +756,19 @@ fn oldest(w: &ProcessWorld, node: u8, from: Option<u8>) -> Label {
         .map(|(l, _)| *l)
         .min()
         .unwrap_or_else(|| unreachable!("an enabled ACCEPT has a connection"))
+}
+
+/// Whether exactly two writes are on their way to `node`'s end of `conn`
+/// (a connection a node made to itself has two ends of one node: never).
+fn two_waiting(w: &ProcessWorld, node: u8, conn: &Label) -> bool {
+    let Some(c) = w.conns.get(conn) else { return false };
+    let target = c.target == node;
+    let dialer = conn.kind == ConnKind::Node && conn.node == node;
+    match (target, dialer) {
+        (true, false) => c.queue(Side::Target).len() == 2,
+        (false, true) => c.queue(Side::Dialer).len() == 2,
+        _ => false,
+    }
 }
 
 /// The kind of an action, as its token starts.

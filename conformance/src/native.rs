@@ -184,6 +184,10 @@ pub struct Native {
     logs: PathBuf,
     nodes: Vec<Option<Node>>,
     clients: BTreeMap<Label, Client>,
+    /// The timer connections, kept open as the model keeps them (its
+    /// `t<n>.k` carries one `T` and is never closed by the checker: no
+    /// FIN follows the `T`).
+    timers: Vec<TcpStream>,
     /// Each node's context switches when the gate last saw it quiescent.
     quiet_switches: Vec<u64>,
 }
@@ -234,6 +238,7 @@ impl Native {
             logs: scratch.to_path_buf(),
             nodes: (0..config.nodes).map(|_| None).collect(),
             clients: BTreeMap::new(),
+            timers: Vec::new(),
             quiet_switches: vec![0; config.nodes as usize],
         })
     }
@@ -262,7 +267,7 @@ impl Native {
                 match TcpStream::connect_timeout(&SocketAddr::from((addr, port)), Duration::from_secs(5)) {
                     Ok(mut stream) => {
                         stream.write_all(b"T").map_err(io_err(format!("writing T to node {node}")))?;
-                        drop(stream);
+                        self.timers.push(stream);
                         self.quiesce()?;
                     }
                     Err(e) => refused = Some(Refused { node, error: e.to_string() }),

@@ -7,7 +7,10 @@
 //! files' `examples/c/*-bug-*.toml`, and evstore's two, whose models
 //! `tests/models/programs.rs` declares), and seeded walks of each program,
 //! correct and planted-bug builds, drawn among the actions Linux can
-//! follow.
+//! follow. Then the regression programs of issues 26 and 27 the same way
+//! (`local.c`, `tcp.c`, `untimed.c`, `rcvtimeo.c`, `lease_order.c`,
+//! `ackfirst.c`), each along its tests' own schedules where Linux can
+//! follow them, and seeded walks.
 //!
 //! The walks take larger budgets than the model files (two crashes, four
 //! timeouts, two clients per node: [`WALKS`]), which are sized for
@@ -396,11 +399,57 @@ fn the_timeouts_programs_agree_with_linux() {
 }
 
 // ---------------------------------------------------------------------------
+// The regression program of issue 27's crash points
+// (`cmc/tests/process_crash_points.rs`): node 0 acknowledges in two
+// writes, which Linux may hand node 1 in one read or in two; the gate
+// follows them merged, having checked that both ways end in one world.
+
+/// `examples/c/ackfirst.c` (`build`), as `process_crash_points.rs` runs
+/// it: crash points on, one crash, Linux's timeouts.
+fn ackfirst(build: &str) -> ProgramModel {
+    let mut c = Config::new(program(build), 2);
+    c.budgets = Budgets { crashes: 1, ..Budgets::default() };
+    ProgramModel::new(build, c).always("acked_values_are_durable", |w| {
+        let acked = w.nodes[1].state.get(1) == Some(&2);
+        !acked || w.nodes[0].durable.as_deref().is_some_and(|d| d.contains(&7))
+    })
+}
+
+#[test]
+#[ignore = "needs root: a private network namespace"]
+fn the_crash_points_program_agrees_with_linux() {
+    let started = Instant::now();
+    // The bug's counterexample crashes node 0 between its acknowledgement
+    // and its record. Linux cannot crash it there: node 0 runs on to
+    // quiescence (RUN is the kernel's), and the CRASH falls after, so the
+    // violation's world is not reached; everything followed agrees.
+    // The gate's engines take `stream`: the checker then has the merged
+    // read too, and the gate follows the two writes both ways.
+    let streamed = |build: &str| {
+        let mut c = ackfirst(build).config;
+        c.stream = true;
+        c
+    };
+    let name = "ackfirst-BUG_ACK_FIRST";
+    let schedule = gate::counterexample(&ackfirst(name), &Options::default()).expect("a counterexample");
+    let mut engine = ProcessEngine::new(streamed(name)).expect("a valid model");
+    let bug = gate::schedule(&mut engine, &format!("{name}'s counterexample"), &schedule).expect("the gate runs");
+    assert_eq!(bug.divergence, None, "{}", bug.line());
+    assert_eq!(bug.reaches_end, Some(false), "{}", bug.line());
+    let mut outcomes = vec![bug];
+    outcomes.extend(walks(&streamed("ackfirst"), "ackfirst", 6, 6));
+    outcomes.extend(walks(&streamed(name), name, 4, 6));
+    let t = summarize("ackfirst", &outcomes, &[], started);
+    assert!(t.whole >= 1, "some walk is followed to its end");
+    // The acknowledgement's two writes were followed as one read: the
+    // merged delivery is what lets the gate past them.
+    let merged = outcomes.iter().filter(|o| o.followed.actions.iter().any(|a| a.to_string().ends_with(", +)"))).count();
+    assert!(merged >= 1, "some schedule follows the acknowledgement's two writes as one read");
+}
+
+// ---------------------------------------------------------------------------
 // The regression programs of issue 27's connections
-// (`cmc/tests/process_tcp.rs`). Those of its crash points
-// (`examples/c/ackfirst.c`) are not here: node 0 acknowledges in two
-// writes, which Linux may hand node 1 as one read, so the gate follows
-// none of its schedules past them.
+// (`cmc/tests/process_tcp.rs`).
 
 /// `examples/c/tcp.c` in `mode`, as `process_tcp.rs` runs it, with the
 /// manual's crash.
@@ -446,6 +495,49 @@ fn the_connection_programs_agree_with_linux() {
     }
     let t = summarize("tcp", &outcomes, &[], started);
     assert!(t.whole >= schedules.len(), "every test's schedule is followed to its end");
+}
+
+// ---------------------------------------------------------------------------
+// The regression program of issue 26's objects inside a node
+// (`cmc/tests/process_local.rs`): pipes, socketpairs and eventfds, which
+// the checker keeps in the world, against the kernel's own.
+
+/// `examples/c/local.c` in `mode` with `args`, on one node, as
+/// `process_local.rs` runs it: a client's request `r`, the manual's `T`.
+fn local_config(mode: &str, args: &[&str]) -> Config {
+    let mut c = Config::new(program("local"), 1);
+    c.args = std::iter::once(mode).chain(args.iter().copied()).map(str::to_string).collect();
+    c.request = b"r".to_vec();
+    c.timeout_byte = true;
+    c
+}
+
+#[test]
+#[ignore = "needs root: a private network namespace"]
+fn the_local_objects_program_agrees_with_linux() {
+    let started = Instant::now();
+    let modes: &[(&str, &[&str])] = &[
+        ("eventfd", &[]),
+        ("pipe", &[]),
+        ("pair", &["stream"]),
+        ("pair", &["seqpacket"]),
+        ("sigpipe", &["ignore"]),
+        ("sigpipe", &["handler"]),
+        ("sigpipe", &["default"]),
+        ("emfile", &[]),
+        ("poll", &[]),
+        ("waker", &["poll"]),
+        ("waker", &["epoll"]),
+        ("memory", &[]),
+        ("pingpong", &[]),
+    ];
+    let mut outcomes = Vec::new();
+    for (mode, args) in modes {
+        let label = format!("local {mode} {}", args.join(" "));
+        outcomes.extend(walks(&local_config(mode, args), label.trim_end(), 3, 6));
+    }
+    let t = summarize("local", &outcomes, &[], started);
+    assert!(t.whole >= modes.len(), "each mode is followed to its end at least once");
 }
 
 // ---------------------------------------------------------------------------

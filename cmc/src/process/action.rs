@@ -22,12 +22,16 @@
 //!    (the oldest from that dialer is taken, or put in the node's accept
 //!    queue for the poll; connections from one dialer arrive in the order
 //!    they were made, connections from different dialers race);
-//! 4. DROP(conn, to) by connection label, toward the target then toward the
+//! 4. RUN(n) by node: n's poll, select or epoll wait has something
+//!    ready and is held while more it watches is on its way
+//!    (`Blocked::Woken`): RUN returns it with what is ready now, where the
+//!    DELIVERs and ACCEPTs above add to it first;
+//! 5. DROP(conn, to) by connection label, toward the target then toward the
 //!    dialer, while drop budget is left: the oldest message is lost and the
 //!    connection reset (`tcp`). On a connection a node dialled to itself
 //!    both ends are that node's, so the action names the end too:
 //!    DROP(conn, n, target), DROP(conn, n, dialer);
-//! 5. TIMEOUT(n) by node, while timeout budget is left: n's wait has a
+//! 6. TIMEOUT(n) by node, while timeout budget is left: n's wait has a
 //!    deadline ([`ProcessWorld::deadline`]: a sleep, a read or an accept
 //!    with a receive timeout, a read of an armed timerfd, a poll with a
 //!    timeout or watching an armed timerfd), or, under `timeout_byte`, n
@@ -36,10 +40,10 @@
 //!    earliest deadline of any node's wait. With no budget, when n's wait
 //!    has a deadline the clock has passed already (`overdue`), in either
 //!    order;
-//! 6. CLIENT(n) by node: n is live, has client budget left, and a live node
+//! 7. CLIENT(n) by node: n is live, has client budget left, and a live node
 //!    listens at n's conventional address (a client there would be
 //!    refused, and change nothing);
-//! 7. CRASH(n) by node, while crash budget is left: n is live; when n has
+//! 8. CRASH(n) by node, while crash budget is left: n is live; when n has
 //!    changes of its data directory not made durable, one CRASH per state
 //!    the crash may leave instead ([`crash_states::keeps`]): CRASH(n, j)
 //!    for j from 0 to their count (the first j reached the disk), then,
@@ -49,7 +53,7 @@
 //! A node held at a crash point (`Blocked::CrashPoint`: after a call with
 //! an effect outside the process, while crash budget is left) is in the
 //! middle of its step, and only two things can happen to it: RUN(n), it
-//! goes on, or its CRASH (as in 7).
+//! goes on, or its CRASH (as in 8).
 //!
 //! Tokens (`Display`, `FromStr`), as counterexample files store them:
 //! `DELIVER(1, 0.2)`, `DELIVER(1, 0.2, 3)`, `DELIVER(1, 0.2, +)`, `EOF(1, 0.2)`, `ACCEPT(0, 1)`, `ACCEPT(0, client)`,
@@ -216,7 +220,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     // only the hang-up is watched leaves the poll waiting).
     let watched = |n: u8, mask: i16| -> Vec<(Label, Side)> {
         let node = &world.nodes[n as usize];
-        if !matches!(node.blocked, Blocked::Poll { .. }) {
+        if !matches!(node.blocked, Blocked::Poll { .. } | Blocked::Woken) {
             return Vec::new();
         }
         let mut ends: Vec<(Label, Side)> = node
@@ -262,6 +266,8 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         }
         // A polling node: a watched end it found not ready has come to
         // its end since (a poll reports the hang-up and the error unasked).
+        // (A woken wait needs none: RUN returns it with the end's events
+        // as they are, the hang-up included.)
         let node = &world.nodes[n as usize];
         if matches!(node.blocked, Blocked::Poll { .. }) {
             let mut ended: Vec<Label> = Vec::new();
@@ -281,7 +287,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     }
     for n in 0..nodes {
         let node = &world.nodes[n as usize];
-        let polls_listener = matches!(node.blocked, Blocked::Poll { .. })
+        let polls_listener = matches!(node.blocked, Blocked::Poll { .. } | Blocked::Woken)
             && node.watch.iter().any(|(fd, events)| {
                 events & IN != 0 && matches!(node.fds.get(fd), Some(VFd::Socket { listening: true, .. }))
             });
@@ -312,6 +318,12 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         from.sort_by_key(|f| (f.is_none(), *f));
         from.dedup();
         out.extend(from.into_iter().map(|from| ProcessAction::Accept { node: n, from }));
+    }
+    for n in 0..nodes {
+        // A woken wait returns with what is ready now.
+        if world.nodes[n as usize].blocked == Blocked::Woken {
+            out.push(ProcessAction::Run { node: n });
+        }
     }
     if world.drops > 0 {
         for (label, c) in &world.conns {

@@ -661,8 +661,14 @@ impl Supervisor {
                         self.answer_poll(node, true)?;
                     }
                     Blocked::Timer { fd } => self.expire_timer(node, fd)?,
-                    Blocked::Nothing | Blocked::Pause | Blocked::CrashPoint { .. } => return Err(not_enabled()),
+                    Blocked::Nothing | Blocked::Pause | Blocked::CrashPoint { .. } | Blocked::Woken => {
+                        return Err(not_enabled());
+                    }
                 }
+            }
+            ProcessAction::Run { node } if self.world.nodes[node as usize].blocked == Blocked::Woken => {
+                // The woken wait returns with what is ready now.
+                self.return_poll(node)?;
             }
             ProcessAction::Run { node } => {
                 let Blocked::CrashPoint { trail } = self.world.nodes[node as usize].blocked else {
@@ -806,7 +812,7 @@ impl Supervisor {
     }
 
     fn polling(&self, n: u8) -> bool {
-        matches!(self.world.nodes[n as usize].blocked, Blocked::Poll { .. })
+        matches!(self.world.nodes[n as usize].blocked, Blocked::Poll { .. } | Blocked::Woken)
     }
 
     fn reading(&self, n: u8) -> Option<(Label, Side)> {

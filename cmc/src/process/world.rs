@@ -966,6 +966,14 @@ pub enum Blocked {
         /// What the node's memory is a function of.
         trail: u64,
     },
+    /// A poll, select or epoll wait with something ready, held before it
+    /// returns while more of what it watches is on its way (a message, a
+    /// FIN, a connection to accept): on Linux that may arrive before the
+    /// process runs and join the ready set. RUN returns the wait with
+    /// what is ready now; DELIVER, EOF and ACCEPT on what it watches add
+    /// to it first. Its watched descriptors are `NodeWorld::watch`; no
+    /// TIMEOUT ends it (it has something to return).
+    Woken,
 }
 
 /// As traces show it: the fields of each variant, a receive timeout's
@@ -1352,6 +1360,7 @@ impl ProcessWorld {
             Blocked::Accept { fd, until: Some(_) } => (7, fd),
             Blocked::Read { fd, until: Some(_) } => (8, fd),
             Blocked::CrashPoint { .. } => (9, 0),
+            Blocked::Woken => (10, 0),
         };
         out.push(tag);
         push_fd(out, fd);

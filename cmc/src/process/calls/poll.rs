@@ -33,6 +33,7 @@
 
 use nix::libc;
 
+use super::super::ProcessAction;
 use super::super::ProcessError;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
@@ -222,7 +223,19 @@ impl Supervisor {
         if owned.iter().any(|(fd, _)| node.fds.get(fd) == Some(&VFd::Epoll)) {
             return refuse(n, c, "waiting on an epoll instance in a poll or select");
         }
+        let mut watch = std::collections::BTreeMap::new();
+        for &(fd, events) in &owned {
+            *watch.entry(fd).or_insert(0) |= events;
+        }
         if owned.iter().any(|entry| self.readiness(n, entry.0, entry.1) != 0) {
+            // Ready now; held if more it watches is on its way.
+            if self.more_coming(n, &watch) {
+                if self.watches_both_ends(n, &watch) {
+                    return refuse(n, c, "waiting on both ends of a connection to itself");
+                }
+                self.world.nodes[n as usize].watch = watch;
+                return Ok(Answer::Hold(Blocked::Woken));
+            }
             return Ok(self.write_answer(n, c, &call));
         }
         let until = match wait {
@@ -230,15 +243,30 @@ impl Supervisor {
             Wait::Until(u) => Some(u),
             Wait::Forever => None,
         };
-        let mut watch = std::collections::BTreeMap::new();
-        for &(fd, events) in &owned {
-            *watch.entry(fd).or_insert(0) |= events;
-        }
         if self.watches_both_ends(n, &watch) {
             return refuse(n, c, "waiting on both ends of a connection to itself");
         }
         self.world.nodes[n as usize].watch = watch;
         Ok(Answer::Hold(Blocked::Poll { until }))
+    }
+
+    /// Whether an action could still add to what node `n`'s wait over
+    /// `watch` finds ready: a message or a connection to accept on its way
+    /// to a watched descriptor (the DELIVER and ACCEPT a woken wait has
+    /// enabled). On Linux it may arrive before the woken process runs, and
+    /// the wait return with it too. (A FIN is no more to come: an end
+    /// whose stream has ended, nothing travelling before its FIN, is
+    /// ready at once, and so is part of the answer already.)
+    fn more_coming(&self, n: u8, watch: &std::collections::BTreeMap<i32, i16>) -> bool {
+        let mut world = self.world.clone();
+        let node = &mut world.nodes[n as usize];
+        node.watch = watch.clone();
+        node.blocked = Blocked::Woken;
+        let mut actions = Vec::new();
+        super::super::action::enumerate(&world, &mut actions);
+        actions.iter().any(
+            |a| matches!(a, ProcessAction::Deliver { node, .. } | ProcessAction::Accept { node, .. } if *node == n),
+        )
     }
 
     /// Answers node `n`'s held wait from the world as it is now, after an
@@ -251,10 +279,26 @@ impl Supervisor {
         let call = self.parse_call(n, &notif);
         if let Ok(call) = &call
             && !timed_out
-            && !self.entries(n, call).iter().any(|&(fd, events)| fd >= 0 && self.readiness(n, fd, events) != 0)
         {
-            return Ok(());
+            if !self.entries(n, call).iter().any(|&(fd, events)| fd >= 0 && self.readiness(n, fd, events) != 0) {
+                return Ok(());
+            }
+            // Something is ready; more it watches may join it before the
+            // process runs.
+            let watch = self.world.nodes[n as usize].watch.clone();
+            if self.more_coming(n, &watch) {
+                self.world.nodes[n as usize].blocked = Blocked::Woken;
+                return Ok(());
+            }
         }
+        self.return_poll(n)
+    }
+
+    /// Returns node `n`'s held wait with what is ready now (nothing, after
+    /// a TIMEOUT).
+    pub(in crate::process) fn return_poll(&mut self, n: u8) -> Result<(), ProcessError> {
+        let notif = self.held(n)?;
+        let call = self.parse_call(n, &notif);
         let node = &mut self.world.nodes[n as usize];
         node.blocked = Blocked::Nothing;
         node.watch.clear();
