@@ -162,6 +162,7 @@ pub const SYS_gettimeofday: c_long = 96;
 pub const SYS_arch_prctl: c_long = 158;
 pub const SYS_time: c_long = 201;
 pub const SYS_clock_gettime: c_long = 228;
+pub const SYS_getcpu: c_long = 309;
 pub const SYS_getrandom: c_long = 318;
 
 // glibc's functions, resolved by the dynamic linker when a node loads the

@@ -9,7 +9,8 @@
 //!
 //! - `rdtsc` and `rdtscp` return the monotonic clock in nanoseconds, read
 //!   with a real `clock_gettime`, which the supervisor answers from the
-//!   world's logical clock (`rdtscp`'s processor number is 0);
+//!   world's logical clock (`rdtscp`'s processor number is the one `getcpu`
+//!   names);
 //! - `cpuid` runs for real with faulting lifted for the one instruction,
 //!   and its answer has RDRAND (leaf 1, ECX bit 30) and RDSEED (leaf 7,
 //!   EBX bit 18) cleared. Lifting it is `arch_prctl(ARCH_SET_CPUID, 1)`,
@@ -164,7 +165,7 @@ unsafe fn emulate(g: &mut [sys::greg_t; 23]) -> bool {
             let t = unsafe { counter() };
             g[RAX] = (t & 0xffff_ffff) as i64;
             g[RDX] = (t >> 32) as i64;
-            g[RCX] = 0;
+            g[RCX] = unsafe { processor() } as i64;
             g[RIP] += 3;
         }
         (0x0f, 0xa2) => {
@@ -186,6 +187,19 @@ unsafe fn counter() -> u64 {
     let mut ts: sys::timespec = unsafe { core::mem::zeroed() };
     unsafe { sys::syscall(sys::SYS_clock_gettime, sys::CLOCK_MONOTONIC as c_long, &mut ts) };
     (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
+}
+
+/// `rdtscp`'s `IA32_TSC_AUX`, as Linux sets it: the NUMA node above bit
+/// 12 and the processor below, by a `getcpu` system call (under cmc, the
+/// processor the node is pinned to, which `getcpu` and
+/// `sched_getaffinity` name, of node 0).
+unsafe fn processor() -> u32 {
+    let (mut cpu, mut node) = (0u32, 0u32);
+    let r = unsafe { sys::syscall(sys::SYS_getcpu, &mut cpu as *mut u32, &mut node as *mut u32, 0usize) };
+    if r != 0 {
+        return 0;
+    }
+    (node << 12) | (cpu & 0xfff)
 }
 
 /// `cpuid(leaf, subleaf)` without RDRAND and RDSEED: from the stub's

@@ -22,6 +22,7 @@ pub const SYS_GETPPID: usize = 110;
 pub const SYS_PRCTL: usize = 157;
 pub const SYS_ARCH_PRCTL: usize = 158;
 pub const SYS_CLOCK_GETTIME: usize = 228;
+pub const SYS_GETCPU: usize = 309;
 pub const SYS_EXIT_GROUP: usize = 231;
 pub const SYS_OPENAT: usize = 257;
 pub const SYS_FACCESSAT: usize = 269;

@@ -6,7 +6,7 @@
 //! - `rdtsc` and `rdtscp` return `CLOCK_MONOTONIC` in nanoseconds, read by
 //!   a `clock_gettime` *system call* (the vDSO is gone, and under cmc the
 //!   supervisor answers it from the logical clock); `rdtscp`'s processor
-//!   number is 0;
+//!   number is the one `getcpu` names (a `getcpu` system call);
 //! - `cpuid` is answered from [`CPUID`], the table of its answers the stub
 //!   read on this CPU before making it fault (a life's glibc asks some
 //!   fifty times, each a round trip to the supervisor otherwise), or, for a
@@ -199,7 +199,7 @@ unsafe fn emulate(g: &mut [u64; 23]) -> bool {
             let t = counter();
             g[sys::REG_RAX] = t & 0xffff_ffff;
             g[sys::REG_RDX] = t >> 32;
-            g[sys::REG_RCX] = 0;
+            g[sys::REG_RCX] = processor();
             g[sys::REG_RIP] += 3;
         }
         (0x0f, 0xa2) => {
@@ -221,6 +221,18 @@ fn counter() -> u64 {
     let mut ts = sys::Timespec { sec: 0, nsec: 0 };
     unsafe { sys::syscall3(sys::SYS_CLOCK_GETTIME, sys::CLOCK_MONOTONIC, &mut ts as *mut _ as usize, 0) };
     (ts.sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.nsec as u64)
+}
+
+/// `rdtscp`'s `IA32_TSC_AUX`, as Linux sets it: the NUMA node above bit
+/// 12 and the processor below, by a `getcpu` system call (under cmc, the
+/// processor the node is pinned to, of node 0).
+fn processor() -> u64 {
+    let (mut cpu, mut node) = (0u32, 0u32);
+    let r = unsafe { sys::syscall3(sys::SYS_GETCPU, &mut cpu as *mut u32 as usize, &mut node as *mut u32 as usize, 0) };
+    if r != 0 {
+        return 0;
+    }
+    ((node as u64) << 12) | (cpu as u64 & 0xfff)
 }
 
 /// `cpuid(leaf, subleaf)` without RDRAND and RDSEED: from the table, or
