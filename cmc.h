@@ -48,6 +48,7 @@
 #define CMC_LIVE 0      /* running, or blocked in a modelled call */
 #define CMC_EXITED 1    /* exited; `status` is its exit code */
 #define CMC_SIGNALED 2  /* killed by a signal it raised; `status` is the signal */
+#define CMC_DOWN 3      /* crashed, not restarted yet (RESTART starts it again) */
 
 struct cmc_record {
     uint8_t len;                  /* 0..CMC_STATE_MAX */
@@ -55,7 +56,7 @@ struct cmc_record {
 };
 
 struct cmc_node_view {
-    uint8_t life;                 /* CMC_LIVE, CMC_EXITED or CMC_SIGNALED */
+    uint8_t life;                 /* CMC_LIVE, CMC_EXITED, CMC_SIGNALED or CMC_DOWN */
     uint8_t has_durable;          /* 1 once the node wrote fd 193 */
     uint8_t reserved[2];          /* zero */
     int32_t status;               /* exit code or signal, 0 while live */

@@ -50,7 +50,7 @@ fn recovered(c: &cmc::process::Config) -> BTreeSet<Option<Vec<u8>>> {
     crashes
         .iter()
         .map(|crash| {
-            let w = replay(c, &[crash]);
+            let w = replay(c, &[crash, "RESTART(0)"]);
             (w.nodes[0].life == Life::Live).then(|| w.nodes[0].state.clone())
         })
         .collect()
@@ -67,7 +67,9 @@ fn crash_states_of_files_a_new_name_can_reach_the_disk_before_the_files_data() {
     let r = check(crash_files("rename", &[], CrashStates::Ext4));
     assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
     assert_eq!(r.property.as_deref(), Some(cmc::process::NO_NODE_KILLED), "{}", r.to_text());
-    let crash = &r.trace.last().unwrap().action;
+    // The crash, then the new life that finds the name and aborts.
+    assert_eq!(r.trace.last().unwrap().action, "RESTART(0)", "{}", r.to_text());
+    let crash = &r.trace[r.trace.len() - 2].action;
     assert!(crash.starts_with("CRASH(0, {"), "a state no prefix is: {crash}\n{}", r.to_text());
     // What the next life finds under the name: empty, or the size in
     // zeros; never its bytes torn otherwise.

@@ -54,6 +54,10 @@ fn class_1_default_allow_kernel_objects_a_node_makes_are_refused_by_name() {
     assert_refused("memfd", "memfd_create", "outside the world");
     assert_refused("rlimit-cpu", "prlimit64", "RLIMIT_CPU");
     assert_refused("shared-ro", "mmap", "shared mapping");
+    // The one call the filter passes on one descriptor: a node's own
+    // descriptor of that number would have reached the kernel (a
+    // socketpair end there was the kernel's: ENOTSOCK, and a pass).
+    assert_refused("handoff", "socketpair", "descriptor 1021 is the checker's");
 }
 
 /// Class 1: a pipe made in `main` is a counter that a real run of the
@@ -140,7 +144,7 @@ fn class_2_code_before_main_runs_in_each_life_under_the_checker() {
     }
     assert_eq!(replay(&c, &[]), start, "the same on every run");
     // A life after a crash at logical second 1 runs it all again, then.
-    let w = replay(&c, &["TIMEOUT(0)", "CRASH(0)"]);
+    let w = replay(&c, &["TIMEOUT(0)", "CRASH(0)", "RESTART(0)"]);
     let s = &w.nodes[0].state;
     assert_eq!(w.clock, 1);
     assert_eq!(word(s, 16), 1, "the restarted life's .preinit_array reads the world's clock");

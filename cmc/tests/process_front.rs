@@ -60,11 +60,14 @@ fn a_crashed_node_restarts_and_recovers_its_durable_record() {
     let c = counter(1, 0, 0, 0);
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "CRASH(0)"]);
     assert_eq!(w.crashes, 0);
-    assert_eq!(w.nodes[0].state, [0, ACCEPTING, 1, 0], "count 1 read back from fd 193");
-    assert_eq!(w.nodes[0].life, Life::Live);
+    assert_eq!(w.nodes[0].life, Life::Down, "down until its RESTART");
+    assert!(w.nodes[0].state.is_empty(), "no state while down");
     // What the server wrote before the crash is in the client's kernel
     // already: it arrives, and the reset after it.
-    assert_eq!(enabled(&w), ["DELIVER(1, 1.0)"], "the reply outlives the crash");
+    assert_eq!(enabled(&w), ["DELIVER(1, 1.0)", "RESTART(0)"], "the reply outlives the crash");
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "CRASH(0)", "RESTART(0)"]);
+    assert_eq!(w.nodes[0].state, [0, ACCEPTING, 1, 0], "count 1 read back from fd 193");
+    assert_eq!(w.nodes[0].life, Life::Live);
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "CRASH(0)", "DELIVER(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [1, DONE, 1, 0], "the client read \"ok\" and the count");
 }
@@ -181,6 +184,7 @@ fn the_same_replay_gives_the_same_bytes_and_fingerprints() {
         "ACCEPT(0, 1)",
         "DELIVER(0, 1.0)",
         "CRASH(0)",
+        "RESTART(0)",
         "CLIENT(0)",
         "ACCEPT(0, client)",
         "DELIVER(0, c0.1)",

@@ -75,7 +75,7 @@ fn race(threads: usize, replays: usize) {
     };
     // The server crashes before it reads the request: the client's read
     // ends with the reset (ECONNRESET, '?').
-    let crash = actions(&["ACCEPT(0, 1)", "CRASH(0)", "EOF(1, 1.0)"]);
+    let crash = actions(&["ACCEPT(0, 1)", "CRASH(0)", "RESTART(0)", "EOF(1, 1.0)"]);
     let serve = actions(&["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)"]);
     let workers: Vec<_> = (0..threads)
         .map(|t| {

@@ -260,7 +260,7 @@ fn what_fd_193_returns_on_restart_is_in_the_world() {
             r.to_text()
         );
         let actions: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
-        assert!(actions.starts_with(&["START", "CRASH(0)", "TIMEOUT(0)"]), "{search:?}: {actions:?}");
+        assert!(actions.starts_with(&["START", "CRASH(0)", "RESTART(0)", "TIMEOUT(0)"]), "{search:?}: {actions:?}");
     }
     let sim = run(&model, Search::Simulate { walks: 300, walk_length: 8, seed: 1 });
     assert_eq!(sim.verdict, Verdict::Violation, "{}", sim.to_text());

@@ -140,6 +140,26 @@ fn a_crash_keeps_what_the_node_wrote_then_resets() {
     assert_eq!(w.nodes[1].state, [2, ECONNRESET]);
 }
 
+/// A crashed node is down until its RESTART: a peer that dials it then is
+/// refused, as a real machine that has not come back yet refuses it
+/// (natively, a dial right after the SIGKILL: ECONNREFUSED); once it is
+/// back, the dial connects. Before, CRASH restarted the node within the
+/// action, and no dial ever found it down.
+#[test]
+fn a_connect_to_a_crashed_node_is_refused_until_it_restarts() {
+    let _serial = process_support::serial();
+    let mut c = tcp("redial");
+    c.budgets.crashes = 1;
+    let w = replay(&c, &["ACCEPT(0, 1)", "CRASH(0)"]);
+    assert_eq!(w.nodes[0].life, cmc::process::Life::Down);
+    assert_eq!(enabled(&w), ["EOF(1, 1.0)", "RESTART(0)"], "the reset reaches node 1, or node 0 comes back first");
+    let w = replay(&c, &["ACCEPT(0, 1)", "CRASH(0)", "EOF(1, 1.0)"]);
+    assert_eq!(w.nodes[1].state, [ECONNRESET, ECONNREFUSED], "down: refused");
+    let w = replay(&c, &["ACCEPT(0, 1)", "CRASH(0)", "RESTART(0)", "EOF(1, 1.0)"]);
+    assert_eq!(w.nodes[1].state, [ECONNRESET, 0], "back: connected");
+    assert_eq!(w.nodes[0].life, cmc::process::Life::Live);
+}
+
 /// A DROP resets the connection: nothing after the lost message arrives.
 /// The server aborts if it reads "b" without "a", which no TCP connection
 /// delivers (natively it read "a"); the search found that "violation"

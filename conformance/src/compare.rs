@@ -66,6 +66,7 @@ fn life_text(l: NativeLife) -> String {
         NativeLife::Live => "live".to_string(),
         NativeLife::Exited(s) => format!("exited with status {s}"),
         NativeLife::Signaled(s) => format!("killed by signal {s}"),
+        NativeLife::Down => "down".to_string(),
     }
 }
 
@@ -74,6 +75,7 @@ fn model_life(l: Life) -> NativeLife {
         Life::Live => NativeLife::Live,
         Life::Exited(s) => NativeLife::Exited(s),
         Life::Signaled(s) => NativeLife::Signaled(s),
+        Life::Down => NativeLife::Down,
     }
 }
 
@@ -216,7 +218,7 @@ fn seen(followed: &Followed, k: usize, node: u8, durable: bool) -> Vec<(usize, S
     let mut previous = if seg.first == 0 { None } else { record(seg.first - 1) };
     for step in seg.first..=seg.last {
         let now = record(step);
-        let born = step == 0 || matches!(followed.actions[step - 1], ProcessAction::Crash { node: c, .. } if c == node);
+        let born = step == 0 || matches!(followed.actions[step - 1], ProcessAction::Restart { node: c } if c == node);
         if born {
             out.push((step, Seen::Life));
         }

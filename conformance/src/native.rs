@@ -60,6 +60,8 @@ pub enum NativeLife {
     Exited(i32),
     /// Killed by this signal (not the gate's SIGKILL of a CRASH).
     Signaled(i32),
+    /// Killed by the gate's CRASH, and not started again yet.
+    Down,
 }
 
 /// One thing a node did that the gate sees, in order for each descriptor.
@@ -303,7 +305,7 @@ impl Native {
                 self.kill(node)?;
                 // The others see the node gone (EOF, or a reset) and do what
                 // they do; then the ports it listened on are freed as a
-                // crashed machine's would be, and its new life starts.
+                // crashed machine's would be. It is down until its RESTART.
                 self.quiesce()?;
                 ports.sort_unstable();
                 ports.dedup();
@@ -311,6 +313,8 @@ impl Native {
                     netns::destroy_port(port)
                         .map_err(io_err(format!("freeing node {node}'s port {port} after its crash")))?;
                 }
+            }
+            Drive::Restart { node } => {
                 let recovery = self.nodes[node as usize].as_ref().and_then(|n| n.last_durable.clone());
                 self.spawn(node, recovery)?;
                 self.quiesce()?;
@@ -404,7 +408,11 @@ impl Native {
             node.child.kill().map_err(io_err(format!("SIGKILL of node {n}")))?;
             node.child.wait().map_err(io_err(format!("reaping node {n}")))?;
         }
+        node.life = NativeLife::Down;
         drain(node);
+        // Down, it has no life, and so no state record (its durable one
+        // stays).
+        node.last_state.clear();
         // A record half written when it died is not written.
         node.state_partial.clear();
         node.durable_partial.clear();

@@ -480,6 +480,8 @@ fn the_connection_programs_agree_with_linux() {
         ("late", Budgets { timeouts: 1, ..none }, &["TIMEOUT(1)"]),
         ("bind", none, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]),
         ("crash", Budgets { crashes: 1, ..none }, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "CRASH(0)", "DELIVER(1, 1.0)"]),
+        // The crashed node is down when its peer redials: refused, on both.
+        ("redial", Budgets { crashes: 1, ..none }, &["ACCEPT(0, 1)", "CRASH(0)", "EOF(1, 1.0)", "RESTART(0)"]),
     ];
     let mut outcomes = Vec::new();
     for (mode, budgets, tokens) in schedules {
@@ -490,7 +492,7 @@ fn the_connection_programs_agree_with_linux() {
         outcomes.push(o);
     }
     // And seeded walks of each mode, with the walks' budgets.
-    for mode in ["fin", "shutwr", "epipe", "reset", "late", "bind", "crash", "midstream"] {
+    for mode in ["fin", "shutwr", "epipe", "reset", "late", "bind", "crash", "midstream", "redial"] {
         outcomes.extend(walks(&tcp_config(mode, none), &format!("tcp {mode}"), 3, 8));
     }
     let t = summarize("tcp", &outcomes, &[], started);

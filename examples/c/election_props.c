@@ -4,8 +4,10 @@
  * object: cc -shared -fPIC -I. examples/c/election_props.c -o election_props.so
  *
  * A node's state is the 7 bytes election.c reports on fd 3: {phase, term,
- * voted, role, leader, votes, asking}. A node whose report is not 7 bytes
- * long breaks every property: the checker cannot read it.
+ * voted, role, leader, votes, asking}. A node that is down (crashed, not
+ * restarted yet: CMC_DOWN) has no state, and is neither a leader nor a
+ * believer; a live node whose report is not 7 bytes long breaks every
+ * property: the checker cannot read it.
  */
 #include "cmc.h"
 
@@ -21,6 +23,11 @@ struct elector {
 static int decode(const struct cmc_view *v, uint32_t n, struct elector *e)
 {
     const struct cmc_record *r = &v->node[n].state;
+    if (v->node[n].life == CMC_DOWN) {
+        /* No state: a follower of no one, in no term. */
+        *e = (struct elector){0, 0, NONE, 0, NONE, 0, 0};
+        return 1;
+    }
     if (r->len != 7)
         return 0;
     e->phase = r->bytes[0];

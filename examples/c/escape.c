@@ -53,6 +53,11 @@
  *                 fails: report the errno (EMFILE) and the descriptor
  *                 count, then wait in accept.
  *   "dumpable"    prctl(PR_SET_DUMPABLE, 0).
+ *   "handoff"     open descriptors up to 1020, then a socketpair, whose
+ *                 first end is fd 1021, and sendmsg on it: the filter let
+ *                 sendmsg on fd 1021 through to the kernel (the listener's
+ *                 hand-off before exec), so the node's pair was the
+ *                 kernel's, not the world's (ENOTSOCK, where Linux sends).
  * Class 6, what the checker hands out is shared:
  *   "stdin-flags" make stdin non-blocking, report its flags, wait.
  *   "record-flags" make fd 3 non-blocking.
@@ -78,7 +83,9 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -348,6 +355,25 @@ int main(int argc, char **argv)
         report(state, sizeof state);
         while (made > 0)
             close(fds[--made]);
+        return wait_in_accept(node);
+    }
+    if (strcmp(mode, "handoff") == 0) {
+        /* Descriptors up to 1020, then a socketpair: its first end is fd
+         * 1021, where the checker's filter lets sendmsg through to the
+         * kernel (the pre-exec hand-off of the listener). */
+        int f;
+        while ((f = open("/dev/null", O_RDONLY)) >= 0 && f < 1020)
+            ;
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+            return 2;
+        char b = 'x';
+        struct iovec io = {&b, 1};
+        struct msghdr m = {0};
+        m.msg_iov = &io;
+        m.msg_iovlen = 1;
+        long r = sendmsg(sv[0], &m, 0);
+        report(&r, 1);
         return wait_in_accept(node);
     }
     if (strcmp(mode, "dumpable") == 0) {

@@ -5,8 +5,8 @@
  *
  * A node's state is what logship.c reports on fd 3: {role, phase,
  * subscribed, length, log...}, 4 + length bytes; node 0 is the primary. A
- * node whose report is not of that form breaks the property: the checker
- * cannot read it.
+ * node that is down (CMC_DOWN) has none; a live node whose report is not of
+ * that form breaks the property: the checker cannot read it.
  */
 #include "cmc.h"
 
@@ -20,13 +20,18 @@ static const struct cmc_record *log_of(const struct cmc_view *v, uint32_t n)
     return r;
 }
 
-/* Every backup's log is a prefix of the primary's. */
+/* Every backup's log is a prefix of the primary's (a node that is down,
+ * CMC_DOWN, has no log in memory: nothing to compare). */
 int backups_are_prefixes(const struct cmc_view *v)
 {
+    if (v->node[0].life == CMC_DOWN)
+        return 1;
     const struct cmc_record *p = log_of(v, 0);
     if (!p)
         return 0;
     for (uint32_t n = 1; n < v->nodes; n++) {
+        if (v->node[n].life == CMC_DOWN)
+            continue;
         const struct cmc_record *b = log_of(v, n);
         if (!b || b->bytes[3] > p->bytes[3])
             return 0;

@@ -47,6 +47,12 @@
  *              one: no TCP connection delivers that): {read, errno}.
  *   "shutrd"   node 0 accepts, shuts its reading and reads: {read} (0 at
  *              once; it waited).
+ *   "redial"   node 0 accepts and reads; node 1 reads, and once its
+ *              connection ends (node 0 crashed: ECONNRESET) dials node 0
+ *              again: {errno of the read, errno of the dial}
+ *              (ECONNREFUSED while node 0 is down, 0 once it is back; a
+ *              crashed node was back at once, and the dial always
+ *              connected).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -144,6 +150,10 @@ static int server(const char *mode)
         struct pollfd p = {c, POLLIN, 0};
         poll(&p, 1, -1); /* "x" has arrived */
         close(c);        /* unread: a reset */
+        idle(0);
+    }
+    if (strcmp(mode, "redial") == 0) {
+        read(c, b, sizeof b);
         idle(0);
     }
     if (strcmp(mode, "crash") == 0) {
@@ -252,6 +262,16 @@ static int client(const char *mode)
         set(1, read(c, b, sizeof b));
         signal(SIGPIPE, SIG_IGN);
         set(2, err(write(c, "y", 1)));
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "redial") == 0) {
+        report();
+        set(0, err(read(c, b, sizeof b)));
+        report(); /* honest: it has read, before it dials */
+        int again = cmc_dial(0);
+        set(1, again < 0 ? errno : 0);
         report();
         pause();
         return 0;

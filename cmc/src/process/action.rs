@@ -49,6 +49,8 @@
 //!    for j from 0 to their count (the first j reached the disk), then,
 //!    under `crash_states = "ext4"`, CRASH(n, {i, ...}) for each other set
 //!    of them ext4 may have written, by their bits.
+//! 9. RESTART(n) by node: n is down after its CRASH (`Life::Down`): its
+//!    new life starts, recovers, and runs to quiescence.
 //!
 //! A node held at a crash point (`Blocked::CrashPoint`: after a call with
 //! an effect outside the process, while crash budget is left) is in the
@@ -58,7 +60,7 @@
 //! Tokens (`Display`, `FromStr`), as counterexample files store them:
 //! `DELIVER(1, 0.2)`, `DELIVER(1, 0.2, 3)`, `DELIVER(1, 0.2, +)`, `EOF(1, 0.2)`, `ACCEPT(0, 1)`, `ACCEPT(0, client)`,
 //! `DROP(0.2, 1)`, `DROP(0.2, 0, target)`, `DROP(0.2, 0, dialer)`,
-//! `TIMEOUT(1)`, `CLIENT(0)`, `RUN(1)`, `CRASH(2)`, `CRASH(2, 1)`, `CRASH(2, {0, 3})`; connection labels are described
+//! `TIMEOUT(1)`, `CLIENT(0)`, `RUN(1)`, `RESTART(2)`, `CRASH(2)`, `CRASH(2, 1)`, `CRASH(2, {0, 3})`; connection labels are described
 //! in [`super::world::Label`]. A DROP's third argument appears exactly on a
 //! node's connection to itself, so every other token reads as it always
 //! did. A CRASH's set is written only where no j says the same (it is no
@@ -151,14 +153,20 @@ pub enum ProcessAction {
         /// The node.
         node: u8,
     },
-    /// CRASH: `node`'s process is killed and a new life of it started,
-    /// spending one crash.
+    /// CRASH: `node`'s process is killed, spending one crash; the node is
+    /// down until its RESTART.
     Crash {
         /// The node.
         node: u8,
         /// With changes of its data directory pending, which of them
         /// reached the disk; `None` when none is pending.
         keep: Option<Keep>,
+    },
+    /// RESTART: `node`, down after a CRASH, starts its new life, which
+    /// recovers from fd 193 and its data directory.
+    Restart {
+        /// The node.
+        node: u8,
     },
 }
 
@@ -172,7 +180,8 @@ impl ProcessAction {
             | ProcessAction::Accept { node, .. }
             | ProcessAction::Timeout { node }
             | ProcessAction::Run { node }
-            | ProcessAction::Crash { node, .. } => Some(node),
+            | ProcessAction::Crash { node, .. }
+            | ProcessAction::Restart { node } => Some(node),
             ProcessAction::Drop { .. } | ProcessAction::Client { .. } => None,
         }
     }
@@ -193,7 +202,7 @@ impl ProcessAction {
     /// which starts a new life instead.
     pub fn node_process(&self) -> Option<u8> {
         match self {
-            ProcessAction::Crash { .. } => None,
+            ProcessAction::Crash { .. } | ProcessAction::Restart { .. } => None,
             _ => self.node(),
         }
     }
@@ -377,6 +386,11 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     for n in 0..nodes {
         crashes(world, n, out);
     }
+    for n in 0..nodes {
+        if world.nodes[n as usize].life == Life::Down {
+            out.push(ProcessAction::Restart { node: n });
+        }
+    }
 }
 
 /// CRASH(n) of live node `n`, while crash budget is left; with changes of
@@ -413,6 +427,7 @@ impl fmt::Display for ProcessAction {
             ProcessAction::Timeout { node } => write!(f, "TIMEOUT({node})"),
             ProcessAction::Client { node } => write!(f, "CLIENT({node})"),
             ProcessAction::Run { node } => write!(f, "RUN({node})"),
+            ProcessAction::Restart { node } => write!(f, "RESTART({node})"),
             ProcessAction::Crash { node, keep: None } => write!(f, "CRASH({node})"),
             ProcessAction::Crash { node, keep: Some(Keep::Oldest(j)) } => write!(f, "CRASH({node}, {j})"),
             ProcessAction::Crash { node, keep: Some(Keep::Set(m)) } => {
@@ -493,6 +508,10 @@ impl FromStr for ProcessAction {
             "RUN" => {
                 arity(1)?;
                 ProcessAction::Run { node: node(0)? }
+            }
+            "RESTART" => {
+                arity(1)?;
+                ProcessAction::Restart { node: node(0)? }
             }
             _ => return Err(bad()),
         })
@@ -605,6 +624,7 @@ mod tests {
             ProcessAction::Crash { node: 2, keep: Some(Keep::Oldest(1)) },
             ProcessAction::Crash { node: 2, keep: Some(Keep::Set(0b1101)) },
             ProcessAction::Crash { node: 2, keep: Some(Keep::Set(1 << 63 | 1 << 1)) },
+            ProcessAction::Restart { node: 2 },
         ];
         for a in all {
             let token = a.to_string();

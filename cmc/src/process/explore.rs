@@ -534,6 +534,7 @@ impl Explore for ProcessExplorer<'_> {
             ProcessStep::Act(ProcessAction::Client { .. }) => 6,
             ProcessStep::Act(ProcessAction::Crash { .. }) => 7,
             ProcessStep::Act(ProcessAction::Run { .. }) => 8,
+            ProcessStep::Act(ProcessAction::Restart { .. }) => 9,
         }
     }
 
@@ -572,6 +573,7 @@ impl Explore for ProcessExplorer<'_> {
                     Life::Live => n.blocked.to_string(),
                     Life::Exited(c) => format!("exited {c}"),
                     Life::Signaled(s) => format!("killed by signal {s}"),
+                    Life::Down => "down".to_string(),
                 };
                 let state = match &self.model.show {
                     Some(show) => show(&n.state, n.durable.as_deref()),

@@ -450,6 +450,20 @@ impl Supervisor {
         let watch = self.crash_points();
         let before = if watch { self.world.effects_of(n) } else { 0 };
         let answer = self.handle(n, notif)?;
+        // The filter lets `sendmsg` on the hand-off descriptor through to
+        // the kernel (the pre-exec child sends its listener there), so a
+        // node's own descriptor of that number would escape the world.
+        if self.world.nodes[n as usize].fds.contains_key(&(super::filter::HANDOFF_FD as i32)) {
+            return Err(ProcessError::Unmodelled {
+                node: n,
+                call: syscalls::describe(notif.nr),
+                detail: format!(
+                    "descriptor {} is the checker's (the filter passes sendmsg on it through, for the hand-off of \
+                     the node's listener before exec); a node may not have it",
+                    super::filter::HANDOFF_FD
+                ),
+            });
+        }
         // A call that makes the node wait leaves it quiescent, where a
         // CRASH falls anyway: no crash point, and nothing carried to the
         // next action.
@@ -717,10 +731,19 @@ impl Supervisor {
                 self.world.node_gone(node, true);
                 // Nothing pending: still, a file no name reaches is gone.
                 crash_states::crash(&mut self.world.nodes[node as usize].disk, keep.unwrap_or(Keep::Oldest(0)));
-                // It restarts at once, as a fresh process that recovers from
-                // fd 193 and its data directory; its reported state is empty
-                // until it writes one.
+                // It is down until its RESTART: no process, nothing
+                // listening at its ports; its reported state is empty until
+                // its new life writes one.
                 self.world.nodes[node as usize].state.clear();
+                self.world.nodes[node as usize].life = Life::Down;
+            }
+            ProcessAction::Restart { node } => {
+                if self.world.nodes[node as usize].life != Life::Down {
+                    return Err(not_enabled());
+                }
+                // A fresh process that recovers from fd 193 and its data
+                // directory.
+                self.world.nodes[node as usize].life = Life::Live;
                 self.new_life(node)?;
             }
         }

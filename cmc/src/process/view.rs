@@ -98,6 +98,7 @@ impl CmcView {
                 Life::Live => (0, 0),
                 Life::Exited(c) => (1, c),
                 Life::Signaled(s) => (2, s),
+                Life::Down => (3, 0),
             };
             v.node[i] = CmcNodeView {
                 life,

@@ -909,6 +909,10 @@ pub enum Life {
     Exited(i32),
     /// Killed by a signal it caused (not by a CRASH action).
     Signaled(i32),
+    /// Crashed, and not restarted yet: it has no process, nothing listens
+    /// at its ports (a connect there is refused), and RESTART starts its
+    /// new life.
+    Down,
 }
 
 /// The modelled call a node is blocked in.
@@ -966,10 +970,10 @@ pub enum Blocked {
         /// What the node's memory is a function of.
         trail: u64,
     },
-    /// A poll, select or epoll wait with something ready, held before it
-    /// returns while more of what it watches is on its way (a message, a
-    /// FIN, a connection to accept): on Linux that may arrive before the
-    /// process runs and join the ready set. RUN returns the wait with
+    /// A poll, select or epoll wait with something ready (or whose time
+    /// is up), held before it returns while more of what it watches is on
+    /// its way (a message, a connection to accept): on Linux that may
+    /// arrive before the process runs and join the ready set. RUN returns the wait with
     /// what is ready now; DELIVER, EOF and ACCEPT on what it watches add
     /// to it first. Its watched descriptors are `NodeWorld::watch`; no
     /// TIMEOUT ends it (it has something to return).
@@ -1315,6 +1319,7 @@ impl ProcessWorld {
                 Life::Live => 0,
                 Life::Exited(_) => 1,
                 Life::Signaled(_) => 2,
+                Life::Down => 3,
             });
         }
         for (label, c) in self.conns.iter().filter(|(l, c)| Self::involves(n, l, c)) {
@@ -1329,6 +1334,7 @@ impl ProcessWorld {
             Life::Live => (0u8, 0),
             Life::Exited(c) => (1, c),
             Life::Signaled(s) => (2, s),
+            Life::Down => (3, 0),
         };
         // Bit 7: the node has the fields of polling and non-blocking I/O,
         // written after its descriptors (a world without them is written
@@ -1726,6 +1732,8 @@ mod tests {
             with_node(&|n| n.blocked = Blocked::Poll { until: Some(0) }),
             with_node(&|n| n.blocked = Blocked::Sleep { until: 0 }),
             with_node(&|n| n.blocked = Blocked::Pause),
+            with_node(&|n| n.blocked = Blocked::Woken),
+            with_node(&|n| n.life = Life::Down),
             with_node(&|n| n.blocked = Blocked::Timer { fd: 4 }),
             with_node(&|n| {
                 n.timers.insert(4, TimerFd { deadline: None, interval: 0, realtime: false });

@@ -204,11 +204,11 @@ impl Supervisor {
         // No descriptor at all: a sleep (`poll(NULL, 0, ms)`, `select(0,
         // ..., &tv)`), for ever if it has no timeout.
         if entries.iter().all(|(fd, _)| *fd < 0) && !matches!(call, Call::Epoll { .. }) {
-            return Ok(match wait {
+            return match wait {
                 Wait::No => self.write_answer(n, c, &call),
-                Wait::Until(until) => Answer::Hold(Blocked::Poll { until: Some(until) }),
-                Wait::Forever => Answer::Hold(Blocked::Poll { until: None }),
-            });
+                Wait::Until(until) => Ok(Answer::Hold(Blocked::Poll { until: Some(until) })),
+                Wait::Forever => Ok(Answer::Hold(Blocked::Poll { until: None })),
+            };
         }
         // Every descriptor a node has is the world's: one that is not is
         // not open, which a poll reports (POLLNVAL) and a select refuses.
@@ -228,18 +228,17 @@ impl Supervisor {
             *watch.entry(fd).or_insert(0) |= events;
         }
         if owned.iter().any(|entry| self.readiness(n, entry.0, entry.1) != 0) {
-            // Ready now; held if more it watches is on its way.
-            if self.more_coming(n, &watch) {
-                if self.watches_both_ends(n, &watch) {
-                    return refuse(n, c, "waiting on both ends of a connection to itself");
-                }
+            // Ready now; held if more it watches is on its way (not a wait
+            // on both ends of a connection to itself, which a DELIVER could
+            // not name: answered at once, as it was before).
+            if !self.watches_both_ends(n, &watch) && self.more_coming(n, &watch) {
                 self.world.nodes[n as usize].watch = watch;
                 return Ok(Answer::Hold(Blocked::Woken));
             }
-            return Ok(self.write_answer(n, c, &call));
+            return self.write_answer(n, c, &call);
         }
         let until = match wait {
-            Wait::No => return Ok(self.write_answer(n, c, &call)),
+            Wait::No => return self.write_answer(n, c, &call),
             Wait::Until(u) => Some(u),
             Wait::Forever => None,
         };
@@ -277,14 +276,13 @@ impl Supervisor {
     pub(in crate::process) fn answer_poll(&mut self, n: u8, timed_out: bool) -> Result<(), ProcessError> {
         let notif = self.held(n)?;
         let call = self.parse_call(n, &notif);
-        if let Ok(call) = &call
-            && !timed_out
-        {
-            if !self.entries(n, call).iter().any(|&(fd, events)| fd >= 0 && self.readiness(n, fd, events) != 0) {
+        if let Ok(call) = &call {
+            let ready = self.entries(n, call).iter().any(|&(fd, events)| fd >= 0 && self.readiness(n, fd, events) != 0);
+            if !ready && !timed_out {
                 return Ok(());
             }
-            // Something is ready; more it watches may join it before the
-            // process runs.
+            // Something is ready, or its time is up: more it watches may
+            // join the answer before the process runs.
             let watch = self.world.nodes[n as usize].watch.clone();
             if self.more_coming(n, &watch) {
                 self.world.nodes[n as usize].blocked = Blocked::Woken;
@@ -303,7 +301,7 @@ impl Supervisor {
         node.blocked = Blocked::Nothing;
         node.watch.clear();
         let answer = match call {
-            Ok(call) => self.write_answer(n, &notif, &call),
+            Ok(call) => self.write_answer(n, &notif, &call)?,
             Err(e) => Answer::Err(e),
         };
         self.answer(n, &notif, answer)
@@ -412,9 +410,9 @@ impl Supervisor {
 
     /// Writes what is ready into the call's memory and answers with its
     /// count.
-    fn write_answer(&self, n: u8, c: &Notif, call: &Call) -> Answer {
+    fn write_answer(&self, n: u8, c: &Notif, call: &Call) -> Result<Answer, ProcessError> {
         let ok = |done: bool, count: usize| if done { Answer::Val(count as i64) } else { Answer::Err(libc::EFAULT) };
-        match call {
+        Ok(match call {
             Call::Poll { raw } => {
                 let mut out = raw.clone();
                 let mut ready = 0;
@@ -458,18 +456,28 @@ impl Supervisor {
                 let interest = self.world.nodes[n as usize].epolls.get(epfd);
                 let mut out = Vec::new();
                 for (&fd, &(events, data)) in interest.into_iter().flatten() {
-                    if out.len() / EPOLL_EVENT_BYTES == max {
-                        break;
-                    }
                     let r = self.readiness(n, fd, events as u16 as i16);
-                    if r != 0 {
-                        out.extend_from_slice(&(r as u16 as u32).to_ne_bytes());
-                        out.extend_from_slice(&data.to_ne_bytes());
+                    if r == 0 {
+                        continue;
                     }
+                    if out.len() / EPOLL_EVENT_BYTES == max {
+                        // Which the kernel returns is the order they became
+                        // ready in, which the world does not keep.
+                        return refuse(
+                            n,
+                            c,
+                            &format!(
+                                "more descriptors ready than maxevents ({max}): which of them the kernel returns \
+                                 depends on the order they became ready in, which is not modelled"
+                            ),
+                        );
+                    }
+                    out.extend_from_slice(&(r as u16 as u32).to_ne_bytes());
+                    out.extend_from_slice(&data.to_ne_bytes());
                 }
                 ok(out.is_empty() || notif::write_mem(c.pid, c.args[1], &out), out.len() / EPOLL_EVENT_BYTES)
             }
-        }
+        })
     }
 
     /// The events of `events` that descriptor `fd` of node `n` has ready,

@@ -6,7 +6,7 @@
 //! machine's time or its running figures answer from the logical clock
 //! and fixed values: `times` (no CPU time is ever used), `getrusage`
 //! (zeros), `sysinfo` (uptime the logical clock, fixed memory, no load),
-//! `getcpu` (processor 0), and `adjtimex` and `clock_adjtime` when they
+//! `getcpu` (the processor the node is pinned to, of NUMA node 0), and `adjtimex` and `clock_adjtime` when they
 //! only read (an unsynchronised clock at the logical time); setting the
 //! clock is refused.
 //!
