@@ -218,6 +218,30 @@ fn class_5_calls_answer_as_linux_does_or_are_refused_by_name() {
     // "hello" at offset 2: 3 bytes left; data from 1, the hole at the end,
     // and past the end ENXIO.
     assert_eq!(w.nodes[0].state, [3, 1, 5, libc::ENXIO as u8]);
+    // The other calls on a data-directory file, as Linux answers them or
+    // refused by name (they answered what Linux would not, or ran on the
+    // node's placeholder): fchdir ENOTDIR, readahead and sync_file_range
+    // 0 (measured natively); a mapping, fstatfs and a duplicate refused.
+    let datafile = |call: &str| {
+        let mut c = escape("datafile", &[dir.to_str().expect("a UTF-8 path"), call]);
+        c.data_dir = Some(dir.clone());
+        c
+    };
+    std::fs::create_dir_all(&dir).expect("a data directory");
+    let w = replay(&datafile("answers"), &[]);
+    // And the process as the node's: personality is ADDR_NO_RANDOMIZE
+    // (0x40000: no node runs with ASLR), getpgid the virtual 1000, and the
+    // thread's name (PR_SET_NAME, passed through: the process's own) reads
+    // back.
+    assert_eq!(w.nodes[0].state, [libc::ENOTDIR as u8, 0, 0, 4, 0, 0, b'x']);
+    for (call, named, why) in [("mmap", "mmap", "mapping"), ("fstatfs", "fstatfs", ""), ("dup", "dup", "duplicating")] {
+        let err = start_error(datafile(call));
+        assert!(
+            matches!(&err, ProcessError::Unmodelled { node: 0, call: c, detail } if c == named && detail.contains(why)),
+            "{call}: {err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
     let w = replay(&escape("clock-id", &[]), &[]);
     assert_eq!(w.nodes[0].state, [libc::EINVAL as u8, libc::EINVAL as u8]);
     let err = start_error(escape("int80", &[]));

@@ -46,6 +46,13 @@
  *   "fionread"    with a data directory (argument 3): write 5 bytes to a
  *                 file, seek to 2, report FIONREAD (3), SEEK_DATA and
  *                 SEEK_HOLE, then wait in accept.
+ *   "datafile"    with a data directory (argument 3) and a call (argument
+ *                 4): on a file there, "answers" reports fchdir's errno
+ *                 (ENOTDIR), readahead's and sync_file_range's results (0, 0),
+ *                 then personality's persona (its byte 2), getpgid(0) - 1000
+ *                 and prctl(PR_SET_NAME) read back by PR_GET_NAME ('x');
+ *                 "mmap", "fstatfs" and "dup" make that one call, which the
+ *                 checker refuses by name.
  *   "clock-id"    clock_gettime of clock 42 and of another process's CPU
  *                 clock: report both errnos (EINVAL), then wait in accept.
  *   "int80"       getpid through int 0x80.
@@ -74,10 +81,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -251,6 +260,38 @@ static int fionread(int node, const char *dir)
     return wait_in_accept(node);
 }
 
+static int datafile(int node, const char *dir, const char *call)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/f", dir);
+    int f = open(path, O_RDWR | O_CREAT, 0644);
+    if (f < 0 || write(f, "hello", 5) != 5)
+        return 2;
+    if (strcmp(call, "mmap") == 0)
+        mmap(NULL, 5, PROT_READ, MAP_PRIVATE, f, 0);
+    if (strcmp(call, "fstatfs") == 0) {
+        struct statfs st;
+        fstatfs(f, &st);
+    }
+    if (strcmp(call, "dup") == 0)
+        dup(f);
+    if (strcmp(call, "answers") == 0) {
+        unsigned char state[7];
+        errno = 0;
+        state[0] = (unsigned char)(fchdir(f) < 0 ? errno : 0);
+        state[1] = (unsigned char)readahead(f, 0, 5);
+        state[2] = (unsigned char)sync_file_range(f, 0, 5, SYNC_FILE_RANGE_WRITE);
+        state[3] = (unsigned char)(personality(0xffffffff) >> 16);
+        state[4] = (unsigned char)(getpgid(0) - 1000);
+        char name[16] = {0};
+        state[5] = (unsigned char)prctl(PR_SET_NAME, "x");
+        prctl(PR_GET_NAME, name);
+        state[6] = (unsigned char)name[0];
+        report(state, sizeof state);
+    }
+    return wait_in_accept(node);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
@@ -323,6 +364,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "fionread") == 0 && argc > 3)
         return fionread(node, argv[3]);
+    if (strcmp(mode, "datafile") == 0 && argc > 4)
+        return datafile(node, argv[3], argv[4]);
     if (strcmp(mode, "clock-id") == 0) {
         struct timespec t;
         unsigned char state[2];
