@@ -48,7 +48,10 @@
 #define CMC_LIVE 0      /* running, or blocked in a modelled call */
 #define CMC_EXITED 1    /* exited; `status` is its exit code */
 #define CMC_SIGNALED 2  /* killed by a signal it raised; `status` is the signal */
-#define CMC_DOWN 3      /* crashed, not restarted yet (RESTART starts it again) */
+#define CMC_DOWN 3      /* crashed, not restarted yet (RESTART starts it again):
+                         * no state; a property over every node's state says
+                         * what a down node counts as. Before, a crash
+                         * restarted the node at once and no view had one. */
 
 struct cmc_record {
     uint8_t len;                  /* 0..CMC_STATE_MAX */

@@ -58,6 +58,18 @@ fn class_1_default_allow_kernel_objects_a_node_makes_are_refused_by_name() {
     // descriptor of that number would have reached the kernel (a
     // socketpair end there was the kernel's: ENOTSOCK, and a pass).
     assert_refused("handoff", "socketpair", "descriptor 1021 is the checker's");
+    // Also where an action hands it out: an error at the ACCEPT, before the
+    // node runs on with it.
+    let mut c = escape("handoff-accept", &[]);
+    c.budgets.clients = 1;
+    let err = ProcessEngine::new(c.clone())
+        .expect("valid")
+        .replay(&process_support::actions(&["CLIENT(0)", "ACCEPT(0, client)"]))
+        .expect_err("an error");
+    assert!(
+        matches!(&err, ProcessError::Unmodelled { node: 0, call, detail } if call == "accept" && detail.contains("1021")),
+        "{err}"
+    );
 }
 
 /// Class 1: a pipe made in `main` is a counter that a real run of the

@@ -65,6 +65,8 @@
  *                 sendmsg on fd 1021 through to the kernel (the listener's
  *                 hand-off before exec), so the node's pair was the
  *                 kernel's, not the world's (ENOTSOCK, where Linux sends).
+ *   "handoff-accept" descriptors up to 1019, then wait in accept: the
+ *                 connection an ACCEPT hands out is fd 1021.
  * Class 6, what the checker hands out is shared:
  *   "stdin-flags" make stdin non-blocking, report its flags, wait.
  *   "record-flags" make fd 3 non-blocking.
@@ -398,6 +400,14 @@ int main(int argc, char **argv)
         report(state, sizeof state);
         while (made > 0)
             close(fds[--made]);
+        return wait_in_accept(node);
+    }
+    if (strcmp(mode, "handoff-accept") == 0) {
+        /* Descriptors up to 1019; the listener is 1020, and the connection
+         * an ACCEPT hands out is 1021. */
+        int f;
+        while ((f = open("/dev/null", O_RDONLY)) >= 0 && f < 1019)
+            ;
         return wait_in_accept(node);
     }
     if (strcmp(mode, "handoff") == 0) {

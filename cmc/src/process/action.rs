@@ -199,7 +199,7 @@ impl ProcessAction {
 
     /// The node whose blocked process the action answers, so whose
     /// process must run: every action of [`ProcessAction::node`] but CRASH,
-    /// which starts a new life instead.
+    /// which kills it, and RESTART, which starts a new life instead.
     pub fn node_process(&self) -> Option<u8> {
         match self {
             ProcessAction::Crash { .. } | ProcessAction::Restart { .. } => None,

@@ -39,7 +39,7 @@ pub struct Stats {
     pub replays: u64,
     /// Actions applied, replayed ones included.
     pub actions: u64,
-    /// Node lives started (CRASH restarts included).
+    /// Node lives started (RESTARTs included).
     pub spawns: u64,
     /// Programs exec'd (one template per node and search).
     pub execs: u64,
@@ -330,7 +330,7 @@ impl ProcessEngine {
         let mut nodes = from.nodes.clone();
         if let Some(n) = action.node() {
             // The touched node's process after the action: a fork of its
-            // snapshot, a new life (CRASH), or none (it exited).
+            // snapshot, a new life (RESTART), or none (it exited, or is down).
             nodes[n as usize] = None;
         }
         for (n, p) in parked.into_iter().enumerate() {

@@ -24,8 +24,8 @@ use crate::world::Fingerprint;
 
 /// The property every program model has besides its own, checked after
 /// them: no node dies by a signal it raised itself (a failed `assert`, a
-/// segmentation fault). The checker's CRASH restarts a node at once, so it
-/// never leaves one killed; an exit, whatever its status, is the program's
+/// segmentation fault). The checker's CRASH leaves a node down, not
+/// killed, until its RESTART; an exit, whatever its status, is the program's
 /// own choice and part of the world.
 pub const NO_NODE_KILLED: &str = "no_node_killed_by_a_signal";
 

@@ -450,20 +450,6 @@ impl Supervisor {
         let watch = self.crash_points();
         let before = if watch { self.world.effects_of(n) } else { 0 };
         let answer = self.handle(n, notif)?;
-        // The filter lets `sendmsg` on the hand-off descriptor through to
-        // the kernel (the pre-exec child sends its listener there), so a
-        // node's own descriptor of that number would escape the world.
-        if self.world.nodes[n as usize].fds.contains_key(&(super::filter::HANDOFF_FD as i32)) {
-            return Err(ProcessError::Unmodelled {
-                node: n,
-                call: syscalls::describe(notif.nr),
-                detail: format!(
-                    "descriptor {} is the checker's (the filter passes sendmsg on it through, for the hand-off of \
-                     the node's listener before exec); a node may not have it",
-                    super::filter::HANDOFF_FD
-                ),
-            });
-        }
         // A call that makes the node wait leaves it quiescent, where a
         // CRASH falls anyway: no crash point, and nothing carried to the
         // next action.
@@ -481,6 +467,22 @@ impl Supervisor {
     }
 
     pub(super) fn answer(&mut self, n: u8, notif: &Notif, answer: Answer) -> Result<(), ProcessError> {
+        // The filter lets `sendmsg` on the hand-off descriptor through to
+        // the kernel (the pre-exec child sends its listener there), so a
+        // node's own descriptor of that number would escape the world: an
+        // error at the call that made it (a descriptor an ACCEPT hands out
+        // included), before the node runs on.
+        if self.world.nodes[n as usize].fds.contains_key(&(super::filter::HANDOFF_FD as i32)) {
+            return Err(ProcessError::Unmodelled {
+                node: n,
+                call: syscalls::describe(notif.nr),
+                detail: format!(
+                    "descriptor {} is the checker's (the filter passes sendmsg on it through, for the hand-off of \
+                     the node's listener before exec); a node may not have it",
+                    super::filter::HANDOFF_FD
+                ),
+            });
+        }
         let (Some(p), Some(t)) = (self.procs[n as usize].as_mut(), self.templates[n as usize].as_ref()) else {
             return Ok(());
         };
@@ -525,8 +527,8 @@ impl Supervisor {
         self.crash_due.fill(false);
         // What the action's node's process will be a function of, should it
         // stop at a crash point in this step. No other node runs in it (a
-        // CRASH starts the new life of its own node; DROP and CLIENT run
-        // none), so no other node's trail is read.
+        // RESTART starts the new life of its own node; CRASH, DROP and
+        // CLIENT run none), so no other node's trail is read.
         if let Some(n) = action.node()
             && self.crash_points()
         {

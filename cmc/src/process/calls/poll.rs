@@ -102,7 +102,8 @@ impl Supervisor {
 
     /// `epoll_wait`, `epoll_pwait`, `epoll_pwait2`: as a poll of the
     /// instance's interest list, level-triggered, the ready ones written
-    /// in descriptor order, at most `maxevents`.
+    /// in descriptor order; more ready than `maxevents` is an error (which
+    /// the kernel returns is the order they became ready in).
     pub(super) fn on_epoll_wait(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
         if (c.args[2] as i32) <= 0 {
             return Ok(Answer::Err(libc::EINVAL));
