@@ -82,6 +82,23 @@ fn a_write_toward_a_closed_end_raises_sigpipe() {
     assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED), "{}", r.to_text());
 }
 
+/// Not with MSG_NOSIGNAL: the second send fails with EPIPE and the writer
+/// lives (natively {0, 1, EPIPE}); caught, the handler runs once, for the
+/// write that failed (natively {0, 1, EPIPE, 1}).
+#[test]
+fn a_write_toward_a_closed_end_raises_no_sigpipe_with_msg_nosignal_and_a_caught_one_runs_its_handler() {
+    let _serial = process_support::serial();
+    let w = replay(&tcp("nosignal"), &["ACCEPT(0, 1)", "EOF(1, 1.0)"]);
+    assert_eq!(w.nodes[1].state, [0, 1, EPIPE]);
+    assert_eq!(w.nodes[1].life, cmc::process::Life::Live);
+    let w = replay(&tcp("caught"), &["ACCEPT(0, 1)", "EOF(1, 1.0)"]);
+    assert_eq!(w.nodes[1].state, [0, 1, EPIPE, 1]);
+    for mode in ["nosignal", "caught"] {
+        let r = search(tcp(mode));
+        assert_eq!(r.verdict, Verdict::Pass, "{mode}: {}", r.to_text());
+    }
+}
+
 /// A close with data unread resets the connection: the peer's read gets
 /// ECONNRESET, the next 0, a write EPIPE (natively {ECONNRESET, 0,
 /// EPIPE}).

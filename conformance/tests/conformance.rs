@@ -475,6 +475,8 @@ fn the_connection_programs_agree_with_linux() {
         ("shutrd", none, &["ACCEPT(0, 1)"]),
         ("epipe", none, &["ACCEPT(0, 1)", "EOF(1, 1.0)"]),
         ("sigpipe", none, &["ACCEPT(0, 1)", "EOF(1, 1.0)"]),
+        ("nosignal", none, &["ACCEPT(0, 1)", "EOF(1, 1.0)"]),
+        ("caught", none, &["ACCEPT(0, 1)", "EOF(1, 1.0)"]),
         ("reset", none, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]),
         ("refused", none, &[]),
         ("late", Budgets { timeouts: 1, ..none }, &["TIMEOUT(1)"]),

@@ -23,6 +23,10 @@
  *              the end, then writes twice: {read, first write, errno of the
  *              second} (EPIPE; it succeeded).
  *   "sigpipe"  as "epipe", SIGPIPE at its default: node 1 dies of it.
+ *   "nosignal" as "sigpipe", its writes sent with MSG_NOSIGNAL: {read, first
+ *              send, errno of the second} (EPIPE, and it lives).
+ *   "caught"   as "sigpipe", SIGPIPE caught: {read, first write, errno of
+ *              the second, signals caught} (EPIPE, 1).
  *   "reset"    node 1 writes "x"; node 0 accepts, polls until "x" has
  *              arrived, and closes without reading it (a reset); node 1 reads, reads, writes: {errno, read,
  *              errno} (ECONNRESET, 0, EPIPE).
@@ -131,7 +135,8 @@ static int server(const char *mode)
         return 2;
     report();
     int c = accept(l, NULL, NULL);
-    if (strcmp(mode, "fin") == 0 || strcmp(mode, "epipe") == 0 || strcmp(mode, "sigpipe") == 0) {
+    if (strcmp(mode, "fin") == 0 || strcmp(mode, "epipe") == 0 || strcmp(mode, "sigpipe") == 0 ||
+        strcmp(mode, "nosignal") == 0 || strcmp(mode, "caught") == 0) {
         if (strcmp(mode, "fin") == 0)
             write(c, "hi", 2);
         close(c);
@@ -185,11 +190,23 @@ static int server(const char *mode)
     return 1;
 }
 
+static volatile sig_atomic_t caught;
+
+static void on_sigpipe(int sig)
+{
+    (void)sig;
+    caught++;
+}
+
 static int client(const char *mode)
 {
     char b[8];
     if (strcmp(mode, "epipe") == 0)
         signal(SIGPIPE, SIG_IGN);
+    if (strcmp(mode, "caught") == 0) {
+        struct sigaction sa = {.sa_handler = on_sigpipe};
+        sigaction(SIGPIPE, &sa, NULL);
+    }
     if (strcmp(mode, "refused") == 0) {
         int c = cmc_dial(0);
         set(0, c < 0 ? errno : 0);
@@ -252,6 +269,23 @@ static int client(const char *mode)
         set(0, read(c, b, sizeof b));
         set(1, write(c, "a", 1));
         set(2, err(write(c, "b", 1)));
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "nosignal") == 0) {
+        set(0, read(c, b, sizeof b));
+        set(1, send(c, "a", 1, MSG_NOSIGNAL));
+        set(2, err(send(c, "b", 1, MSG_NOSIGNAL)));
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "caught") == 0) {
+        set(0, read(c, b, sizeof b));
+        set(1, write(c, "a", 1));
+        set(2, err(write(c, "b", 1)));
+        set(3, caught);
         report();
         pause();
         return 0;
