@@ -232,9 +232,12 @@ impl Supervisor {
             // Ready now; held if more it watches is on its way (not a wait
             // on both ends of a connection to itself, which a DELIVER could
             // not name: answered at once, as it was before).
-            if !self.watches_both_ends(n, &watch) && self.more_coming(n, &watch) {
-                self.world.nodes[n as usize].watch = watch;
-                return Ok(Answer::Hold(Blocked::Woken));
+            if !self.watches_both_ends(n, &watch) {
+                let before = std::mem::replace(&mut self.world.nodes[n as usize].watch, watch);
+                if self.more_coming(n) {
+                    return Ok(Answer::Hold(Blocked::Woken));
+                }
+                self.world.nodes[n as usize].watch = before;
             }
             return self.write_answer(n, c, &call);
         }
@@ -250,20 +253,20 @@ impl Supervisor {
         Ok(Answer::Hold(Blocked::Poll { until }))
     }
 
-    /// Whether an action could still add to what node `n`'s wait over
-    /// `watch` finds ready: a message or a connection to accept on its way
-    /// to a watched descriptor (the DELIVER and ACCEPT a woken wait has
-    /// enabled). On Linux it may arrive before the woken process runs, and
-    /// the wait return with it too. (A FIN is no more to come: an end
-    /// whose stream has ended, nothing travelling before its FIN, is
-    /// ready at once, and so is part of the answer already.)
-    fn more_coming(&self, n: u8, watch: &std::collections::BTreeMap<i32, i16>) -> bool {
-        let mut world = self.world.clone();
-        let node = &mut world.nodes[n as usize];
-        node.watch = watch.clone();
-        node.blocked = Blocked::Woken;
+    /// Whether an action could still add to what node `n`'s wait over its
+    /// `watch` (in the world) finds ready: a message or a connection to
+    /// accept on its way to a watched descriptor (the DELIVER and ACCEPT a
+    /// woken wait has enabled). On Linux it may arrive before the woken
+    /// process runs, and the wait return with it too. (A FIN is no more to
+    /// come: an end whose stream has ended, nothing travelling before its
+    /// FIN, is ready at once, and so is part of the answer already.) The
+    /// node is marked woken for the enumeration and put back after, so no
+    /// world is copied on this path (every ready poll takes it).
+    fn more_coming(&mut self, n: u8) -> bool {
+        let before = std::mem::replace(&mut self.world.nodes[n as usize].blocked, Blocked::Woken);
         let mut actions = Vec::new();
-        super::super::action::enumerate(&world, &mut actions);
+        super::super::action::enumerate(&self.world, &mut actions);
+        self.world.nodes[n as usize].blocked = before;
         actions.iter().any(
             |a| matches!(a, ProcessAction::Deliver { node, .. } | ProcessAction::Accept { node, .. } if *node == n),
         )
@@ -284,8 +287,7 @@ impl Supervisor {
             }
             // Something is ready, or its time is up: more it watches may
             // join the answer before the process runs.
-            let watch = self.world.nodes[n as usize].watch.clone();
-            if self.more_coming(n, &watch) {
+            if self.more_coming(n) {
                 self.world.nodes[n as usize].blocked = Blocked::Woken;
                 return Ok(());
             }
