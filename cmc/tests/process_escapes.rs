@@ -3,6 +3,17 @@
 //! of `examples/c/escape.c` that is honest about its state, and each
 //! failing on the code before the fix (a pass, an answer no kernel gives,
 //! or a checker error where Linux answers).
+//!
+//! Each class has a program that only the new rule catches, not `--det`
+//! (issue 26, Deliver 8): its test says what `--det` gave before, measured
+//! with the `cmc` of 186d565 (the commit before the issue's work; `cargo
+//! build -p cmc-cli` in a worktree of it) on this commit's `escape`, built
+//! as these tests build it, through a model file `program = "escape"`,
+//! `nodes = 1`, the `args` named and the other keys named, run as `cmc
+//! --model-file FILE --det`. Class 8 (the engine) has none: its BFS/DFS
+//! disagreement is the pipe's below, which that `--det` caught, and its
+//! other two defects are not a program's (more than 65,535 initial worlds
+//! were an error there, and a replay's exit status is the runner's).
 
 mod process_support;
 
@@ -41,6 +52,9 @@ fn assert_refused(mode: &str, call: &str, why: &str) {
 /// world ran unexamined, and a snapshot's forks shared the object. Every
 /// call is now in one group of the table, and these are refused by name;
 /// an eventfd and a socketpair are the world's (`process_local.rs`).
+/// Passed under `--det` before: `args = ["signalfd"]` passed at 186d565
+/// (1 distinct state), and so did inotify, userfaultfd, rlimit-cpu and
+/// shared-ro.
 #[test]
 fn class_1_default_allow_kernel_objects_a_node_makes_are_refused_by_name() {
     let _serial = process_support::serial();
@@ -75,9 +89,13 @@ fn class_1_default_allow_kernel_objects_a_node_makes_are_refused_by_name() {
 /// Class 1: a pipe made in `main` is a counter that a real run of the
 /// program always finds at 2 on its second read, and aborts. Every fork
 /// of a snapshot wrote into the same pipe, so BFS never saw the abort and
-/// passed (with `--det` too: both runs share the same way). The pipe was
-/// then refused (an error); it is now the world's, and the abort a real
-/// run reaches is a violation.
+/// passed, while DFS found it. `--det` caught this one: at 186d565, with
+/// `args = ["pipe"]`, `clients = 2`, `timeouts = 1`, `request = "r"`, BFS
+/// passed (43 distinct states, depth 7), DFS to depth 8 was a violation
+/// (depth 6), and BFS with `--det` an error ("TIMEOUT(0) gave two different
+/// worlds on two runs", depth 3), since its second run makes its own pipe.
+/// The pipe was then refused (an error); it is now the world's, and the
+/// abort a real run reaches is a violation.
 #[test]
 fn class_1_default_allow_a_pipe_shared_by_forks_is_no_longer_a_pass() {
     let _serial = process_support::serial();
@@ -99,7 +117,9 @@ fn class_1_default_allow_a_pipe_shared_by_forks_is_no_longer_a_pass() {
 /// Class 1: an open file description is shared by a snapshot's forks, so
 /// one fork's reads moved a sibling's offset: BFS never saw the abort a
 /// real run reaches on its second read, and passed. The offset is now the
-/// world's, and the abort is a violation.
+/// world's, and the abort is a violation. (`--det` caught it, as the
+/// pipe's: at 186d565 `args = ["offset"]` with the pipe's keys was an
+/// error at depth 3.)
 #[test]
 fn class_1_default_allow_a_file_offset_shared_by_forks_is_the_worlds() {
     let _serial = process_support::serial();
@@ -137,7 +157,8 @@ fn early() -> Config {
 /// from the kernel's `AT_RANDOM` before the preload fixed it. Now the
 /// template is the start stub, which runs none of the program's code: each
 /// life runs all of it, under the checker, at the world's clock, with
-/// `AT_RANDOM` the next 16 bytes of the node's random stream.
+/// `AT_RANDOM` the next 16 bytes of the node's random stream. The program
+/// only this catches, not `--det`, is the next test's.
 #[test]
 fn class_2_code_before_main_runs_in_each_life_under_the_checker() {
     let _serial = process_support::serial();
@@ -182,13 +203,45 @@ fn class_2_code_before_main_runs_in_each_life_under_the_checker() {
     assert_eq!((r.filters_installed, r.execs), (Some(4), Some(4)), "two templates per node: {}", r.to_text());
 }
 
+/// Class 2: a life after a crash that finds a canary saved by an earlier
+/// life other than its own aborts, as the second life of a real run
+/// always does (each exec has its own `AT_RANDOM`). Every life was forked
+/// from one template in which ld.so had set the canary, so none aborted,
+/// and `--det`'s second run forked the same template. Passed under
+/// `--det` before: `args = ["canary", DIR]`, `crashes = 1`, `data_dir =
+/// DIR` passed at 186d565 (3 distinct states, depth 2). Each life's canary
+/// is its own now, from the node's random stream, and the abort a
+/// violation.
+#[test]
+fn class_2_a_restarted_life_has_a_canary_of_its_own() {
+    let _serial = process_support::serial();
+    let dir = std::env::temp_dir().join(format!("cmc-escape-canary-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a data directory");
+    let mut c = escape("canary", &[dir.to_str().expect("a UTF-8 path")]);
+    c.data_dir = Some(dir.clone());
+    c.budgets.crashes = 1;
+    let model = ProgramModel::new("escape-canary", c);
+    let r = explore(ProcessExplorer::new(&model).expect("valid"), &Options::default(), &mut NoControl);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    assert_eq!(r.property.as_deref(), Some(cmc::process::NO_NODE_KILLED), "{}", r.to_text());
+}
+
 /// Class 3, process state a fork does not copy: a blocked signal raised
 /// by the node stayed pending in its process, and every fork of its
 /// snapshot lost it, so the node never died of it. Now refused by name.
+/// `--det` caught a signal raised in `main` (at 186d565, `args =
+/// ["pending"]`, `clients = 1`, `request = "r"`: an error, the second run
+/// died of it), but not one made pending by a `.preinit_array` function,
+/// in the template every life of both runs was forked from: passed under
+/// `--det` before, `args = ["preinit-pending"]`, `clients = 1`, `request =
+/// "r"` passed at 186d565 (4 distinct states, depth 4), where a real run
+/// dies of SIGPIPE at the request.
 #[test]
 fn class_3_a_signal_left_pending_is_refused_by_name() {
     let _serial = process_support::serial();
     assert_refused("pending", "tgkill", "blocked");
+    assert_refused("preinit-pending", "write", "SIGPIPE is blocked");
 }
 
 /// Class 4, the host: what a node reads of the machine is fixed: the host
@@ -196,6 +249,10 @@ fn class_3_a_signal_left_pending_is_refused_by_name() {
 /// file's modification time; another process's `/proc` entry does not
 /// exist for it. The real values differed from one run of cmc to the next
 /// (the checker's process group, a file's mtime) or between machines.
+/// Passed under `--det` before: `args = ["statfs"]` passed at 186d565 (1
+/// distinct state; both runs read the same free blocks), and so did
+/// "host", whose values are now fixed; "proc-stat" was a `--det` error
+/// (the real pids differed).
 #[test]
 fn class_4_what_a_node_reads_of_the_host_is_fixed() {
     let _serial = process_support::serial();
@@ -219,10 +276,14 @@ fn class_4_what_a_node_reads_of_the_host_is_fixed() {
 
 /// Class 5, right answers or errors: FIONREAD, SEEK_DATA and SEEK_HOLE on
 /// a data-directory file answer as on Linux (FIONREAD answered 0); an
-/// unknown clock id is EINVAL (it succeeded); `int 0x80` is refused by
-/// name (it killed the node, a violation of `no_node_killed_by_a_signal`);
-/// a node at its descriptor limit gets EMFILE (a checker error); making the
-/// node non-dumpable is refused (as a non-root user it hid the report).
+/// unknown clock id is EINVAL (it succeeded); `int 0x80` and the x32 ABI
+/// are refused by name (they killed the node, a violation of
+/// `no_node_killed_by_a_signal`); a node at its descriptor limit gets
+/// EMFILE (a checker error); making the node non-dumpable is refused (as a
+/// non-root user it hid the report). Passed under `--det` before: `args =
+/// ["datafile", DIR, "mmap"]`, `data_dir = DIR` passed at 186d565 (1
+/// distinct state), and so did "fstatfs" and "dumpable" (as root); "int80"
+/// and "x32" were violations there.
 #[test]
 fn class_5_calls_answer_as_linux_does_or_are_refused_by_name() {
     let _serial = process_support::serial();
@@ -263,6 +324,13 @@ fn class_5_calls_answer_as_linux_does_or_are_refused_by_name() {
     assert_eq!(w.nodes[0].state, [libc::EINVAL as u8, libc::EINVAL as u8]);
     let err = start_error(escape("int80", &[]));
     assert!(matches!(&err, ProcessError::Unmodelled { node: 0, call, .. } if call.contains("int 0x80")), "{err}");
+    // The x32 ABI's getpid (39 with the x32 bit) is refused by name too;
+    // Linux without x32 answers ENOSYS, and the filter killed the node.
+    let err = start_error(escape("x32", &[]));
+    assert!(
+        matches!(&err, ProcessError::Unmodelled { node: 0, call, detail } if call == "x32 system call 39" && detail.contains("x86-64")),
+        "{err}"
+    );
     // Descriptors 0 to 3 are taken (and 193, above the limit): four
     // sockets, then EMFILE.
     let w = replay(&escape("emfile", &[]), &[]);
@@ -274,7 +342,8 @@ fn class_5_calls_answer_as_linux_does_or_are_refused_by_name() {
 /// fd 3 were one `/dev/null` description, so a status flag node 1 set was
 /// node 0's too. Each node's, and each life's, descriptors are its own now,
 /// and a change of their status flags is refused (their duplicates would
-/// share it).
+/// share it). Passed under `--det` before: `args = ["stdin-flags"]` passed
+/// at 186d565 (1 distinct state), and so did "record-flags".
 #[test]
 fn class_6_stdin_and_the_records_are_each_nodes_own_and_their_flags_the_worlds() {
     let _serial = process_support::serial();
@@ -290,7 +359,13 @@ fn class_6_stdin_and_the_records_are_each_nodes_own_and_their_flags_the_worlds()
 /// Class 7, observing changes the verdict: with `log_dir`, every process of
 /// a node wrote through the one log description, so a node that looked at
 /// its stdout's offset saw what its siblings printed. Stdout is `/dev/null`
-/// to the node now (offset 0), and the checker writes the log.
+/// to the node now (offset 0), and the checker writes the log. `--det`
+/// caught "stdout-offset" (at 186d565, with `clients = 2`, `request =
+/// "r"` and a `log_dir`, an error: its two runs found different offsets),
+/// but not "stdout-written", which aborts when its offset is 0, as a real
+/// run with stdout on /dev/null does: passed under `--det` before, with
+/// `clients = 1`, `request = "r"` and a `log_dir` it passed at 186d565 (4
+/// distinct states, depth 4; without the `log_dir`, a violation).
 #[test]
 fn class_7_a_log_directory_changes_nothing_a_node_sees() {
     let _serial = process_support::serial();
@@ -316,4 +391,16 @@ fn class_7_a_log_directory_changes_nothing_a_node_sees() {
     assert!(log.contains("read 1\n"), "the checker keeps the log: {log:?}");
     let w = replay(&escape("stdout-offset", &[]), &[]);
     assert_eq!(w.nodes[0].state, [0, 0]);
+    // The node that aborts on an offset of 0 aborts with the log as
+    // without it.
+    std::fs::create_dir_all(&dir).expect("a log directory");
+    let mut c = escape("stdout-written", &[]);
+    c.budgets.clients = 1;
+    c.request = b"r".to_vec();
+    c.log_dir = Some(dir.clone());
+    let model = ProgramModel::new("escape-stdout-written", c);
+    let r = explore(ProcessExplorer::new(&model).expect("valid"), &Options::default(), &mut NoControl);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    assert_eq!(r.property.as_deref(), Some(cmc::process::NO_NODE_KILLED), "{}", r.to_text());
 }

@@ -31,10 +31,22 @@
  *                 file's offset at exactly 2 (a real run always does).
  *                 Forks of one snapshot shared the open file description,
  *                 so siblings' reads moved the offset.
+ * Class 2, code before the template parked:
+ *   "canary"      with a data directory (argument 3): the first life
+ *                 saves its stack canary (ld.so's, from AT_RANDOM) to a
+ *                 file there and makes it durable; a later life (after a
+ *                 crash) that finds a saved canary other than its own
+ *                 aborts, as a real run's second life always does. Every
+ *                 life was forked from one template that ld.so had run
+ *                 in, so all had the template's canary.
  * Class 3, process state a fork does not copy:
  *   "pending"     block SIGUSR1, raise it (pending), report, and on the
  *                 first request unblock it: the default action kills the
  *                 node. Forks of the snapshot lost the pending signal.
+ *   "preinit-pending" the same with SIGPIPE, blocked and made pending by
+ *                 a .preinit_array function's write to a pipe with no
+ *                 reader: that ran in the template, so every life, those
+ *                 of --det's second run too, was forked without it.
  * Class 4, the host:
  *   "host"        report uname's node name, the process group, the session,
  *                 the affinity mask, the program file's modification time
@@ -56,6 +68,8 @@
  *   "clock-id"    clock_gettime of clock 42 and of another process's CPU
  *                 clock: report both errnos (EINVAL), then wait in accept.
  *   "int80"       getpid through int 0x80.
+ *   "x32"         getpid through the x32 ABI: a syscall instruction with
+ *                 the number __X32_SYSCALL_BIT | __NR_getpid.
  *   "emfile"      lower RLIMIT_NOFILE to 8 and make sockets until one
  *                 fails: report the errno (EMFILE) and the descriptor
  *                 count, then wait in accept.
@@ -75,12 +89,19 @@
  *                 on stdout and report where stdout's offset is (always 0
  *                 on /dev/null; with a log file shared by every fork it was
  *                 what every sibling had printed).
+ *   "stdout-written" on every byte read from a connection, print a line
+ *                 on stdout, report the count, and abort if stdout's
+ *                 offset is still 0: a node's stdout is /dev/null, as a
+ *                 real run's with >/dev/null, so the first request aborts
+ *                 it. With a log directory the shared log's offset moved,
+ *                 and the node lived.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +196,19 @@ static int print_and_report(char b)
     return 0;
 }
 
+static int written_and_report(char b)
+{
+    (void)b;
+    reads++;
+    printf("read %d\n", reads);
+    fflush(stdout);
+    report(&reads, 1);
+    /* On /dev/null the offset stays 0. */
+    if (lseek(1, 0, SEEK_CUR) == 0)
+        abort();
+    return 0;
+}
+
 static int wait_in_accept(int node)
 {
     int l = cmc_listen(node);
@@ -218,9 +252,62 @@ static int unblock_on_request(char b)
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGUSR1);
-    /* The pending SIGUSR1 is delivered here and kills the node. */
+    sigaddset(&set, SIGPIPE);
+    /* The pending SIGUSR1 (or SIGPIPE) is delivered here and kills the
+     * node. */
     sigprocmask(SIG_UNBLOCK, &set, NULL);
     return 0;
+}
+
+/* MemorySanitizer initialises itself from .preinit_array too, and code it
+ * instrumented faults when it runs first: its build (the memory gate
+ * compiles every example and runs only those of model files) has no
+ * entry here. */
+#if defined(__has_feature)
+#if __has_feature(memory_sanitizer)
+#define ESCAPE_MSAN 1
+#endif
+#endif
+
+#ifndef ESCAPE_MSAN
+/* "preinit-pending": runs before every constructor, where a template used
+ * to run it once for every life. */
+static void make_sigpipe_pending(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    if (argc < 3 || strcmp(argv[2], "preinit-pending") != 0)
+        return;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    /* A write to a pipe nobody reads: EPIPE, and SIGPIPE, pending. */
+    int p[2];
+    if (pipe(p) == 0 && close(p[0]) == 0 && write(p[1], "x", 1) < 0)
+        close(p[1]);
+}
+
+__attribute__((section(".preinit_array"), used)) static void (*preinit_entry)(int, char **, char **) = make_sigpipe_pending;
+#endif
+
+static int canary(int node, const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/canary", dir);
+    uint64_t mine, saved = 0;
+    __asm__ volatile("mov %%fs:0x28, %0" : "=r"(mine));
+    int f = open(path, O_RDWR | O_CREAT, 0644);
+    if (f < 0)
+        return 2;
+    ssize_t got = pread(f, &saved, sizeof saved, 0);
+    unsigned char state[1] = {got == sizeof saved};
+    report(state, 1);
+    /* Each life of a real run has its own AT_RANDOM, so its own canary. */
+    if (got == sizeof saved && saved != mine)
+        abort();
+    if (got != sizeof saved && (pwrite(f, &mine, sizeof mine, 0) != sizeof mine || fsync(f) != 0))
+        return 2;
+    return wait_in_accept(node);
 }
 
 static int host(int node, const char *self)
@@ -320,6 +407,12 @@ int main(int argc, char **argv)
         report(state, sizeof state);
         return serve(node, print_and_report);
     }
+    if (strcmp(mode, "stdout-written") == 0) {
+        report(&reads, 1);
+        return serve(node, written_and_report);
+    }
+    if (strcmp(mode, "canary") == 0 && argc > 3)
+        return canary(node, argv[3]);
     if (strcmp(mode, "stdin-flags") == 0 || strcmp(mode, "record-flags") == 0) {
         int fd = mode[0] == 's' ? 0 : CMC_STATE_FD;
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -338,6 +431,10 @@ int main(int argc, char **argv)
         if (m == MAP_FAILED)
             return 2;
         return wait_in_accept(node);
+    }
+    if (strcmp(mode, "preinit-pending") == 0) {
+        report(&pending_reads, 1);
+        return serve(node, unblock_on_request);
     }
     if (strcmp(mode, "pending") == 0) {
         sigset_t set;
@@ -384,6 +481,14 @@ int main(int argc, char **argv)
     if (strcmp(mode, "int80") == 0) {
         long r;
         __asm__ volatile("int $0x80" : "=a"(r) : "a"(20L) : "memory");
+        report(&r, 1);
+        return wait_in_accept(node);
+    }
+    if (strcmp(mode, "x32") == 0) {
+        long r;
+        /* __X32_SYSCALL_BIT | __NR_getpid; the syscall instruction
+         * clobbers rcx and r11. */
+        __asm__ volatile("syscall" : "=a"(r) : "a"(0x40000000L | 39) : "rcx", "r11", "memory");
         report(&r, 1);
         return wait_in_accept(node);
     }
