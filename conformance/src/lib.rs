@@ -12,7 +12,8 @@
 //! driven one external action at a time to quiescence; and after each
 //! segment every node's records, life, latest state and durable record,
 //! and what it wrote to clients, are compared with the checker's worlds
-//! ([`compare`]). [`gate`] puts these together for one schedule.
+//! ([`compare`]). [`gate`] puts these together for one schedule, and
+//! [`suite`] does what a gate test does with many.
 //!
 //! The crate is the only part of the workspace besides the process front
 //! end that starts node processes, and the only one that runs a program
@@ -29,3 +30,4 @@ pub mod gate;
 mod inspect;
 pub mod native;
 mod netns;
+pub mod suite;
