@@ -238,10 +238,10 @@ fn the_rest_of_a_short_read_is_received_not_in_flight() {
 
 /// A poll for the peer's hang-up only, of a peer that wrote "x" and
 /// exited (a FIN after its message): while the message travels the poll
-/// waits (the FIN is behind it, and EOF is not enabled); once it arrives,
-/// the FIN is there too, and the poll returns POLLRDHUP at once, as on
-/// loopback, where a poll shows it with the message unread. What arrived
-/// is still read before the end.
+/// waits (the FIN is behind it, and EOF is not enabled); the message
+/// arrives and the poll goes on waiting (the FIN comes apart from it, as on
+/// Linux); EOF brings the FIN, and the poll returns POLLRDHUP, with the
+/// message unread. What arrived is still read before the end.
 #[test]
 fn a_poll_for_the_hang_up_only_sees_the_fin_behind_a_message() {
     let _serial = process_support::serial();
@@ -251,6 +251,9 @@ fn a_poll_for_the_hang_up_only_sees_the_fin_behind_a_message() {
     assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: None }, "waiting while the message travels");
     assert_eq!(enabled(&w), ["DELIVER(0, 1.0)"]);
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
+    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: None }, "the message is no hang-up");
+    assert_eq!(enabled(&w), ["EOF(0, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(0, 1.0)"]);
     let rdhup = (nix::libc::POLLRDHUP >> 8) as u8;
     assert_eq!(w.nodes[0].state, [rdhup, 1, 0], "POLLRDHUP; the message, then the end");
 }

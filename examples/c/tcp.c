@@ -51,6 +51,13 @@
  *              one: no TCP connection delivers that): {read, errno}.
  *   "shutrd"   node 0 accepts, shuts its reading and reads: {read} (0 at
  *              once; it waited).
+ *   "finpoll"  as "fin", node 1 polls for POLLIN|POLLRDHUP instead and
+ *              aborts if the data is there without the hang-up (it assumes
+ *              the FIN comes with the last byte): {POLLIN, POLLRDHUP}. On
+ *              Linux it may run between node 0's write and its close.
+ *   "finread"  as "fin", node 1 reads "hi", then receives without waiting
+ *              and aborts on EAGAIN (it assumes the end is there with the
+ *              data): {bytes, result, errno}.
  *   "redial"   node 0 accepts and reads; node 1 reads, and once its
  *              connection ends (node 0 crashed: ECONNRESET) dials node 0
  *              again: {errno of the read, errno of the dial}
@@ -135,9 +142,10 @@ static int server(const char *mode)
         return 2;
     report();
     int c = accept(l, NULL, NULL);
-    if (strcmp(mode, "fin") == 0 || strcmp(mode, "epipe") == 0 || strcmp(mode, "sigpipe") == 0 ||
-        strcmp(mode, "nosignal") == 0 || strcmp(mode, "caught") == 0) {
-        if (strcmp(mode, "fin") == 0)
+    int hi = strcmp(mode, "fin") == 0 || strcmp(mode, "finpoll") == 0 || strcmp(mode, "finread") == 0;
+    if (hi || strcmp(mode, "epipe") == 0 || strcmp(mode, "sigpipe") == 0 || strcmp(mode, "nosignal") == 0 ||
+        strcmp(mode, "caught") == 0) {
+        if (hi)
             write(c, "hi", 2);
         close(c);
         idle(0);
@@ -262,6 +270,29 @@ static int client(const char *mode)
         if (strcmp(mode, "shutwr") == 0)
             write(c, "ok", 2);
         report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "finpoll") == 0) {
+        struct pollfd p = {c, POLLIN | POLLRDHUP, 0};
+        poll(&p, 1, -1);
+        set(0, (p.revents & POLLIN) != 0);
+        set(1, (p.revents & POLLRDHUP) != 0);
+        report();
+        if ((p.revents & POLLIN) && !(p.revents & POLLRDHUP))
+            abort(); /* the bug: the FIN need not come with the data */
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "finread") == 0) {
+        set(0, read(c, b, sizeof b));
+        report(); /* honest: it has read, before it reads again */
+        ssize_t k = recv(c, b, sizeof b, MSG_DONTWAIT);
+        set(1, k);
+        set(2, err(k));
+        report();
+        if (k < 0 && state[2] == EAGAIN)
+            abort(); /* the bug: the end need not be there yet */
         pause();
         return 0;
     }

@@ -104,8 +104,9 @@ pub enum ProcessAction {
         /// How much of it: [`Part::Whole`] unless `stream = true`.
         part: Part,
     },
-    /// EOF: `node`'s read (or poll) of `conn` reaches the end of its
-    /// stream: 0 after a FIN, the pending error after a reset.
+    /// EOF: the peer's FIN on `conn` arrives at `node`'s read (or poll),
+    /// or its read reaches the end of its stream: 0 after a FIN, the
+    /// pending error after a reset.
     Eof {
         /// The reading node.
         node: u8,
@@ -266,26 +267,28 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         }
     }
     for n in 0..nodes {
-        // A reader waiting at an end whose stream has ended (a FIN, a
-        // reset, nothing travelling before it).
+        // A reader waiting at an end whose stream has ended (a reset,
+        // nothing travelling before it), or where the peer's FIN is on its
+        // way with nothing before it.
         if let Some((conn, side)) = reading(n)
-            && world.conns.get(&conn).is_none_or(|c| c.ended(side))
+            && world.conns.get(&conn).is_none_or(|c| c.ended(side) || c.fin_on_its_way(side))
         {
             out.push(ProcessAction::Eof { node: n, conn });
         }
-        // A polling node: a watched end it found not ready has come to
-        // its end since (a poll reports the hang-up and the error unasked).
-        // (A woken wait needs none: RUN returns it with the end's events
-        // as they are, the hang-up included.)
+        // A polling node: a watched end's FIN is on its way, or the end it
+        // found not ready has come to its end since (a poll reports the
+        // hang-up and the error unasked). A woken wait has only the first:
+        // RUN returns it with the end's events as they are.
         let node = &world.nodes[n as usize];
-        if matches!(node.blocked, Blocked::Poll { .. }) {
+        let woken = matches!(node.blocked, Blocked::Woken);
+        if woken || matches!(node.blocked, Blocked::Poll { .. }) {
             let mut ended: Vec<Label> = Vec::new();
             for (&fd, &asked) in &node.watch {
                 let Some((conn, side)) = world.conn_of(n, fd) else { continue };
                 let Some(c) = world.conns.get(&conn) else { continue };
                 let unasked = libc::POLLHUP | libc::POLLERR;
                 let now = c.poll_events(side) & (asked | unasked) & !(libc::POLLOUT | libc::POLLWRNORM);
-                if c.ended(side) && now != 0 {
+                if c.fin_on_its_way(side) || !woken && c.ended(side) && now != 0 {
                     ended.push(conn);
                 }
             }

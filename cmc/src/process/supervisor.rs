@@ -563,10 +563,27 @@ impl Supervisor {
                     }
                 }
             }
-            // The end of a watched stream is in the world already (a FIN, a
-            // reset); the poll sees it.
-            ProcessAction::Eof { node, .. } if self.polling(node) => self.answer_poll(node, false)?,
-            ProcessAction::Eof { node, .. } => self.answer_end(node)?,
+            // The peer's FIN arrives, if it was on its way; the end of the
+            // stream is in the world then (a FIN, a reset), and the read or
+            // the poll sees it.
+            ProcessAction::Eof { node, conn } => {
+                let side = if self.polling(node) {
+                    self.watched_end(node, &conn, !0)
+                } else {
+                    self.reading(node).filter(|(l, _)| *l == conn).map(|(_, side)| side)
+                };
+                let c = self.world.conns.get_mut(&conn);
+                if let (Some(side), Some(c)) = (side, c)
+                    && c.fin_on_its_way(side)
+                {
+                    c.sock_mut(side).fin_in = true;
+                }
+                if self.polling(node) {
+                    self.answer_poll(node, false)?;
+                } else {
+                    self.answer_end(node)?;
+                }
+            }
             ProcessAction::Accept { node, from } => {
                 let w = &self.world.nodes[node as usize];
                 let queued = &w.accept_queue;

@@ -8,8 +8,9 @@
 //! The model's one departure from loopback is the one it has always had:
 //! messages travel (DELIVER), where loopback puts them in the peer's
 //! buffer at once. What follows them travels in order: a FIN or a reset
-//! reaches a read, or a poll, only after every message before it. A
-//! writer sees a reset at once, as the kernel's `sk_err`.
+//! reaches a read, or a poll, only after every message before it, and a
+//! FIN arrives apart from them, by its own EOF. A writer sees a reset at
+//! once, as the kernel's `sk_err`.
 //!
 //! The calls (`calls::connections`) and the actions (the supervisor) use
 //! these; this module does no I/O and reads no process.
@@ -33,7 +34,9 @@ impl Conn {
     /// pending, or EPIPE where the peer's FIN had arrived and this end had
     /// not sent its own (`CLOSE_WAIT`); nothing where both FINs had
     /// passed (the connection was closed already). What has arrived at it
-    /// stays readable, before the error.
+    /// stays readable, before the error. A FIN still on its way counts as
+    /// arrived here: it was sent before whatever drew the reset, and
+    /// arrives before the reset does.
     pub fn reset(&mut self, side: Side) {
         let s = self.sock_mut(side);
         if s.reset {
@@ -58,11 +61,20 @@ impl Conn {
     }
 
     /// Whether a read at `side` ends now, once what has arrived is read:
-    /// nothing travels toward it and a FIN, a reset, an error or its own
-    /// `SHUT_RD` is there.
+    /// nothing travels toward it and the peer's FIN has arrived, or a
+    /// reset, an error or its own `SHUT_RD` is there.
     pub fn ended(&self, side: Side) -> bool {
         let s = self.sock(side);
-        self.queue(side).is_empty() && (s.fin || s.reset || s.err != 0 || s.shut & Sock::RD != 0)
+        self.queue(side).is_empty() && (s.fin && s.fin_in || s.reset || s.err != 0 || s.shut & Sock::RD != 0)
+    }
+
+    /// Whether the peer's FIN is on its way to `side` with nothing before
+    /// it, so that an EOF brings it: on Linux it arrives apart from the
+    /// last message (`tcp_fin` runs when the segment comes), and a read or
+    /// a poll between the two finds the data and not the end.
+    pub fn fin_on_its_way(&self, side: Side) -> bool {
+        let s = self.sock(side);
+        s.fin && !s.fin_in && !self.ended(side) && self.queue(side).is_empty()
     }
 
     /// The events a poll of `side` reports (`tcp_poll`): readable with a
@@ -73,7 +85,7 @@ impl Conn {
     pub fn poll_events(&self, side: Side) -> i16 {
         let s = self.sock(side);
         let drained = self.queue(side).is_empty();
-        let rcv_shut = drained && (s.fin || s.reset || s.shut & Sock::RD != 0);
+        let rcv_shut = drained && (s.fin && s.fin_in || s.reset || s.shut & Sock::RD != 0);
         let mut ev = libc::POLLOUT | libc::POLLWRNORM;
         if !self.received(side).is_empty() || self.ended(side) {
             ev |= libc::POLLIN | libc::POLLRDNORM;

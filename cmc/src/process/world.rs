@@ -133,9 +133,14 @@ impl End {
 /// connection was reset.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sock {
-    /// The peer shut its writing (`close`, `shutdown(SHUT_WR)`): after
-    /// the messages travelling toward this end, the end of the stream.
+    /// The peer shut its writing (`close`, `shutdown(SHUT_WR)`): its FIN
+    /// travels toward this end, behind the messages sent before it.
     pub fin: bool,
+    /// The peer's FIN has arrived (EOF(n, conn) brought it, once nothing
+    /// travelled before it): the end of the stream is there, after what
+    /// has arrived. Apart from the last message, as on Linux, where a
+    /// poll may see the data without the hang-up.
+    pub fin_in: bool,
     /// Its own `shutdown`s: [`Sock::RD`], [`Sock::WR`] (a FIN sent).
     pub shut: u8,
     /// The error pending at it (`sk_err`: ECONNRESET, EPIPE), 0 if none:
@@ -154,7 +159,7 @@ impl Sock {
     pub const WR: u8 = 2;
 
     pub(crate) fn bits(&self) -> u8 {
-        self.fin as u8 | self.shut << 1 | (self.reset as u8) << 3
+        self.fin as u8 | self.shut << 1 | (self.reset as u8) << 3 | (self.fin_in as u8) << 4
     }
 }
 
@@ -1705,6 +1710,10 @@ mod tests {
             with_conn(&|c| c.target_end = End::Closed),
             with_conn(&|c| c.target_sock.fin = true),
             with_conn(&|c| c.dialer_sock.fin = true),
+            with_conn(&|c| {
+                c.target_sock.fin = true;
+                c.target_sock.fin_in = true;
+            }),
             with_conn(&|c| c.target_sock.shut = Sock::RD),
             with_conn(&|c| c.target_sock.shut = Sock::WR),
             with_conn(&|c| c.target_sock.err = 104),

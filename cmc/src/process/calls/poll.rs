@@ -255,11 +255,9 @@ impl Supervisor {
 
     /// Whether an action could still add to what node `n`'s wait over its
     /// `watch` (in the world) finds ready: a message or a connection to
-    /// accept on its way to a watched descriptor (the DELIVER and ACCEPT a
-    /// woken wait has enabled). On Linux it may arrive before the woken
-    /// process runs, and the wait return with it too. (A FIN is no more to
-    /// come: an end whose stream has ended, nothing travelling before its
-    /// FIN, is ready at once, and so is part of the answer already.) The
+    /// accept, or a FIN, on its way to a watched descriptor (the DELIVER,
+    /// ACCEPT and EOF a woken wait has enabled). On Linux it may arrive
+    /// before the woken process runs, and the wait return with it too. The
     /// node is marked woken for the enumeration and put back after, so no
     /// world is copied on this path (every ready poll takes it).
     fn more_coming(&mut self, n: u8) -> bool {
@@ -268,7 +266,7 @@ impl Supervisor {
         super::super::action::enumerate(&self.world, &mut actions);
         self.world.nodes[n as usize].blocked = before;
         actions.iter().any(
-            |a| matches!(a, ProcessAction::Deliver { node, .. } | ProcessAction::Accept { node, .. } if *node == n),
+            |a| matches!(a, ProcessAction::Deliver { node, .. } | ProcessAction::Accept { node, .. } | ProcessAction::Eof { node, .. } if *node == n),
         )
     }
 
