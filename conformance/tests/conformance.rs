@@ -349,8 +349,8 @@ fn the_connection_programs_agree_with_linux() {
     // Each test of process_tcp.rs, along its own schedule (the DROP's is
     // left out: Linux never loses a byte a write accepted on loopback).
     let schedules: &[(&str, Budgets, &[&str])] = &[
-        ("fin", none, &["ACCEPT(0, 1)", "DELIVER(1, 1.0)"]),
-        ("shutwr", none, &["ACCEPT(0, 1)", "DELIVER(1, 1.0)", "DELIVER(0, 1.0)"]),
+        ("fin", none, &["ACCEPT(0, 1)", "DELIVER(1, 1.0)", "EOF(1, 1.0)"]),
+        ("shutwr", none, &["ACCEPT(0, 1)", "DELIVER(1, 1.0)", "EOF(1, 1.0)", "DELIVER(0, 1.0)"]),
         ("shutrd", none, &["ACCEPT(0, 1)"]),
         ("epipe", none, &["ACCEPT(0, 1)", "EOF(1, 1.0)"]),
         ("sigpipe", none, &["ACCEPT(0, 1)", "EOF(1, 1.0)"]),
@@ -508,9 +508,9 @@ fn a_connect_to_a_node_that_never_listens_is_refused_on_linux() {
 /// Issue 27: "close() never reaches the peer" was the model's answer.
 /// Node 0 writes "hi" to node 1 and closes; node 1 reads until the end
 /// ({1, phase, bytes}: READING 4, END 5). On Linux node 1 reads "hi" and
-/// then the end, and so does the model now; the teeth: the checker's world
-/// doctored to the old answer (node 1 reading on after "hi") is a
-/// divergence at the step that delivered "hi", node 1.
+/// then the end, and so does the model now (the FIN by its own EOF); the
+/// teeth: the checker's world doctored to the old answer (node 1 reading on
+/// after "hi") is a divergence at the step that brought the FIN, node 1.
 #[test]
 #[ignore = "needs root: a private network namespace"]
 fn a_close_reaches_the_peer_on_linux() {
@@ -518,13 +518,13 @@ fn a_close_reaches_the_peer_on_linux() {
     const END: &[u8] = &[1, 5, 2];
     assert_eq!(world.nodes[1].state, END, "the model ends node 1's read");
     assert_eq!(o.divergence, None, "the model ends node 1's read, as Linux does: {}", o.line());
-    let delivered = o.followed.actions.iter().rposition(|a| a.to_string() == "DELIVER(1, 0.0)").expect("delivered") + 1;
+    let ended = o.followed.actions.iter().rposition(|a| a.to_string() == "EOF(1, 0.0)").expect("the FIN") + 1;
     let mut f = o.followed.clone();
-    for w in &mut f.worlds[delivered..] {
+    for w in &mut f.worlds[ended..] {
         w.nodes[1].state = vec![1, 4, 2];
     }
     let d = first_divergence(&o, &f).expect("the doctored read diverges");
-    assert_eq!((d.step, d.action.as_str(), d.node, d.what), (delivered, "DELIVER(1, 0.0)", Some(1), "state"), "{d}");
+    assert_eq!((d.step, d.action.as_str(), d.node, d.what), (ended, "EOF(1, 0.0)", Some(1), "state"), "{d}");
     assert_eq!((d.model.as_str(), d.linux.as_str()), ("010402", "010502"), "{d}");
 }
 
