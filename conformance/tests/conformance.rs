@@ -357,10 +357,15 @@ fn the_connection_programs_agree_with_linux() {
         ("nosignal", none, &["ACCEPT(0, 1)", "EOF(1, 1.0)"]),
         ("caught", none, &["ACCEPT(0, 1)", "EOF(1, 1.0)"]),
         ("reset", none, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]),
+        ("rstwrite", Budgets { timeouts: 1, ..none }, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)"]),
         ("refused", none, &[]),
         ("late", Budgets { timeouts: 1, ..none }, &["TIMEOUT(1)"]),
         ("bind", none, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]),
-        ("crash", Budgets { crashes: 1, ..none }, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "CRASH(0)", "DELIVER(1, 1.0)"]),
+        (
+            "crash",
+            Budgets { crashes: 1, ..none },
+            &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "CRASH(0)", "DELIVER(1, 1.0)", "EOF(1, 1.0)"],
+        ),
         // The crashed node is down when its peer redials: refused, on both.
         ("redial", Budgets { crashes: 1, ..none }, &["ACCEPT(0, 1)", "CRASH(0)", "EOF(1, 1.0)", "RESTART(0)"]),
     ];

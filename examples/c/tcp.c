@@ -58,6 +58,16 @@
  *   "finread"  as "fin", node 1 reads "hi", then receives without waiting
  *              and aborts on EAGAIN (it assumes the end is there with the
  *              data): {bytes, result, errno}.
+ *   "rstpoll"  node 1 writes "x" and polls for POLLIN; node 0 accepts,
+ *              polls until "x" has arrived, writes "hi" and closes without
+ *              reading "x" (a reset after the data); node 1 aborts if the
+ *              data is there without POLLHUP or POLLERR: {POLLIN, POLLHUP,
+ *              POLLERR}.
+ *   "rstwrite" as "reset", node 1 writes "x", sleeps a second (node 0 has
+ *              closed by then), writes "y" and receives without waiting:
+ *              {errno of the write, result of the receive} (ECONNRESET, 0:
+ *              the reset is there for the write at once, and for reads
+ *              once a write has seen it).
  *   "redial"   node 0 accepts and reads; node 1 reads, and once its
  *              connection ends (node 0 crashed: ECONNRESET) dials node 0
  *              again: {errno of the read, errno of the dial}
@@ -159,10 +169,12 @@ static int server(const char *mode)
         pause();
         return 0;
     }
-    if (strcmp(mode, "reset") == 0) {
+    if (strcmp(mode, "reset") == 0 || strcmp(mode, "rstpoll") == 0 || strcmp(mode, "rstwrite") == 0) {
         struct pollfd p = {c, POLLIN, 0};
         poll(&p, 1, -1); /* "x" has arrived */
-        close(c);        /* unread: a reset */
+        if (strcmp(mode, "rstpoll") == 0)
+            write(c, "hi", 2);
+        close(c); /* unread: a reset */
         idle(0);
     }
     if (strcmp(mode, "redial") == 0) {
@@ -293,6 +305,30 @@ static int client(const char *mode)
         report();
         if (k < 0 && state[2] == EAGAIN)
             abort(); /* the bug: the end need not be there yet */
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "rstwrite") == 0) {
+        write(c, "x", 1);
+        report();
+        sleep(1);
+        signal(SIGPIPE, SIG_IGN);
+        set(0, err(write(c, "y", 1)));
+        set(1, recv(c, b, sizeof b, MSG_DONTWAIT));
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "rstpoll") == 0) {
+        write(c, "x", 1);
+        struct pollfd p = {c, POLLIN, 0};
+        poll(&p, 1, -1);
+        set(0, (p.revents & POLLIN) != 0);
+        set(1, (p.revents & POLLHUP) != 0);
+        set(2, (p.revents & POLLERR) != 0);
+        report();
+        if ((p.revents & POLLIN) && !(p.revents & (POLLHUP | POLLERR)))
+            abort(); /* the bug: the reset need not come with the data */
         pause();
         return 0;
     }

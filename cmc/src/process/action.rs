@@ -267,15 +267,15 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         }
     }
     for n in 0..nodes {
-        // A reader waiting at an end whose stream has ended (a reset,
-        // nothing travelling before it), or where the peer's FIN is on its
-        // way with nothing before it.
+        // A reader waiting at an end whose stream has ended (a reset
+        // there, nothing travelling before it), or where the peer's FIN or
+        // reset is on its way with nothing before it.
         if let Some((conn, side)) = reading(n)
-            && world.conns.get(&conn).is_none_or(|c| c.ended(side) || c.fin_on_its_way(side))
+            && world.conns.get(&conn).is_none_or(|c| c.ended(side) || c.end_on_its_way(side))
         {
             out.push(ProcessAction::Eof { node: n, conn });
         }
-        // A polling node: a watched end's FIN is on its way, or the end it
+        // A polling node: a watched end's FIN or reset is on its way, or the end it
         // found not ready has come to its end since (a poll reports the
         // hang-up and the error unasked). A woken wait has only the first:
         // RUN returns it with the end's events as they are.
@@ -288,7 +288,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
                 let Some(c) = world.conns.get(&conn) else { continue };
                 let unasked = libc::POLLHUP | libc::POLLERR;
                 let now = c.poll_events(side) & (asked | unasked) & !(libc::POLLOUT | libc::POLLWRNORM);
-                if c.fin_on_its_way(side) || !woken && c.ended(side) && now != 0 {
+                if c.end_on_its_way(side) || !woken && c.ended(side) && now != 0 {
                     ended.push(conn);
                 }
             }

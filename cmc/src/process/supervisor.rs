@@ -563,20 +563,17 @@ impl Supervisor {
                     }
                 }
             }
-            // The peer's FIN arrives, if it was on its way; the end of the
-            // stream is in the world then (a FIN, a reset), and the read or
-            // the poll sees it.
+            // The peer's FIN or reset arrives, if one was on its way; the
+            // end of the stream is in the world then, and the read or the
+            // poll sees it.
             ProcessAction::Eof { node, conn } => {
                 let side = if self.polling(node) {
                     self.watched_end(node, &conn, !0)
                 } else {
                     self.reading(node).filter(|(l, _)| *l == conn).map(|(_, side)| side)
                 };
-                let c = self.world.conns.get_mut(&conn);
-                if let (Some(side), Some(c)) = (side, c)
-                    && c.fin_on_its_way(side)
-                {
-                    c.sock_mut(side).fin_in = true;
+                if let (Some(side), Some(c)) = (side, self.world.conns.get_mut(&conn)) {
+                    c.end_arrives(side);
                 }
                 if self.polling(node) {
                     self.answer_poll(node, false)?;

@@ -8,9 +8,9 @@
 //! The model's one departure from loopback is the one it has always had:
 //! messages travel (DELIVER), where loopback puts them in the peer's
 //! buffer at once. What follows them travels in order: a FIN or a reset
-//! reaches a read, or a poll, only after every message before it, and a
-//! FIN arrives apart from them, by its own EOF. A writer sees a reset at
-//! once, as the kernel's `sk_err`.
+//! reaches a read, or a poll, only after every message before it, and
+//! arrives apart from them, by its own EOF. A writer whose data meets a
+//! closed end sees the reset at once, as the kernel's `sk_err`.
 //!
 //! The calls (`calls::connections`) and the actions (the supervisor) use
 //! these; this module does no I/O and reads no process.
@@ -39,6 +39,7 @@ impl Conn {
     /// arrives before the reset does.
     pub fn reset(&mut self, side: Side) {
         let s = self.sock_mut(side);
+        s.rst = false;
         if s.reset {
             return;
         }
@@ -65,16 +66,42 @@ impl Conn {
     /// reset, an error or its own `SHUT_RD` is there.
     pub fn ended(&self, side: Side) -> bool {
         let s = self.sock(side);
-        self.queue(side).is_empty() && (s.fin && s.fin_in || s.reset || s.err != 0 || s.shut & Sock::RD != 0)
+        self.queue(side).is_empty() && (s.fin && s.fin_in || s.reset_seen() || s.shut & Sock::RD != 0)
     }
 
-    /// Whether the peer's FIN is on its way to `side` with nothing before
-    /// it, so that an EOF brings it: on Linux it arrives apart from the
-    /// last message (`tcp_fin` runs when the segment comes), and a read or
-    /// a poll between the two finds the data and not the end.
-    pub fn fin_on_its_way(&self, side: Side) -> bool {
+    /// Whether the peer's FIN or reset is on its way to `side` with
+    /// nothing before it, so that an EOF brings it: on Linux each arrives
+    /// apart from the last message (`tcp_fin`, `tcp_reset` run when the
+    /// segment comes), and a read or a poll between the two finds the data
+    /// and not the end.
+    pub fn end_on_its_way(&self, side: Side) -> bool {
         let s = self.sock(side);
-        s.fin && !s.fin_in && !self.ended(side) && self.queue(side).is_empty()
+        (s.fin && !s.fin_in || s.rst) && !self.ended(side) && self.queue(side).is_empty()
+    }
+
+    /// EOF: what is on its way to `side` arrives ([`Conn::end_on_its_way`]),
+    /// the FIN first where a reset follows it.
+    pub fn end_arrives(&mut self, side: Side) {
+        if !self.end_on_its_way(side) {
+            return;
+        }
+        let s = self.sock_mut(side);
+        if s.fin && !s.fin_in {
+            s.fin_in = true;
+        } else {
+            s.rst = false;
+        }
+    }
+
+    /// The peer reset the connection: the socket at `side` is reset at
+    /// once for writes (a write fails, as on loopback), and the reset
+    /// travels toward its reads and polls, behind what was sent before
+    /// it ([`Sock::rst`]), unless the end was reset already.
+    pub fn reset_travels(&mut self, side: Side) {
+        if !self.sock(side).reset {
+            self.reset(side);
+            self.sock_mut(side).rst = true;
+        }
     }
 
     /// The events a poll of `side` reports (`tcp_poll`): readable with a
@@ -85,7 +112,7 @@ impl Conn {
     pub fn poll_events(&self, side: Side) -> i16 {
         let s = self.sock(side);
         let drained = self.queue(side).is_empty();
-        let rcv_shut = drained && (s.fin && s.fin_in || s.reset || s.shut & Sock::RD != 0);
+        let rcv_shut = drained && (s.fin && s.fin_in || s.reset_seen() || s.shut & Sock::RD != 0);
         let mut ev = libc::POLLOUT | libc::POLLWRNORM;
         if !self.received(side).is_empty() || self.ended(side) {
             ev |= libc::POLLIN | libc::POLLRDNORM;
@@ -93,10 +120,10 @@ impl Conn {
         if rcv_shut {
             ev |= libc::POLLRDHUP;
         }
-        if s.reset || (rcv_shut && s.shut & Sock::WR != 0) {
+        if s.reset_seen() || (rcv_shut && s.shut & Sock::WR != 0) {
             ev |= libc::POLLHUP;
         }
-        if drained && s.err != 0 {
+        if drained && s.err != 0 && !s.rst {
             ev |= libc::POLLERR;
         }
         ev
@@ -114,7 +141,7 @@ impl ProcessWorld {
             let me = *c.sock(side);
             if !me.reset {
                 if unread {
-                    c.reset(side.other());
+                    c.reset_travels(side.other());
                 } else if me.shut & Sock::WR == 0 {
                     c.sock_mut(side.other()).fin = true;
                 }
@@ -130,6 +157,8 @@ impl ProcessWorld {
     pub fn shutdown_end(&mut self, label: &Label, side: Side, rd: bool, wr: bool) -> Result<(), i32> {
         let Some(c) = self.conns.get_mut(label) else { return Err(libc::ENOTCONN) };
         if c.sock(side).reset {
+            // Seen: reads and polls see the reset from now on.
+            c.sock_mut(side).rst = false;
             return Err(libc::ENOTCONN);
         }
         if rd {
@@ -170,11 +199,12 @@ impl ProcessWorld {
     }
 
     /// Node `n` closed its listening socket `fd`: the connections waiting
-    /// at it are reset (their dialers read ECONNRESET), and forgotten.
+    /// at it are reset (their dialers read ECONNRESET once it arrives),
+    /// and forgotten.
     pub fn close_listener(&mut self, n: u8, fd: i32) {
         for c in self.conns.values_mut() {
             if c.target == n && c.listener == fd && c.target_end == End::Pending {
-                c.reset(Side::Dialer);
+                c.reset_travels(Side::Dialer);
                 Self::forget_end(c, Side::Target, End::Gone);
             }
         }
@@ -212,7 +242,7 @@ impl ProcessWorld {
                     }
                     End::Open | End::Pending => {
                         if matches!(c.end(side.other()), End::Open | End::Pending) {
-                            c.reset(side.other());
+                            c.reset_travels(side.other());
                         }
                         Self::forget_end(c, side, End::Gone);
                     }
@@ -232,12 +262,14 @@ impl ProcessWorld {
                 c.to_dialer.clear();
                 c.at_dialer.clear();
                 c.split_dialer = false;
+                c.dialer_sock.rst = false;
             }
             Side::Target => {
                 c.target_end = end;
                 c.to_target.clear();
                 c.at_target.clear();
                 c.split_target = false;
+                c.target_sock.rst = false;
             }
         }
     }

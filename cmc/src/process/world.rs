@@ -150,6 +150,12 @@ pub struct Sock {
     /// The connection was reset here (`tcp_done`): reads end, writes fail
     /// with EPIPE once the error is taken.
     pub reset: bool,
+    /// The peer's reset is on its way to this end's reads and polls,
+    /// behind the messages sent before it (a close with data unread, a
+    /// crash, a listener closed). The socket is reset already, and a write
+    /// sees it at once, as on loopback; a read or a poll sees it once
+    /// EOF(n, conn) brings it, or once a write or `SO_ERROR` has taken it.
+    pub rst: bool,
 }
 
 impl Sock {
@@ -158,8 +164,14 @@ impl Sock {
     /// `SHUT_WR`: a FIN sent; writes fail with EPIPE.
     pub const WR: u8 = 2;
 
+    /// Whether this end's reads and polls see its reset (or error): it
+    /// is there, and not on its way.
+    pub fn reset_seen(&self) -> bool {
+        (self.reset || self.err != 0) && !self.rst
+    }
+
     pub(crate) fn bits(&self) -> u8 {
-        self.fin as u8 | self.shut << 1 | (self.reset as u8) << 3 | (self.fin_in as u8) << 4
+        self.fin as u8 | self.shut << 1 | (self.reset as u8) << 3 | (self.fin_in as u8) << 4 | (self.rst as u8) << 5
     }
 }
 
@@ -1718,6 +1730,7 @@ mod tests {
             with_conn(&|c| c.target_sock.shut = Sock::WR),
             with_conn(&|c| c.target_sock.err = 104),
             with_conn(&|c| c.target_sock.reset = true),
+            with_conn(&|c| c.target_sock.rst = true),
             with_conn(&|c| c.listener = 5),
             with_conn(&|c| c.port = 20001),
             with_conn(&|c| c.addr = [127, 0, 0, 2]),

@@ -398,7 +398,14 @@ impl Supervisor {
         let (level, name) = (c.args[1] as i32, c.args[2] as i32);
         let value = match (level, name, v) {
             (libc::SOL_SOCKET, libc::SO_ERROR, VFd::Conn { label, side }) => {
-                self.world.conns.get_mut(&label).map_or(0, |conn| std::mem::take(&mut conn.sock_mut(side).err) as i32)
+                // Taken: the reset is seen, by reads and polls too.
+                self.world.conns.get_mut(&label).map_or(0, |conn| {
+                    let s = conn.sock_mut(side);
+                    if s.err != 0 {
+                        s.rst = false;
+                    }
+                    std::mem::take(&mut s.err) as i32
+                })
             }
             (libc::SOL_SOCKET, libc::SO_ERROR, VFd::Socket { port, listening, addr, reuse, refused: 1 }) => {
                 let fds = &mut self.world.nodes[n as usize].fds;
@@ -636,6 +643,12 @@ impl Supervisor {
             }
             Ok(Answer::Err(libc::EPIPE))
         };
+        if (sock.err != 0 || sock.reset)
+            && let Some(conn) = self.world.conns.get_mut(&label)
+        {
+            // The write sees the reset: so do reads and polls from now on.
+            conn.sock_mut(side).rst = false;
+        }
         if sock.err != 0 {
             if let Some(conn) = self.world.conns.get_mut(&label) {
                 conn.sock_mut(side).err = 0;
@@ -820,7 +833,7 @@ impl Supervisor {
         if !conn.ended(side) {
             return (s.shut & Sock::RD != 0).then_some(Answer::Val(0));
         }
-        if s.err != 0 {
+        if s.err != 0 && !s.rst {
             let err = s.err as i32;
             if !peek {
                 conn.sock_mut(side).err = 0;
