@@ -10,7 +10,7 @@
 
 mod process_support;
 
-use cmc::process::{Config, NO_NODE_KILLED, ProcessExplorer, ProgramModel};
+use cmc::process::{Blocked, Config, NO_NODE_KILLED, ProcessExplorer, ProgramModel};
 use cmc::{NoControl, Options, Report, Verdict, explore};
 use nix::libc;
 use process_support::{config, enabled, replay};
@@ -219,7 +219,7 @@ fn a_fin_or_a_reset_arrives_apart_from_the_data_before_it() {
     let _serial = process_support::serial();
     let runs: [(&str, &[&str]); 3] = [
         ("finpoll", &["START", "ACCEPT(0, 1)", "DELIVER(1, 1.0)", "RUN(1)"]),
-        ("finread", &["START", "ACCEPT(0, 1)", "DELIVER(1, 1.0)"]),
+        ("finread", &["START", "ACCEPT(0, 1)", "DELIVER(1, 1.0)", "RUN(1)"]),
         ("rstpoll", &["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)", "RUN(1)"]),
     ];
     for (mode, trace) in runs {
@@ -251,4 +251,47 @@ fn a_reset_is_there_for_a_write_at_once_and_for_reads_once_seen() {
     assert_eq!(enabled(&w), ["TIMEOUT(1)"], "the reset waits for node 1's reads, not its write");
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)"]);
     assert_eq!(w.nodes[1].state, [ECONNRESET, 0]);
+}
+
+/// A read or an accept that does not wait, with something on its way to
+/// it, may find it arrived, as on Linux: node 0 of "nbread" receives
+/// without waiting right after its accept and aborts if node 1's "a" is
+/// there (natively 18 of 20 runs abort, node 0 busy before its accept;
+/// polling with a zero timeout instead, "nbpoll", 18 of 20);
+/// node 0 of "nbaccept" accepts without waiting after a sleep and aborts if
+/// node 1's connection is there (natively 20 of 20). Both passed: the call
+/// was EAGAIN at once, and what was in flight stayed there until the node
+/// waited. Now the node is held (`ReadNow`, `AcceptNow`): DELIVER or
+/// ACCEPT answers it, RUN gives EAGAIN.
+#[test]
+fn a_read_that_does_not_wait_may_find_what_was_on_its_way() {
+    let _serial = process_support::serial();
+    let w = replay(&tcp("nbread"), &["ACCEPT(0, 1)"]);
+    assert_eq!(w.nodes[0].blocked, Blocked::ReadNow { fd: 5 }, "\"a\" on its way");
+    assert_eq!(enabled(&w), ["DELIVER(0, 1.0)", "RUN(0)"]);
+    let w = replay(&tcp("nbread"), &["ACCEPT(0, 1)", "RUN(0)", "DELIVER(0, 1.0)"]);
+    assert_eq!(w.nodes[0].state, [0, 1], "EAGAIN, then the poll and the read");
+    // And a poll with a zero timeout ("nbpoll", natively 18 of 20): held
+    // as a woken wait, which RUN returns empty.
+    let w = replay(&tcp("nbpoll"), &["ACCEPT(0, 1)"]);
+    assert_eq!(w.nodes[0].blocked, Blocked::Woken);
+    assert_eq!(enabled(&w), ["DELIVER(0, 1.0)", "RUN(0)"]);
+    let w = replay(&tcp("nbpoll"), &["ACCEPT(0, 1)", "RUN(0)", "DELIVER(0, 1.0)"]);
+    assert_eq!(w.nodes[0].state, [0, 1], "nothing ready, then the poll and the read");
+    for mode in ["nbread", "nbpoll"] {
+        let r = search(tcp(mode));
+        assert_eq!(r.verdict, Verdict::Violation, "{mode}: {}", r.to_text());
+        let trace: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
+        assert_eq!(trace, ["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)"], "{mode}");
+    }
+    let mut c = tcp("nbaccept");
+    c.budgets.timeouts = 1;
+    let w = replay(&c, &["TIMEOUT(0)"]);
+    assert!(matches!(w.nodes[0].blocked, Blocked::AcceptNow { .. }), "{:?}", w.nodes[0].blocked);
+    assert_eq!(enabled(&w), ["ACCEPT(0, 1)", "RUN(0)"]);
+    let w = replay(&c, &["TIMEOUT(0)", "RUN(0)"]);
+    assert_eq!(w.nodes[0].state, [libc::EAGAIN as u8]);
+    let r = search(c);
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED));
 }

@@ -48,9 +48,11 @@
 //!   merged one, whose records (one report after both) are a subsequence
 //!   of Linux's whichever way Linux delivered them;
 //! - a woken wait (`Blocked::Woken`: a poll with something ready and more
-//!   on its way) returns by RUN, the kernel's action, or takes what is
-//!   on its way first: two actions of one node, so Linux's timing
-//!   decides, unless both orders end in one world;
+//!   on its way), or a read or an accept that does not wait with
+//!   something on its way (`Blocked::ReadNow`, `AcceptNow`), returns by
+//!   RUN, the kernel's action, or takes what is on its way first: two
+//!   actions of one node, so Linux's timing decides, unless both orders
+//!   end in one world;
 //! - a wait that ends by itself on Linux (a sleep, a timeout, a timerfd)
 //!   is followed by its TIMEOUT before any other external action, since
 //!   Linux's clock does not wait for the gate;
@@ -412,7 +414,12 @@ impl<'e> Follower<'e> {
                     None => return Err("a TIMEOUT in a read of no connection".into()),
                 },
                 Blocked::Sleep { .. } | Blocked::Poll { .. } | Blocked::Timer { .. } => Drive::Timed { node },
-                Blocked::Nothing | Blocked::Pause | Blocked::CrashPoint { .. } | Blocked::Woken => {
+                Blocked::Nothing
+                | Blocked::Pause
+                | Blocked::CrashPoint { .. }
+                | Blocked::Woken
+                | Blocked::ReadNow { .. }
+                | Blocked::AcceptNow { .. } => {
                     return Err("a TIMEOUT of a node that waits for nothing".into());
                 }
             },

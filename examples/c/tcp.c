@@ -68,6 +68,16 @@
  *              {errno of the write, result of the receive} (ECONNRESET, 0:
  *              the reset is there for the write at once, and for reads
  *              once a write has seen it).
+ *   "nbread"   node 1 dials and writes "a"; node 0, busy for a while (no
+ *              call), accepts and receives without waiting, and aborts if
+ *              "a" is there (its path for data already there has the bug);
+ *              otherwise it polls and reads: {0, bytes}. On Linux "a" is
+ *              usually there.
+ *   "nbpoll"   as "nbread", node 0 polls with a zero timeout instead of
+ *              receiving, and aborts if "a" is ready.
+ *   "nbaccept" node 0 listens without blocking and sleeps a second; node 1
+ *              dials; node 0 accepts without waiting and aborts if the
+ *              connection is there (its bug); otherwise {EAGAIN}.
  *   "redial"   node 0 accepts and reads; node 1 reads, and once its
  *              connection ends (node 0 crashed: ECONNRESET) dials node 0
  *              again: {errno of the read, errno of the dial}
@@ -78,6 +88,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -128,6 +139,20 @@ __attribute__((noreturn)) static void idle(int node)
 static int server(const char *mode)
 {
     char b[8];
+    if (strcmp(mode, "nbaccept") == 0) {
+        int l = cmc_listen(0);
+        if (l < 0 || fcntl(l, F_SETFL, O_NONBLOCK) != 0)
+            return 2;
+        report();
+        sleep(1);
+        int c = accept(l, NULL, NULL);
+        if (c >= 0)
+            abort(); /* the bug: the connection may be there */
+        set(0, errno);
+        report();
+        pause();
+        return 0;
+    }
     if (strcmp(mode, "refused") == 0) {
         report();
         pause();
@@ -151,7 +176,22 @@ static int server(const char *mode)
     if (l < 0)
         return 2;
     report();
+    int nb = strcmp(mode, "nbread") == 0 || strcmp(mode, "nbpoll") == 0;
+    if (nb)
+        for (volatile long i = 0; i < 20000000; i++) /* busy, no call */
+            ;
     int c = accept(l, NULL, NULL);
+    if (nb) {
+        struct pollfd p = {c, POLLIN, 0};
+        if (strcmp(mode, "nbread") == 0 ? recv(c, b, sizeof b, MSG_DONTWAIT) > 0 : poll(&p, 1, 0) == 1)
+            abort(); /* the bug: the data may be there */
+        poll(&p, 1, -1);
+        set(0, 0);
+        set(1, read(c, b, sizeof b));
+        report();
+        pause();
+        return 0;
+    }
     int hi = strcmp(mode, "fin") == 0 || strcmp(mode, "finpoll") == 0 || strcmp(mode, "finread") == 0;
     if (hi || strcmp(mode, "epipe") == 0 || strcmp(mode, "sigpipe") == 0 || strcmp(mode, "nosignal") == 0 ||
         strcmp(mode, "caught") == 0) {
@@ -305,6 +345,17 @@ static int client(const char *mode)
         report();
         if (k < 0 && state[2] == EAGAIN)
             abort(); /* the bug: the end need not be there yet */
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "nbread") == 0 || strcmp(mode, "nbpoll") == 0) {
+        write(c, "a", 1);
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "nbaccept") == 0) {
+        report();
         pause();
         return 0;
     }

@@ -222,7 +222,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         return;
     }
     let reading = |n: u8| match world.nodes[n as usize].blocked {
-        Blocked::Read { fd, .. } => world.conn_of(n, fd),
+        Blocked::Read { fd, .. } | Blocked::ReadNow { fd } => world.conn_of(n, fd),
         _ => None,
     };
     // The connection ends a polling node watches for any of `mask`, by
@@ -303,12 +303,12 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
             && node.watch.iter().any(|(fd, events)| {
                 events & IN != 0 && matches!(node.fds.get(fd), Some(VFd::Socket { listening: true, .. }))
             });
-        if !matches!(node.blocked, Blocked::Accept { .. }) && !polls_listener {
+        if !matches!(node.blocked, Blocked::Accept { .. } | Blocked::AcceptNow { .. }) && !polls_listener {
             continue;
         }
         // The listening sockets it waits at.
         let listeners: Vec<i32> = match node.blocked {
-            Blocked::Accept { fd, .. } => vec![fd],
+            Blocked::Accept { fd, .. } | Blocked::AcceptNow { fd } => vec![fd],
             _ => node.watch.iter().filter(|(_, e)| **e & IN != 0).map(|(fd, _)| *fd).collect(),
         };
         let mut from: Vec<Option<u8>> = world
@@ -332,8 +332,12 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         out.extend(from.into_iter().map(|from| ProcessAction::Accept { node: n, from }));
     }
     for n in 0..nodes {
-        // A woken wait returns with what is ready now.
-        if world.nodes[n as usize].blocked == Blocked::Woken {
+        // A woken wait returns with what is ready now; a read or an
+        // accept that does not wait, with nothing arrived, with EAGAIN.
+        if matches!(
+            world.nodes[n as usize].blocked,
+            Blocked::Woken | Blocked::ReadNow { .. } | Blocked::AcceptNow { .. }
+        ) {
             out.push(ProcessAction::Run { node: n });
         }
     }

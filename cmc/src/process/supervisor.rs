@@ -585,7 +585,7 @@ impl Supervisor {
                 let w = &self.world.nodes[node as usize];
                 let queued = &w.accept_queue;
                 let listeners: Vec<i32> = match w.blocked {
-                    Blocked::Accept { fd, .. } => vec![fd],
+                    Blocked::Accept { fd, .. } | Blocked::AcceptNow { fd } => vec![fd],
                     _ => w.watch.iter().filter(|(_, e)| **e & IN != 0).map(|(fd, _)| *fd).collect(),
                 };
                 let label = self
@@ -691,7 +691,12 @@ impl Supervisor {
                         self.answer_poll(node, true)?;
                     }
                     Blocked::Timer { fd } => self.expire_timer(node, fd)?,
-                    Blocked::Nothing | Blocked::Pause | Blocked::CrashPoint { .. } | Blocked::Woken => {
+                    Blocked::Nothing
+                    | Blocked::Pause
+                    | Blocked::CrashPoint { .. }
+                    | Blocked::Woken
+                    | Blocked::ReadNow { .. }
+                    | Blocked::AcceptNow { .. } => {
                         return Err(not_enabled());
                     }
                 }
@@ -699,6 +704,17 @@ impl Supervisor {
             ProcessAction::Run { node } if self.world.nodes[node as usize].blocked == Blocked::Woken => {
                 // The woken wait returns with what is ready now.
                 self.return_poll(node)?;
+            }
+            ProcessAction::Run { node }
+                if matches!(
+                    self.world.nodes[node as usize].blocked,
+                    Blocked::ReadNow { .. } | Blocked::AcceptNow { .. }
+                ) =>
+            {
+                // Nothing had arrived when it ran.
+                let notif = self.held(node)?;
+                self.world.nodes[node as usize].blocked = Blocked::Nothing;
+                self.answer(node, &notif, Answer::Err(libc::EAGAIN))?;
             }
             ProcessAction::Run { node } => {
                 let Blocked::CrashPoint { trail } = self.world.nodes[node as usize].blocked else {
@@ -856,7 +872,7 @@ impl Supervisor {
 
     fn reading(&self, n: u8) -> Option<(Label, Side)> {
         match self.world.nodes[n as usize].blocked {
-            Blocked::Read { fd, .. } => self.world.conn_of(n, fd),
+            Blocked::Read { fd, .. } | Blocked::ReadNow { fd } => self.world.conn_of(n, fd),
             _ => None,
         }
     }

@@ -993,8 +993,26 @@ pub enum Blocked {
     /// arrive before the process runs and join the ready set. RUN returns the wait with
     /// what is ready now; DELIVER, EOF and ACCEPT on what it watches add
     /// to it first. Its watched descriptors are `NodeWorld::watch`; no
-    /// TIMEOUT ends it (it has something to return).
+    /// TIMEOUT ends it (it has something to return). A poll that does not
+    /// wait (a zero timeout) with nothing ready is held so too while
+    /// something it watches is on its way, and RUN returns it empty.
     Woken,
+    /// A read of connection `fd` that does not wait (non-blocking,
+    /// `MSG_DONTWAIT`, a zero receive timeout), with nothing received while
+    /// a message, a FIN or a reset is on its way to it: on Linux that may
+    /// have arrived before the call. DELIVER and EOF answer it as a
+    /// waiting read's; RUN answers EAGAIN. No TIMEOUT ends it.
+    ReadNow {
+        /// The connection's descriptor.
+        fd: i32,
+    },
+    /// An `accept` of listening socket `fd` that does not wait, with no
+    /// connection in its queue while one is waiting to be accepted: ACCEPT
+    /// answers it with that connection, RUN with EAGAIN.
+    AcceptNow {
+        /// The listening socket.
+        fd: i32,
+    },
 }
 
 /// As traces show it: the fields of each variant, a receive timeout's
@@ -1384,6 +1402,8 @@ impl ProcessWorld {
             Blocked::Read { fd, until: Some(_) } => (8, fd),
             Blocked::CrashPoint { .. } => (9, 0),
             Blocked::Woken => (10, 0),
+            Blocked::ReadNow { fd } => (11, fd),
+            Blocked::AcceptNow { fd } => (12, fd),
         };
         out.push(tag);
         push_fd(out, fd);
@@ -1793,6 +1813,8 @@ mod tests {
             with_node(&|n| n.blocked = Blocked::Read { fd: 4, until: Some(1) }),
             with_node(&|n| n.blocked = Blocked::Accept { fd: 4, until: None }),
             with_node(&|n| n.blocked = Blocked::Accept { fd: 4, until: Some(0) }),
+            with_node(&|n| n.blocked = Blocked::ReadNow { fd: 4 }),
+            with_node(&|n| n.blocked = Blocked::AcceptNow { fd: 4 }),
             with_node(&|n| {
                 n.socket_timeouts.insert(4, SocketTimeouts { receive: Some(0), send: None });
             }),

@@ -350,11 +350,21 @@ impl Supervisor {
                     let label = node.accept_queue.remove(i);
                     return self.complete_accept(n, c, label);
                 }
+                let waiting = self.world.conns.iter().any(|(l, c)| {
+                    c.target == n
+                        && c.listener == fd
+                        && c.target_end == End::Pending
+                        && l.kind != ConnKind::Timer
+                        && !node.accept_queue.contains(l)
+                });
+                // An accept that does not wait, with a connection waiting
+                // to be accepted: on Linux it may be in the queue already.
+                let now = if waiting { Answer::Hold(Blocked::AcceptNow { fd }) } else { Answer::Err(libc::EAGAIN) };
                 if node.nonblock.contains(&fd) {
-                    return Ok(Answer::Err(libc::EAGAIN));
+                    return Ok(now);
                 }
                 match self.receive_wait(n, fd) {
-                    Wait::Never => Answer::Err(libc::EAGAIN),
+                    Wait::Never => now,
                     Wait::Forever => Answer::Hold(Blocked::Accept { fd, until: None }),
                     Wait::Until(until) => Answer::Hold(Blocked::Accept { fd, until: Some(until) }),
                 }
@@ -534,9 +544,17 @@ impl Supervisor {
                 } else {
                     let nonblocking =
                         flags & libc::MSG_DONTWAIT != 0 || self.world.nodes[n as usize].nonblock.contains(&fd);
+                    // A read that does not wait, with something on its way
+                    // to it: on Linux it may have arrived before the call.
+                    let coming = self
+                        .world
+                        .conns
+                        .get(&label)
+                        .is_some_and(|conn| !conn.queue(side).is_empty() || conn.end_on_its_way(side));
+                    let now = if coming { Answer::Hold(Blocked::ReadNow { fd }) } else { Answer::Err(libc::EAGAIN) };
                     match self.receive_wait(n, fd) {
-                        _ if nonblocking => Answer::Err(libc::EAGAIN),
-                        Wait::Never => Answer::Err(libc::EAGAIN),
+                        _ if nonblocking => now,
+                        Wait::Never => now,
                         Wait::Forever => Answer::Hold(Blocked::Read { fd, until: None }),
                         Wait::Until(until) => Answer::Hold(Blocked::Read { fd, until: Some(until) }),
                     }

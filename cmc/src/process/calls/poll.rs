@@ -242,7 +242,19 @@ impl Supervisor {
             return self.write_answer(n, c, &call);
         }
         let until = match wait {
-            Wait::No => return self.write_answer(n, c, &call),
+            Wait::No => {
+                // Nothing ready, and the poll does not wait: what is on
+                // its way may have arrived before the call, on Linux.
+                // Held as a woken wait, which RUN returns empty.
+                if !self.watches_both_ends(n, &watch) {
+                    let before = std::mem::replace(&mut self.world.nodes[n as usize].watch, watch);
+                    if self.more_coming(n) {
+                        return Ok(Answer::Hold(Blocked::Woken));
+                    }
+                    self.world.nodes[n as usize].watch = before;
+                }
+                return self.write_answer(n, c, &call);
+            }
             Wait::Until(u) => Some(u),
             Wait::Forever => None,
         };
