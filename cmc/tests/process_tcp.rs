@@ -295,3 +295,37 @@ fn a_read_that_does_not_wait_may_find_what_was_on_its_way() {
     assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
     assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED));
 }
+
+/// What the adversarial review of the travelling FIN and reset found,
+/// each measured natively: a reset that follows a FIN reaches a poll that
+/// asks for nothing (events 0), by its own EOF ("finrst": natively {0, 1,
+/// POLLHUP, POLLERR, 0, EPIPE}; before, the reset never arrived once the
+/// FIN had ended the stream, and an end polled with events 0 never got its
+/// EOF's arrival), and a read after the FIN returns 0 and leaves the error
+/// (`SOCK_DONE` first; it returned the error); a peek takes the pending error, as `tcp_recvmsg` does
+/// ("peek": {1, ECONNRESET, 0}; it kept it, and the receive after it
+/// failed again).
+#[test]
+fn a_reset_after_a_fin_reaches_a_poll_for_nothing_and_a_peek_takes_the_error() {
+    let _serial = process_support::serial();
+    let c = tcp("finrst");
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]);
+    assert_eq!(w.nodes[1].state, [0], "the FIN");
+    assert_eq!(enabled(&w), ["EOF(1, 1.0)"], "the reset on its way to the poll");
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)", "EOF(1, 1.0)"]);
+    assert_eq!(w.nodes[1].state, [0, 1, 1, 1, 0, EPIPE]);
+    let w = replay(&tcp("peek"), &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]);
+    assert_eq!(w.nodes[1].state, [1, ECONNRESET, 0]);
+    // A read shut for reading does not wait, and finds a reset that has
+    // arrived ("shutrdrst": natively {ECONNRESET}; it read 0, the reset on
+    // its way for ever): held, EOF brings the reset, RUN reads 0.
+    let mut c = tcp("shutrdrst");
+    c.budgets.timeouts = 1;
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)"]);
+    assert!(matches!(w.nodes[1].blocked, Blocked::ReadNow { .. }), "{:?}", w.nodes[1].blocked);
+    assert_eq!(enabled(&w), ["EOF(1, 1.0)", "RUN(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)", "EOF(1, 1.0)"]);
+    assert_eq!(w.nodes[1].state, [ECONNRESET]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)", "RUN(1)"]);
+    assert_eq!(w.nodes[1].state, [0]);
+}

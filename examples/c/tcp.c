@@ -78,6 +78,21 @@
  *   "nbaccept" node 0 listens without blocking and sleeps a second; node 1
  *              dials; node 0 accepts without waiting and aborts if the
  *              connection is there (its bug); otherwise {EAGAIN}.
+ *   "finrst"   node 0 shuts its writing (a FIN), waits for node 1's "x"
+ *              and closes without reading it (then a reset); node 1 reads
+ *              the end, then polls for nothing (events 0) until the reset
+ *              is there, receives and reads SO_ERROR: {read, poll, POLLHUP,
+ *              POLLERR, receive, SO_ERROR} (0, 1, 1, 1, 0, EPIPE: the reset
+ *              that follows a FIN reaches a poll, and a read after the FIN
+ *              returns 0, leaving the error).
+ *   "shutrdrst" as "reset", node 1 shuts its reading after writing "x",
+ *              sleeps a second (node 0 has closed by then) and reads:
+ *              {errno} (ECONNRESET: a read shut for reading does not wait,
+ *              and finds the reset that arrived).
+ *   "peek"     as "reset", node 1 polls until the reset is there, then
+ *              peeks without waiting, then receives: {poll, errno of the
+ *              peek, the receive} (1, ECONNRESET, 0: a peek takes the
+ *              error).
  *   "redial"   node 0 accepts and reads; node 1 reads, and once its
  *              connection ends (node 0 crashed: ECONNRESET) dials node 0
  *              again: {errno of the read, errno of the dial}
@@ -209,7 +224,10 @@ static int server(const char *mode)
         pause();
         return 0;
     }
-    if (strcmp(mode, "reset") == 0 || strcmp(mode, "rstpoll") == 0 || strcmp(mode, "rstwrite") == 0) {
+    if (strcmp(mode, "finrst") == 0)
+        shutdown(c, SHUT_WR);
+    if (strcmp(mode, "reset") == 0 || strcmp(mode, "rstpoll") == 0 || strcmp(mode, "rstwrite") == 0 ||
+        strcmp(mode, "finrst") == 0 || strcmp(mode, "peek") == 0 || strcmp(mode, "shutrdrst") == 0) {
         struct pollfd p = {c, POLLIN, 0};
         poll(&p, 1, -1); /* "x" has arrived */
         if (strcmp(mode, "rstpoll") == 0)
@@ -355,6 +373,44 @@ static int client(const char *mode)
         return 0;
     }
     if (strcmp(mode, "nbaccept") == 0) {
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "finrst") == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        write(c, "x", 1);
+        set(0, read(c, b, sizeof b));
+        report(); /* honest: it has read, before it waits again */
+        struct pollfd p = {c, 0, 0};
+        set(1, poll(&p, 1, -1));
+        set(2, (p.revents & POLLHUP) != 0);
+        set(3, (p.revents & POLLERR) != 0);
+        set(4, recv(c, b, sizeof b, MSG_DONTWAIT));
+        int e = 0;
+        socklen_t len = sizeof e;
+        getsockopt(c, SOL_SOCKET, SO_ERROR, &e, &len);
+        set(5, e);
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "shutrdrst") == 0) {
+        write(c, "x", 1);
+        shutdown(c, SHUT_RD);
+        report();
+        sleep(1);
+        set(0, err(read(c, b, sizeof b)));
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "peek") == 0) {
+        write(c, "x", 1);
+        struct pollfd p = {c, 0, 0};
+        set(0, poll(&p, 1, -1));
+        set(1, err(recv(c, b, sizeof b, MSG_PEEK | MSG_DONTWAIT)));
+        set(2, recv(c, b, sizeof b, MSG_DONTWAIT));
         report();
         pause();
         return 0;

@@ -711,10 +711,15 @@ impl Supervisor {
                     Blocked::ReadNow { .. } | Blocked::AcceptNow { .. }
                 ) =>
             {
-                // Nothing had arrived when it ran.
+                // Nothing had arrived when it ran: EAGAIN, or 0 from a
+                // read shut for reading.
                 let notif = self.held(node)?;
+                let shut_rd = self.reading(node).is_some_and(|(label, side)| {
+                    self.world.conns.get(&label).is_some_and(|c| c.sock(side).shut & super::world::Sock::RD != 0)
+                });
                 self.world.nodes[node as usize].blocked = Blocked::Nothing;
-                self.answer(node, &notif, Answer::Err(libc::EAGAIN))?;
+                let answer = if shut_rd { Answer::Val(0) } else { Answer::Err(libc::EAGAIN) };
+                self.answer(node, &notif, answer)?;
             }
             ProcessAction::Run { node } => {
                 let Blocked::CrashPoint { trail } = self.world.nodes[node as usize].blocked else {

@@ -76,7 +76,7 @@ impl Conn {
     /// and not the end.
     pub fn end_on_its_way(&self, side: Side) -> bool {
         let s = self.sock(side);
-        (s.fin && !s.fin_in || s.rst) && !self.ended(side) && self.queue(side).is_empty()
+        self.queue(side).is_empty() && (s.fin && !s.fin_in && !self.ended(side) || s.rst)
     }
 
     /// EOF: what is on its way to `side` arrives ([`Conn::end_on_its_way`]),
@@ -193,6 +193,12 @@ impl ProcessWorld {
                 Side::Dialer => c.to_dialer.clear(),
             }
             c.set_split(side, false);
+            // A FIN behind the lost message is lost with it: the reset is
+            // ECONNRESET, not the EPIPE of a FIN that arrived.
+            let s = c.sock_mut(side);
+            if s.fin && !s.fin_in {
+                s.fin = false;
+            }
             c.reset(Side::Target);
             c.reset(Side::Dialer);
         }
@@ -263,6 +269,7 @@ impl ProcessWorld {
                 c.at_dialer.clear();
                 c.split_dialer = false;
                 c.dialer_sock.rst = false;
+                c.dialer_sock.fin_in = false;
             }
             Side::Target => {
                 c.target_end = end;
@@ -270,6 +277,7 @@ impl ProcessWorld {
                 c.at_target.clear();
                 c.split_target = false;
                 c.target_sock.rst = false;
+                c.target_sock.fin_in = false;
             }
         }
     }

@@ -539,11 +539,14 @@ impl Supervisor {
                     }
                 } else if let Some(answer) = self.read_arrived(&label, side, c, peek) {
                     answer
-                } else if let Some(answer) = self.read_end(&label, side, peek) {
+                } else if let Some(answer) = self.read_end(&label, side) {
                     answer
                 } else {
-                    let nonblocking =
-                        flags & libc::MSG_DONTWAIT != 0 || self.world.nodes[n as usize].nonblock.contains(&fd);
+                    // A read shut for reading never waits either.
+                    let shut_rd = self.world.conns.get(&label).is_some_and(|conn| conn.sock(side).shut & Sock::RD != 0);
+                    let nonblocking = flags & libc::MSG_DONTWAIT != 0
+                        || self.world.nodes[n as usize].nonblock.contains(&fd)
+                        || shut_rd;
                     // A read that does not wait, with something on its way
                     // to it: on Linux it may have arrived before the call.
                     let coming = self
@@ -551,7 +554,8 @@ impl Supervisor {
                         .conns
                         .get(&label)
                         .is_some_and(|conn| !conn.queue(side).is_empty() || conn.end_on_its_way(side));
-                    let now = if coming { Answer::Hold(Blocked::ReadNow { fd }) } else { Answer::Err(libc::EAGAIN) };
+                    let nothing = if shut_rd { Answer::Val(0) } else { Answer::Err(libc::EAGAIN) };
+                    let now = if coming { Answer::Hold(Blocked::ReadNow { fd }) } else { nothing };
                     match self.receive_wait(n, fd) {
                         _ if nonblocking => now,
                         Wait::Never => now,
@@ -760,7 +764,7 @@ impl Supervisor {
     /// ended, returns: the pending error (taken) or 0.
     fn end_answer(&mut self, n: u8, notif: &Notif) -> Answer {
         match self.world.conn_of(n, notif.args[0] as i32) {
-            Some((label, side)) => self.read_end(&label, side, false).unwrap_or(Answer::Val(0)),
+            Some((label, side)) => self.read_end(&label, side).unwrap_or(Answer::Val(0)),
             None => Answer::Val(0),
         }
     }
@@ -842,20 +846,30 @@ impl Supervisor {
     }
 
     /// A read at `side` of `label` with nothing received: where its stream
-    /// has ended ([`Conn::ended`]), the pending error (taken, unless
-    /// `peek`) or 0; with its own `SHUT_RD`, 0 even while messages travel
-    /// (a read shut for reading never waits). `None`: it would wait.
-    fn read_end(&mut self, label: &Label, side: Side, peek: bool) -> Option<Answer> {
+    /// has ended ([`Conn::ended`]), 0 once the peer's FIN has arrived,
+    /// else the pending error (taken, by a peek too) or 0. `None`: it
+    /// would wait, or, shut for reading (which never waits), be held for
+    /// what is on its way.
+    fn read_end(&mut self, label: &Label, side: Side) -> Option<Answer> {
         let Some(conn) = self.world.conns.get_mut(label) else { return Some(Answer::Val(0)) };
         let s = conn.sock(side);
         if !conn.ended(side) {
-            return (s.shut & Sock::RD != 0).then_some(Answer::Val(0));
+            // (Shut for reading with messages on their way: the read does
+            // not wait, and is held for what may have arrived.)
+            return None;
+        }
+        // The peer's FIN has arrived (`SOCK_DONE`): 0, before any error.
+        if s.fin && (s.fin_in || s.reset_seen()) {
+            return Some(Answer::Val(0));
+        }
+        // A reset on its way is not seen yet: the read is held for it.
+        if s.rst {
+            return None;
         }
         if s.err != 0 && !s.rst {
+            // Taken, by a peek too (`sock_error` in `tcp_recvmsg`).
             let err = s.err as i32;
-            if !peek {
-                conn.sock_mut(side).err = 0;
-            }
+            conn.sock_mut(side).err = 0;
             return Some(Answer::Err(err));
         }
         Some(Answer::Val(0))
@@ -896,7 +910,7 @@ impl Supervisor {
             conn.ended(side)
         };
         if got == 0 && eof {
-            return self.read_end(&label, side, false).unwrap_or(Answer::Val(0));
+            return self.read_end(&label, side).unwrap_or(Answer::Val(0));
         }
         if got == want || eof || (nonblocking && got > 0) {
             return Answer::Val(got as i64);

@@ -330,7 +330,9 @@ impl Supervisor {
     ) -> Option<super::super::world::Side> {
         let node = &self.world.nodes[n as usize];
         node.watch.iter().find_map(|(fd, &watched)| match node.fds.get(fd) {
-            Some(VFd::Conn { label: l, side }) if l == label && watched & events != 0 => Some(*side),
+            // `!0`: whatever it watches, events 0 too (a hang-up or an
+            // error is reported unasked).
+            Some(VFd::Conn { label: l, side }) if l == label && (watched & events != 0 || events == !0) => Some(*side),
             _ => None,
         })
     }
