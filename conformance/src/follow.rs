@@ -419,7 +419,8 @@ impl<'e> Follower<'e> {
                 | Blocked::CrashPoint { .. }
                 | Blocked::Woken
                 | Blocked::ReadNow { .. }
-                | Blocked::AcceptNow { .. } => {
+                | Blocked::AcceptNow { .. }
+                | Blocked::WriteNow { .. } => {
                     return Err("a TIMEOUT of a node that waits for nothing".into());
                 }
             },

@@ -357,7 +357,6 @@ fn the_connection_programs_agree_with_linux() {
         ("nosignal", none, &["ACCEPT(0, 1)", "EOF(1, 1.0)"]),
         ("caught", none, &["ACCEPT(0, 1)", "EOF(1, 1.0)"]),
         ("reset", none, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]),
-        ("rstwrite", Budgets { timeouts: 1, ..none }, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)"]),
         ("finrst", none, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)", "EOF(1, 1.0)"]),
         ("peek", none, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]),
         ("refused", none, &[]),

@@ -51,6 +51,10 @@
  *              one: no TCP connection delivers that): {read, errno}.
  *   "shutrd"   node 0 accepts, shuts its reading and reads: {read} (0 at
  *              once; it waited).
+ *   "finwrite" as "fin", node 1 reads "hi", writes "ack" (SIGPIPE ignored)
+ *              and reads again: {bytes, write, read, errno} (2, 3, 0, 0
+ *              where node 0's close came first; 2, 3, -1, ECONNRESET where
+ *              the write came first and node 0 closed with it unread).
  *   "finpoll"  as "fin", node 1 polls for POLLIN|POLLRDHUP instead and
  *              aborts if the data is there without the hang-up (it assumes
  *              the FIN comes with the last byte): {POLLIN, POLLRDHUP}. On
@@ -207,7 +211,8 @@ static int server(const char *mode)
         pause();
         return 0;
     }
-    int hi = strcmp(mode, "fin") == 0 || strcmp(mode, "finpoll") == 0 || strcmp(mode, "finread") == 0;
+    int hi = strcmp(mode, "fin") == 0 || strcmp(mode, "finpoll") == 0 || strcmp(mode, "finread") == 0 ||
+             strcmp(mode, "finwrite") == 0;
     if (hi || strcmp(mode, "epipe") == 0 || strcmp(mode, "sigpipe") == 0 || strcmp(mode, "nosignal") == 0 ||
         strcmp(mode, "caught") == 0) {
         if (hi)
@@ -339,6 +344,18 @@ static int client(const char *mode)
         set(1, k);
         if (strcmp(mode, "shutwr") == 0)
             write(c, "ok", 2);
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "finwrite") == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        set(0, read(c, b, sizeof b));
+        report(); /* honest: it has read, before it writes */
+        set(1, write(c, "ack", 3));
+        ssize_t k = read(c, b, sizeof b);
+        set(2, k);
+        set(3, err(k));
         report();
         pause();
         return 0;

@@ -275,6 +275,13 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         {
             out.push(ProcessAction::Eof { node: n, conn });
         }
+        // A write that may come before its peer's close: EOF makes the
+        // close come first.
+        if let Blocked::WriteNow { fd } = world.nodes[n as usize].blocked
+            && let Some((conn, _)) = world.conn_of(n, fd)
+        {
+            out.push(ProcessAction::Eof { node: n, conn });
+        }
         // A polling node: a watched end's FIN or reset is on its way, or the end it
         // found not ready has come to its end since (a poll reports the
         // hang-up and the error unasked). A woken wait has only the first:
@@ -333,10 +340,11 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     }
     for n in 0..nodes {
         // A woken wait returns with what is ready now; a read or an
-        // accept that does not wait, with nothing arrived, with EAGAIN.
+        // accept that does not wait, with nothing arrived, with EAGAIN; a
+        // write that may come before its peer's close, so.
         if matches!(
             world.nodes[n as usize].blocked,
-            Blocked::Woken | Blocked::ReadNow { .. } | Blocked::AcceptNow { .. }
+            Blocked::Woken | Blocked::ReadNow { .. } | Blocked::AcceptNow { .. } | Blocked::WriteNow { .. }
         ) {
             out.push(ProcessAction::Run { node: n });
         }

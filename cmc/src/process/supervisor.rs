@@ -566,6 +566,24 @@ impl Supervisor {
             // The peer's FIN or reset arrives, if one was on its way; the
             // end of the stream is in the world then, and the read or the
             // poll sees it.
+            ProcessAction::Eof { node, conn }
+                if matches!(self.world.nodes[node as usize].blocked, Blocked::WriteNow { .. }) =>
+            {
+                // The peer's close comes first: the held write runs after it.
+                let Blocked::WriteNow { fd } = self.world.nodes[node as usize].blocked else {
+                    return Err(not_enabled());
+                };
+                let (label, side) = self.world.conn_of(node, fd).filter(|(l, _)| *l == conn).ok_or_else(not_enabled)?;
+                if let Some(c) = self.world.conns.get_mut(&label) {
+                    c.close_arrives(side);
+                }
+                let notif = self.held(node)?;
+                self.world.nodes[node as usize].blocked = Blocked::Nothing;
+                if let Some(p) = self.procs[node as usize].as_mut() {
+                    p.run = Run::Running(Instant::now());
+                }
+                self.run_call(node, &notif)?;
+            }
             ProcessAction::Eof { node, conn } => {
                 let side = if self.polling(node) {
                     self.watched_end(node, &conn, !0)
@@ -696,7 +714,8 @@ impl Supervisor {
                     | Blocked::CrashPoint { .. }
                     | Blocked::Woken
                     | Blocked::ReadNow { .. }
-                    | Blocked::AcceptNow { .. } => {
+                    | Blocked::AcceptNow { .. }
+                    | Blocked::WriteNow { .. } => {
                         return Err(not_enabled());
                     }
                 }
@@ -704,6 +723,11 @@ impl Supervisor {
             ProcessAction::Run { node } if self.world.nodes[node as usize].blocked == Blocked::Woken => {
                 // The woken wait returns with what is ready now.
                 self.return_poll(node)?;
+            }
+            ProcessAction::Run { node }
+                if matches!(self.world.nodes[node as usize].blocked, Blocked::WriteNow { .. }) =>
+            {
+                self.write_before_close(node)?;
             }
             ProcessAction::Run { node }
                 if matches!(

@@ -79,6 +79,26 @@ impl Conn {
         self.queue(side).is_empty() && (s.fin && !s.fin_in && !self.ended(side) || s.rst)
     }
 
+    /// Whether a write at `side` may come before its peer's close: the
+    /// peer's end is closed or gone and the reset (or the FIN) it sent is
+    /// still on its way, not seen here (a write then holds the node:
+    /// [`super::world::Blocked::WriteNow`]).
+    pub fn close_on_its_way(&self, side: Side) -> bool {
+        let s = self.sock(side);
+        self.end(side.other()).done() && s.shut & Sock::WR == 0 && (s.rst || s.fin && !s.fin_in && !s.reset)
+    }
+
+    /// The write at `side` comes after the peer's close: what it sent (a
+    /// FIN, a reset) is there for it.
+    pub fn close_arrives(&mut self, side: Side) {
+        let s = self.sock_mut(side);
+        if s.rst {
+            s.rst = false;
+        } else if s.fin && !s.fin_in {
+            s.fin_in = true;
+        }
+    }
+
     /// EOF: what is on its way to `side` arrives ([`Conn::end_on_its_way`]),
     /// the FIN first where a reset follows it.
     pub fn end_arrives(&mut self, side: Side) {

@@ -1013,6 +1013,17 @@ pub enum Blocked {
         /// The listening socket.
         fd: i32,
     },
+    /// A write on connection `fd` toward a peer that has closed or
+    /// crashed in the step that wrote what this node last read, while the
+    /// reset (or the FIN) that step sent is on its way: on Linux the write
+    /// may come before the peer's close. RUN makes it so (the write
+    /// succeeds, and a FIN on its way becomes a reset, the peer having
+    /// closed with it unread); EOF makes the close come first (the reset
+    /// or FIN arrives, and the write is answered as after it).
+    WriteNow {
+        /// The connection's descriptor.
+        fd: i32,
+    },
 }
 
 /// As traces show it: the fields of each variant, a receive timeout's
@@ -1404,6 +1415,7 @@ impl ProcessWorld {
             Blocked::Woken => (10, 0),
             Blocked::ReadNow { fd } => (11, fd),
             Blocked::AcceptNow { fd } => (12, fd),
+            Blocked::WriteNow { fd } => (13, fd),
         };
         out.push(tag);
         push_fd(out, fd);
@@ -1815,6 +1827,7 @@ mod tests {
             with_node(&|n| n.blocked = Blocked::Accept { fd: 4, until: Some(0) }),
             with_node(&|n| n.blocked = Blocked::ReadNow { fd: 4 }),
             with_node(&|n| n.blocked = Blocked::AcceptNow { fd: 4 }),
+            with_node(&|n| n.blocked = Blocked::WriteNow { fd: 4 }),
             with_node(&|n| {
                 n.socket_timeouts.insert(4, SocketTimeouts { receive: Some(0), send: None });
             }),

@@ -655,6 +655,11 @@ impl Supervisor {
                 ),
             });
         }
+        // The peer closed (or crashed) in a step of its own, and what that
+        // sent is on its way: the write may come before the close.
+        if !data.is_empty() && self.world.conns.get(&label).is_some_and(|conn| conn.close_on_its_way(side)) {
+            return Ok(Answer::Hold(Blocked::WriteNow { fd }));
+        }
         // The kernel's socket first: an error pending (a reset), then a
         // socket shut for writing or reset (EPIPE, and SIGPIPE unless
         // MSG_NOSIGNAL; an EPIPE taken as the pending error raises it too).
@@ -924,6 +929,34 @@ impl Supervisor {
             Wait::Forever | Wait::Never => None,
         };
         Answer::Hold(Blocked::Read { fd, until })
+    }
+
+    /// RUN of node `n`'s held write ([`Blocked::WriteNow`]): it came
+    /// before the peer's close. It succeeds (what it wrote is lost with
+    /// the peer's socket), and a FIN on its way becomes a reset, since
+    /// the peer then closed with data unread.
+    pub(in crate::process) fn write_before_close(&mut self, n: u8) -> Result<(), ProcessError> {
+        let notif = self.held(n)?;
+        let Blocked::WriteNow { fd } = self.world.nodes[n as usize].blocked else {
+            return Err(ProcessError::NotEnabled { action: format!("RUN({n})") });
+        };
+        self.world.nodes[n as usize].blocked = Blocked::Nothing;
+        let answer = match gather(&notif) {
+            Ok(data) => {
+                if let Some((label, side)) = self.world.conn_of(n, fd)
+                    && let Some(c) = self.world.conns.get_mut(&label)
+                {
+                    let s = c.sock_mut(side);
+                    if s.fin && !s.fin_in && !s.rst {
+                        s.fin = false;
+                        c.reset_travels(side);
+                    }
+                }
+                Answer::Val(data.len() as i64)
+            }
+            Err(e) => Answer::Err(e),
+        };
+        self.answer(n, &notif, answer)
     }
 
     /// The receive flags of a read call (0 for `read` and `readv`).
