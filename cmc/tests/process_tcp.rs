@@ -272,6 +272,13 @@ fn a_write_may_come_before_the_peers_close() {
     assert_eq!(w.nodes[1].state, [2, 3, 0, 0], "the close first: the FIN");
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(1, 1.0)", "RUN(1)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [2, 3, 255, ECONNRESET], "the write first: a reset");
+    // Not on a connection to itself, whose close came first in its own
+    // order ("selfclose": natively {1, 0}; it was held, and RUN's reset a
+    // violation no run gives: the review's selfc probe).
+    let r = search(tcp("selfclose"));
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
+    let w = replay(&tcp("selfclose"), &["ACCEPT(0, 0)"]);
+    assert_eq!(w.nodes[0].state, [1, 0]);
 }
 
 /// A read or an accept that does not wait, with something on its way to

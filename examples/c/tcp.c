@@ -55,6 +55,9 @@
  *              and reads again: {bytes, write, read, errno} (2, 3, 0, 0
  *              where node 0's close came first; 2, 3, -1, ECONNRESET where
  *              the write came first and node 0 closed with it unread).
+ *   "selfclose" node 0 dials itself, accepts, closes the accepted end,
+ *              writes "x" on the dialled end (SIGPIPE ignored) and reads
+ *              it: {write, read} (1, 0: its own close came first).
  *   "finpoll"  as "fin", node 1 polls for POLLIN|POLLRDHUP instead and
  *              aborts if the data is there without the hang-up (it assumes
  *              the FIN comes with the last byte): {POLLIN, POLLRDHUP}. On
@@ -158,6 +161,19 @@ __attribute__((noreturn)) static void idle(int node)
 static int server(const char *mode)
 {
     char b[8];
+    if (strcmp(mode, "selfclose") == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        int l = cmc_listen(0), d = cmc_dial(0);
+        report();
+        int a = accept(l, NULL, NULL);
+        close(a);
+        set(0, write(d, "x", 1));
+        report(); /* honest: it has written, before it reads */
+        set(1, read(d, b, sizeof b));
+        report();
+        pause();
+        return 0;
+    }
     if (strcmp(mode, "nbaccept") == 0) {
         int l = cmc_listen(0);
         if (l < 0 || fcntl(l, F_SETFL, O_NONBLOCK) != 0)
@@ -284,6 +300,11 @@ static void on_sigpipe(int sig)
 static int client(const char *mode)
 {
     char b[8];
+    if (strcmp(mode, "selfclose") == 0) {
+        report();
+        pause();
+        return 0;
+    }
     if (strcmp(mode, "epipe") == 0)
         signal(SIGPIPE, SIG_IGN);
     if (strcmp(mode, "caught") == 0) {

@@ -19,7 +19,7 @@ use nix::libc;
 use super::super::lives::Run;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
-use super::super::world::{Blocked, Conn, ConnKind, End, Label, Side, Sock, VFd};
+use super::super::world::{Blocked, Conn, ConnKind, End, Label, ProcessWorld, Side, Sock, VFd};
 use super::super::{ProcessError, limits, syscalls};
 use super::Answer;
 use super::buffers::{gather, scatter};
@@ -656,8 +656,14 @@ impl Supervisor {
             });
         }
         // The peer closed (or crashed) in a step of its own, and what that
-        // sent is on its way: the write may come before the close.
-        if !data.is_empty() && self.world.conns.get(&label).is_some_and(|conn| conn.close_on_its_way(side)) {
+        // sent is on its way: the write may come before the close. Not on
+        // a connection to itself, whose close came first in its own order.
+        let to_itself = ProcessWorld::dialer_node(&label)
+            .is_some_and(|d| self.world.conns.get(&label).is_some_and(|conn| conn.target == d));
+        if !data.is_empty()
+            && !to_itself
+            && self.world.conns.get(&label).is_some_and(|conn| conn.close_on_its_way(side))
+        {
             return Ok(Answer::Hold(Blocked::WriteNow { fd }));
         }
         // The kernel's socket first: an error pending (a reset), then a
