@@ -228,10 +228,14 @@ impl Supervisor {
         for &(fd, events) in &owned {
             *watch.entry(fd).or_insert(0) |= events;
         }
-        if owned.iter().any(|entry| self.readiness(n, entry.0, entry.1) != 0) {
-            // Ready now; held if more it watches is on its way (not a wait
-            // on both ends of a connection to itself, which a DELIVER could
-            // not name: answered at once, as it was before).
+        let ready = owned.iter().any(|entry| self.readiness(n, entry.0, entry.1) != 0);
+        if ready || matches!(wait, Wait::No) {
+            // Answered now: something is ready, or the poll does not wait.
+            // Held first (a woken wait) while more it watches is on its
+            // way, which on Linux may arrive before the process runs, or
+            // before a poll that does not wait (RUN then returns it empty);
+            // not a wait on both ends of a connection to itself, which a
+            // DELIVER could not name: answered at once, as it was before.
             if !self.watches_both_ends(n, &watch) {
                 let before = std::mem::replace(&mut self.world.nodes[n as usize].watch, watch);
                 if self.more_coming(n) {
@@ -241,22 +245,10 @@ impl Supervisor {
             }
             return self.write_answer(n, c, &call);
         }
+        // (`Wait::No` is answered above.)
         let until = match wait {
-            Wait::No => {
-                // Nothing ready, and the poll does not wait: what is on
-                // its way may have arrived before the call, on Linux.
-                // Held as a woken wait, which RUN returns empty.
-                if !self.watches_both_ends(n, &watch) {
-                    let before = std::mem::replace(&mut self.world.nodes[n as usize].watch, watch);
-                    if self.more_coming(n) {
-                        return Ok(Answer::Hold(Blocked::Woken));
-                    }
-                    self.world.nodes[n as usize].watch = before;
-                }
-                return self.write_answer(n, c, &call);
-            }
             Wait::Until(u) => Some(u),
-            Wait::Forever => None,
+            Wait::Forever | Wait::No => None,
         };
         if self.watches_both_ends(n, &watch) {
             return refuse(n, c, "waiting on both ends of a connection to itself");
