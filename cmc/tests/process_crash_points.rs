@@ -65,7 +65,7 @@ fn the_record_before_the_ack_passes() {
     let _serial = process_support::serial();
     let r = search(ackfirst(false, 1));
     assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
-    assert_eq!((r.distinct_states, r.depth), (56, 13), "{}", r.to_text());
+    assert_eq!((r.distinct_states, r.depth), (61, 13), "{}", r.to_text());
 }
 
 /// At a crash point only RUN and the held node's CRASH are enabled: the

@@ -407,11 +407,11 @@ fn a_woken_poll_returns_what_arrived_before_it_ran() {
         c.args = vec![how.to_string()];
         let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
         assert_eq!(w.nodes[0].state, [0, 0, 0], "{how}: not run yet");
-        assert_eq!(w.nodes[0].blocked, Blocked::Woken, "{how}: 'a' ready, 'b' on its way");
+        assert!(matches!(w.nodes[0].blocked, Blocked::Woken { .. }), "{how}: 'a' ready, 'b' on its way");
         assert_eq!(enabled(&w), ["DELIVER(0, 1.0)", "RUN(0)"], "{how}");
         let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)"]);
         assert_eq!(w.nodes[0].state, [0, 1, 0], "{how}: read 'a', woke the eventfd");
-        assert_eq!(w.nodes[0].blocked, Blocked::Woken, "{how}: the eventfd ready, 'b' on its way");
+        assert!(matches!(w.nodes[0].blocked, Blocked::Woken { .. }), "{how}: the eventfd ready, 'b' on its way");
         let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "RUN(0)"]);
         assert_eq!(w.nodes[0].state, [0, 1, 1], "{how}: the eventfd alone");
         assert!(matches!(w.nodes[0].blocked, Blocked::Poll { until: None }), "{how}: nothing ready, nothing coming");

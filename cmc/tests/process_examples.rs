@@ -237,7 +237,7 @@ fn election_keeps_one_leader_per_term() {
                 }),
             ],
         );
-        assert_eq!((w.distinct, w.bounded), (2156, true));
+        assert_eq!((w.distinct, w.bounded), (2316, true));
     });
 }
 
@@ -388,7 +388,7 @@ fn register_keeps_acknowledged_writes() {
                 ("a node crashed after a write was acknowledged", |w| w.crashes == 0 && acks(w).next().is_some()),
             ],
         );
-        assert_eq!((w.distinct, w.bounded), (706, true));
+        assert_eq!((w.distinct, w.bounded), (712, true));
     });
 }
 

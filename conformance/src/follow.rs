@@ -417,7 +417,7 @@ impl<'e> Follower<'e> {
                 Blocked::Nothing
                 | Blocked::Pause
                 | Blocked::CrashPoint { .. }
-                | Blocked::Woken
+                | Blocked::Woken { .. }
                 | Blocked::ReadNow { .. }
                 | Blocked::AcceptNow { .. }
                 | Blocked::WriteNow { .. } => {

@@ -82,6 +82,18 @@
  *              usually there.
  *   "nbpoll"   as "nbread", node 0 polls with a zero timeout instead of
  *              receiving, and aborts if "a" is ready.
+ *   "spin"     node 1 dials, is busy a while (no call) and writes "x"; node
+ *              0 accepts, reports, then receives without waiting until "x"
+ *              is there, counting its EAGAINs in memory, unreported, and
+ *              aborts if there were any (natively it does, node 1 being
+ *              busy). Each receive is held for "x" on its way; the holds
+ *              after the first are in the middle of its step, and their
+ *              trail keeps them apart (one world passed the bug, each
+ *              hold's process taken for the first's).
+ *   "spinquiet" as "spin", node 0 counts nothing and never aborts
+ *              (natively {1}): held without end, it crosses
+ *              holds_per_step_max (an error), as the checker cannot tell
+ *              it from "spin".
  *   "nbaccept" node 0 listens without blocking and sleeps a second; node 1
  *              dials; node 0 accepts without waiting and aborts if the
  *              connection is there (its bug); otherwise {EAGAIN}.
@@ -216,6 +228,21 @@ static int server(const char *mode)
         for (volatile long i = 0; i < 20000000; i++) /* busy, no call */
             ;
     int c = accept(l, NULL, NULL);
+    if (strncmp(mode, "spin", 4) == 0) {
+        report();
+        long tries = 0, k;
+        for (;;) {
+            if ((k = recv(c, b, sizeof b, MSG_DONTWAIT)) > 0)
+                break;
+            tries++;
+        }
+        if (strcmp(mode, "spin") == 0 && tries > 0)
+            abort(); /* the bug: "x" need not be there at once */
+        set(0, k);
+        report();
+        pause();
+        return 0;
+    }
     if (nb) {
         struct pollfd p = {c, POLLIN, 0};
         if (strcmp(mode, "nbread") == 0 ? recv(c, b, sizeof b, MSG_DONTWAIT) > 0 : poll(&p, 1, 0) == 1)
@@ -401,6 +428,14 @@ static int client(const char *mode)
         report();
         if (k < 0 && state[2] == EAGAIN)
             abort(); /* the bug: the end need not be there yet */
+        pause();
+        return 0;
+    }
+    if (strncmp(mode, "spin", 4) == 0) {
+        for (volatile long i = 0; i < 20000000; i++) /* busy, no call */
+            ;
+        write(c, "x", 1);
+        report();
         pause();
         return 0;
     }

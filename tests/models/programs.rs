@@ -9,7 +9,7 @@
 //! shortest counterexample in `snapshots/` (the planted-bug gate, `tests/tests/planted.rs`, finds the sites
 //! and requires the models). The correct `logship` passes exhaustively; the
 //! correct `register` and `election` do too (`cmc/tests/process_models.rs`),
-//! but take longer (10,220 and 4,792 worlds, `register.toml` and
+//! but take longer (10,550 and 5,039 worlds, `register.toml` and
 //! `election.toml`), too long for every `cargo test`.
 
 use cmc::process::{Life, NodeWorld, ProcessWorld, ProgramModel};

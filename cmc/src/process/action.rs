@@ -222,7 +222,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         return;
     }
     let reading = |n: u8| match world.nodes[n as usize].blocked {
-        Blocked::Read { fd, .. } | Blocked::ReadNow { fd } => world.conn_of(n, fd),
+        Blocked::Read { fd, .. } | Blocked::ReadNow { fd, .. } => world.conn_of(n, fd),
         _ => None,
     };
     // The connection ends a polling node watches for any of `mask`, by
@@ -230,7 +230,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     // only the hang-up is watched leaves the poll waiting).
     let watched = |n: u8, mask: i16| -> Vec<(Label, Side)> {
         let node = &world.nodes[n as usize];
-        if !matches!(node.blocked, Blocked::Poll { .. } | Blocked::Woken) {
+        if !matches!(node.blocked, Blocked::Poll { .. } | Blocked::Woken { .. }) {
             return Vec::new();
         }
         let mut ends: Vec<(Label, Side)> = node
@@ -277,7 +277,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         }
         // A write that may come before its peer's close: EOF makes the
         // close come first.
-        if let Blocked::WriteNow { fd } = world.nodes[n as usize].blocked
+        if let Blocked::WriteNow { fd, .. } = world.nodes[n as usize].blocked
             && let Some((conn, _)) = world.conn_of(n, fd)
         {
             out.push(ProcessAction::Eof { node: n, conn });
@@ -287,7 +287,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         // hang-up and the error unasked). A woken wait has only the first:
         // RUN returns it with the end's events as they are.
         let node = &world.nodes[n as usize];
-        let woken = matches!(node.blocked, Blocked::Woken);
+        let woken = matches!(node.blocked, Blocked::Woken { .. });
         if woken || matches!(node.blocked, Blocked::Poll { .. }) {
             let mut ended: Vec<Label> = Vec::new();
             for (&fd, &asked) in &node.watch {
@@ -306,7 +306,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     }
     for n in 0..nodes {
         let node = &world.nodes[n as usize];
-        let polls_listener = matches!(node.blocked, Blocked::Poll { .. } | Blocked::Woken)
+        let polls_listener = matches!(node.blocked, Blocked::Poll { .. } | Blocked::Woken { .. })
             && node.watch.iter().any(|(fd, events)| {
                 events & IN != 0 && matches!(node.fds.get(fd), Some(VFd::Socket { listening: true, .. }))
             });
@@ -315,7 +315,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         }
         // The listening sockets it waits at.
         let listeners: Vec<i32> = match node.blocked {
-            Blocked::Accept { fd, .. } | Blocked::AcceptNow { fd } => vec![fd],
+            Blocked::Accept { fd, .. } | Blocked::AcceptNow { fd, .. } => vec![fd],
             _ => node.watch.iter().filter(|(_, e)| **e & IN != 0).map(|(fd, _)| *fd).collect(),
         };
         let mut from: Vec<Option<u8>> = world
@@ -344,7 +344,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         // write that may come before its peer's close, so.
         if matches!(
             world.nodes[n as usize].blocked,
-            Blocked::Woken | Blocked::ReadNow { .. } | Blocked::AcceptNow { .. } | Blocked::WriteNow { .. }
+            Blocked::Woken { .. } | Blocked::ReadNow { .. } | Blocked::AcceptNow { .. } | Blocked::WriteNow { .. }
         ) {
             out.push(ProcessAction::Run { node: n });
         }

@@ -52,7 +52,7 @@ pub use engine::{ProcessEngine, Stats};
 pub use explore::{NO_NODE_KILLED, PathWorld, ProcessExplorer, ProcessStep, ProgramModel, ProgramProperty};
 pub use view::CmcView;
 pub use world::{
-    Blocked, Conn, ConnKind, CrashStates, End, Label, Life, NodeWorld, ProcessWorld, Side, TimeoutOrder, VFd,
+    Blocked, Conn, ConnKind, CrashStates, End, Label, Life, NodeWorld, ProcessWorld, Side, TimeoutOrder, Trail, VFd,
 };
 
 /// The limits of the process front end (manual, LIMITS). Crossing one is an
@@ -91,6 +91,14 @@ pub mod limits {
     /// of the kernel's, about 768 bytes of the socket's room whatever its
     /// length).
     pub const LOCAL_MESSAGES_MAX: usize = 64;
+    /// Calls that do not wait (a read, an accept, a poll or a write with
+    /// something on its way: `Blocked::ReadNow`, `AcceptNow`, `WriteNow`,
+    /// a `Woken` wait that did not wait) held in one step of a node, with
+    /// no state record just before them: each may find the process with
+    /// other memory (a count of its EAGAINs), so each is a world of its
+    /// own (`Trail`), and a node that spins on such calls would make
+    /// worlds without end.
+    pub const HOLDS_PER_STEP_MAX: usize = 16;
     /// Every budget, and every per-node counter (connects, timer
     /// connections).
     pub const BUDGET_MAX: usize = 255;

@@ -38,7 +38,7 @@ use super::calls::{Answer, IN};
 use super::crash_states::{self, Keep};
 use super::lives::{Proc, Run, Template, kill_and_reap, life_of, reap, signal, stall_error, try_reap};
 use super::notif::{self, Notif};
-use super::world::{Blocked, Conn, ConnKind, End, Label, Life, ProcessWorld, Side};
+use super::world::{Blocked, Conn, ConnKind, End, Label, Life, ProcessWorld, Side, Trail};
 use super::{Config, ProcessError, limits, syscalls};
 
 pub use super::calls::{EPHEMERAL_BASE, EPOCH_BASE, VIRTUAL_PID_BASE, random_stream};
@@ -115,11 +115,12 @@ pub struct Supervisor {
     /// within one run of the node, between two of its calls.
     crash_due: Vec<bool>,
     /// Per node, what its process's memory is a function of in the step
-    /// under way (`Blocked::CrashPoint`'s trail): at an action, a hash of
-    /// the node's surroundings (`ProcessWorld::encode_local`) and the
-    /// action; at each crash point, a hash of the one before. Set and
-    /// used within one action.
-    trails: Vec<u64>,
+    /// under way (the trail of a node held in the middle of it, [`Trail`]):
+    /// at an action, a hash of the node's surroundings
+    /// (`ProcessWorld::encode_local`) and the action, and the holds the
+    /// node was held at before it; at each hold, a hash of the one before.
+    /// Set and used within one action.
+    trails: Vec<Trail>,
     /// Starting the nodes (START): no crash points then.
     starting: bool,
     /// Absolute paths resolved before (`calls::disk::resolve_at`): the
@@ -272,7 +273,7 @@ impl Supervisor {
             log_dir_real: std::cell::OnceCell::new(),
             greeted: vec![false; cfg.nodes as usize],
             crash_due: vec![false; cfg.nodes as usize],
-            trails: vec![0; cfg.nodes as usize],
+            trails: vec![Trail::default(); cfg.nodes as usize],
             starting: false,
             resolved: Default::default(),
             serials: 0,
@@ -304,6 +305,10 @@ impl Supervisor {
         self.kill_all();
         self.clear_output();
         self.crash_due.fill(false);
+        // A node's memory as it starts is a function of its number alone.
+        for n in 0..self.cfg.nodes {
+            self.trails[n as usize] = Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&[n])), holds: 0 };
+        }
         self.world = ProcessWorld::new(self.cfg.nodes, &self.cfg.budgets);
         self.world.stream = self.cfg.stream;
         self.world.timeout_byte = self.cfg.timeout_byte;
@@ -435,9 +440,8 @@ impl Supervisor {
             if let Some(p) = self.procs[n as usize].as_mut() {
                 p.run = Run::Held(notif);
             }
-            let trail = &mut self.trails[n as usize];
-            *trail = xxhash_rust::xxh3::xxh3_64(&[&trail.to_le_bytes()[..], &[n]].concat());
-            self.world.nodes[n as usize].blocked = Blocked::CrashPoint { trail: *trail };
+            let trail = self.trail_at_crash_point(n);
+            self.world.nodes[n as usize].blocked = Blocked::CrashPoint { trail };
             return Ok(());
         }
         self.run_call(n, &notif)
@@ -450,6 +454,15 @@ impl Supervisor {
         let watch = self.crash_points();
         let before = if watch { self.world.effects_of(n) } else { 0 };
         let answer = self.handle(n, notif)?;
+        // A call that does not wait, held for what is on its way: the node
+        // is in the middle of its step.
+        let answer = match answer {
+            Answer::Hold(mut b) if b.trail().is_some() => {
+                b.set_trail(self.trail_at_hold(n, notif)?);
+                Answer::Hold(b)
+            }
+            other => other,
+        };
         // A call that makes the node wait leaves it quiescent, where a
         // CRASH falls anyway: no crash point, and nothing carried to the
         // next action.
@@ -457,6 +470,38 @@ impl Supervisor {
             self.crash_due[n as usize] = true;
         }
         self.answer(n, notif, answer)
+    }
+
+    /// The trail of node `n` held at a crash point: one more link of its
+    /// step's.
+    fn trail_at_crash_point(&mut self, n: u8) -> Trail {
+        let t = &mut self.trails[n as usize];
+        t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, 0]].concat()));
+        *t
+    }
+
+    /// The trail of node `n` held at call `notif`, which does not wait: one
+    /// more link of its step's, counted against
+    /// [`limits::HOLDS_PER_STEP_MAX`].
+    fn trail_at_hold(&mut self, n: u8, notif: &Notif) -> Result<Trail, ProcessError> {
+        let t = &mut self.trails[n as usize];
+        if usize::from(t.holds) >= limits::HOLDS_PER_STEP_MAX {
+            return Err(ProcessError::Limit {
+                node: n,
+                limit: "holds_per_step_max",
+                max: limits::HOLDS_PER_STEP_MAX,
+                detail: format!(
+                    "{} that does not wait held once more in one step, for what is on its way, the node never \
+                     waiting between: each hold may find the process with other memory (a count of its EAGAINs), \
+                     so each is a world of its own, and a node that spins so makes worlds without end; make it \
+                     wait (a blocking call, or a poll, select or epoll wait that waits)",
+                    syscalls::describe(notif.nr)
+                ),
+            });
+        }
+        t.holds += 1;
+        t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, 1]].concat()));
+        Ok(*t)
     }
 
     /// Whether a crash may fall between two calls now: the model asks for
@@ -526,16 +571,15 @@ impl Supervisor {
         // none has a crash point still to come.
         self.crash_due.fill(false);
         // What the action's node's process will be a function of, should it
-        // stop at a crash point in this step. No other node runs in it (a
+        // be held in the middle of this step. No other node runs in it (a
         // RESTART starts the new life of its own node; CRASH, DROP and
         // CLIENT run none), so no other node's trail is read.
-        if let Some(n) = action.node()
-            && self.crash_points()
-        {
+        if let Some(n) = action.node() {
             let mut key = Vec::new();
             self.world.encode_local(n, &mut key);
             key.extend_from_slice(action.to_string().as_bytes());
-            self.trails[n as usize] = xxhash_rust::xxh3::xxh3_64(&key);
+            let holds = self.world.nodes[n as usize].blocked.trail().map_or(0, |t| t.holds);
+            self.trails[n as usize] = Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&key)), holds };
         }
         match *action {
             ProcessAction::Deliver { node, conn, part } if self.polling(node) => {
@@ -570,7 +614,7 @@ impl Supervisor {
                 if matches!(self.world.nodes[node as usize].blocked, Blocked::WriteNow { .. }) =>
             {
                 // The peer's close comes first: the held write runs after it.
-                let Blocked::WriteNow { fd } = self.world.nodes[node as usize].blocked else {
+                let Blocked::WriteNow { fd, .. } = self.world.nodes[node as usize].blocked else {
                     return Err(not_enabled());
                 };
                 let (label, side) = self.world.conn_of(node, fd).filter(|(l, _)| *l == conn).ok_or_else(not_enabled)?;
@@ -603,7 +647,7 @@ impl Supervisor {
                 let w = &self.world.nodes[node as usize];
                 let queued = &w.accept_queue;
                 let listeners: Vec<i32> = match w.blocked {
-                    Blocked::Accept { fd, .. } | Blocked::AcceptNow { fd } => vec![fd],
+                    Blocked::Accept { fd, .. } | Blocked::AcceptNow { fd, .. } => vec![fd],
                     _ => w.watch.iter().filter(|(_, e)| **e & IN != 0).map(|(fd, _)| *fd).collect(),
                 };
                 let label = self
@@ -712,7 +756,7 @@ impl Supervisor {
                     Blocked::Nothing
                     | Blocked::Pause
                     | Blocked::CrashPoint { .. }
-                    | Blocked::Woken
+                    | Blocked::Woken { .. }
                     | Blocked::ReadNow { .. }
                     | Blocked::AcceptNow { .. }
                     | Blocked::WriteNow { .. } => {
@@ -720,7 +764,7 @@ impl Supervisor {
                     }
                 }
             }
-            ProcessAction::Run { node } if self.world.nodes[node as usize].blocked == Blocked::Woken => {
+            ProcessAction::Run { node } if matches!(self.world.nodes[node as usize].blocked, Blocked::Woken { .. }) => {
                 // The woken wait returns with what is ready now.
                 self.return_poll(node)?;
             }
@@ -746,10 +790,9 @@ impl Supervisor {
                 self.answer(node, &notif, answer)?;
             }
             ProcessAction::Run { node } => {
-                let Blocked::CrashPoint { trail } = self.world.nodes[node as usize].blocked else {
+                let Blocked::CrashPoint { .. } = self.world.nodes[node as usize].blocked else {
                     return Err(not_enabled());
                 };
-                self.trails[node as usize] = trail;
                 let notif = self.held(node)?;
                 self.world.nodes[node as usize].blocked = Blocked::Nothing;
                 if let Some(p) = self.procs[node as usize].as_mut() {
@@ -896,12 +939,12 @@ impl Supervisor {
     }
 
     fn polling(&self, n: u8) -> bool {
-        matches!(self.world.nodes[n as usize].blocked, Blocked::Poll { .. } | Blocked::Woken)
+        matches!(self.world.nodes[n as usize].blocked, Blocked::Poll { .. } | Blocked::Woken { .. })
     }
 
     fn reading(&self, n: u8) -> Option<(Label, Side)> {
         match self.world.nodes[n as usize].blocked {
-            Blocked::Read { fd, .. } | Blocked::ReadNow { fd } => self.world.conn_of(n, fd),
+            Blocked::Read { fd, .. } | Blocked::ReadNow { fd, .. } => self.world.conn_of(n, fd),
             _ => None,
         }
     }
@@ -983,4 +1026,10 @@ fn pin_to(cpu: usize) -> Option<libc::cpu_set_t> {
         }
         Some(old)
     }
+}
+
+/// `hash`, or 1 for 0: a trail's hash is 0 only where the node's memory is
+/// its reported state's ([`Trail::default`]).
+fn nonzero(hash: u64) -> u64 {
+    hash.max(1)
 }

@@ -985,7 +985,7 @@ pub enum Blocked {
     /// processes are one.
     CrashPoint {
         /// What the node's memory is a function of.
-        trail: u64,
+        trail: Trail,
     },
     /// A poll, select or epoll wait with something ready (or whose time
     /// is up), held before it returns while more of what it watches is on
@@ -996,7 +996,13 @@ pub enum Blocked {
     /// TIMEOUT ends it (it has something to return). A poll that does not
     /// wait (a zero timeout) with nothing ready is held so too while
     /// something it watches is on its way, and RUN returns it empty.
-    Woken,
+    Woken {
+        /// What the node's memory is a function of, when the wait did not
+        /// wait (it found something ready, or has a zero timeout): the
+        /// node is then in the middle of its step. The default where it
+        /// waited first (its memory is its reported state's).
+        trail: Trail,
+    },
     /// A read of connection `fd` that does not wait (non-blocking,
     /// `MSG_DONTWAIT`, a zero receive timeout), with nothing received while
     /// a message, a FIN or a reset is on its way to it: on Linux that may
@@ -1005,6 +1011,8 @@ pub enum Blocked {
     ReadNow {
         /// The connection's descriptor.
         fd: i32,
+        /// What the node's memory is a function of ([`Trail`]).
+        trail: Trail,
     },
     /// An `accept` of listening socket `fd` that does not wait, with no
     /// connection in its queue while one is waiting to be accepted: ACCEPT
@@ -1012,6 +1020,8 @@ pub enum Blocked {
     AcceptNow {
         /// The listening socket.
         fd: i32,
+        /// What the node's memory is a function of ([`Trail`]).
+        trail: Trail,
     },
     /// A write on connection `fd` toward a peer that has closed or
     /// crashed in the step that wrote what this node last read, while the
@@ -1023,7 +1033,61 @@ pub enum Blocked {
     WriteNow {
         /// The connection's descriptor.
         fd: i32,
+        /// What the node's memory is a function of ([`Trail`]).
+        trail: Trail,
     },
+}
+
+/// What the memory of a node held in the middle of its step is a function
+/// of, where its reported state does not say it: a crash point, or a call
+/// that does not wait held for what is on its way (`Blocked::ReadNow`,
+/// `AcceptNow`, `WriteNow`, a `Woken` wait that did not wait). Between
+/// two of its waits a process may change its memory without reporting it
+/// (a count of its EAGAINs), so two holds with one reported state may be
+/// two processes; a trail in the world keeps them apart, so that two
+/// worlds share a snapshot only where their processes are one. The
+/// default (hash 0) is a node whose memory is its reported state's: a
+/// `Woken` wait that waited first. (A state record just before the hold
+/// does not stand for the memory: a program honest at its waits reports
+/// the state it will wait in, and `counter.c`'s record before its reply
+/// is the one it reports after its accept, at another place in its code.)
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Trail {
+    /// A hash of what determines the memory: the surroundings the step
+    /// began in (as the transition cache's key) and its action, and the
+    /// holds passed since; never 0 but for the default.
+    pub hash: u64,
+    /// The calls that do not wait held since the node last waited, bounded
+    /// by
+    /// [`super::limits::HOLDS_PER_STEP_MAX`].
+    pub holds: u8,
+}
+
+impl Blocked {
+    /// The trail of a node held in the middle of its step, if it is.
+    pub fn trail(&self) -> Option<Trail> {
+        match *self {
+            Blocked::CrashPoint { trail }
+            | Blocked::Woken { trail }
+            | Blocked::ReadNow { trail, .. }
+            | Blocked::AcceptNow { trail, .. }
+            | Blocked::WriteNow { trail, .. } => Some(trail),
+            _ => None,
+        }
+    }
+
+    /// Sets the trail of a node held in the middle of its step; nothing
+    /// for a wait.
+    pub fn set_trail(&mut self, to: Trail) {
+        match self {
+            Blocked::CrashPoint { trail }
+            | Blocked::Woken { trail }
+            | Blocked::ReadNow { trail, .. }
+            | Blocked::AcceptNow { trail, .. }
+            | Blocked::WriteNow { trail, .. } => *trail = to,
+            _ => {}
+        }
+    }
 }
 
 /// As traces show it: the fields of each variant, a receive timeout's
@@ -1038,6 +1102,10 @@ impl fmt::Display for Blocked {
             Blocked::Read { fd, until: Some(until) } => write!(f, "Read {{ fd: {fd}, until: {until} }}"),
             // The trail is the checker's: a trace shows where the node is.
             Blocked::CrashPoint { .. } => write!(f, "held at a crash point"),
+            Blocked::Woken { .. } => write!(f, "Woken"),
+            Blocked::ReadNow { fd, .. } => write!(f, "ReadNow {{ fd: {fd} }}"),
+            Blocked::AcceptNow { fd, .. } => write!(f, "AcceptNow {{ fd: {fd} }}"),
+            Blocked::WriteNow { fd, .. } => write!(f, "WriteNow {{ fd: {fd} }}"),
             other => write!(f, "{other:?}"),
         }
     }
@@ -1412,10 +1480,10 @@ impl ProcessWorld {
             Blocked::Accept { fd, until: Some(_) } => (7, fd),
             Blocked::Read { fd, until: Some(_) } => (8, fd),
             Blocked::CrashPoint { .. } => (9, 0),
-            Blocked::Woken => (10, 0),
-            Blocked::ReadNow { fd } => (11, fd),
-            Blocked::AcceptNow { fd } => (12, fd),
-            Blocked::WriteNow { fd } => (13, fd),
+            Blocked::Woken { .. } => (10, 0),
+            Blocked::ReadNow { fd, .. } => (11, fd),
+            Blocked::AcceptNow { fd, .. } => (12, fd),
+            Blocked::WriteNow { fd, .. } => (13, fd),
         };
         out.push(tag);
         push_fd(out, fd);
@@ -1423,7 +1491,14 @@ impl ProcessWorld {
             Blocked::Sleep { until }
             | Blocked::Accept { until: Some(until), .. }
             | Blocked::Read { until: Some(until), .. } => out.extend_from_slice(&until.to_le_bytes()),
-            Blocked::CrashPoint { trail } => out.extend_from_slice(&trail.to_le_bytes()),
+            Blocked::CrashPoint { trail }
+            | Blocked::Woken { trail }
+            | Blocked::ReadNow { trail, .. }
+            | Blocked::AcceptNow { trail, .. }
+            | Blocked::WriteNow { trail, .. } => {
+                out.extend_from_slice(&trail.hash.to_le_bytes());
+                out.push(trail.holds);
+            }
             Blocked::Poll { until: None } => out.push(0),
             Blocked::Poll { until: Some(until) } => {
                 out.push(1);
@@ -1786,7 +1861,10 @@ mod tests {
             with_node(&|n| n.blocked = Blocked::Poll { until: Some(0) }),
             with_node(&|n| n.blocked = Blocked::Sleep { until: 0 }),
             with_node(&|n| n.blocked = Blocked::Pause),
-            with_node(&|n| n.blocked = Blocked::Woken),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail::default() }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 1, holds: 1 } }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 1, holds: 2 } }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 2, holds: 1 } }),
             with_node(&|n| n.life = Life::Down),
             with_node(&|n| n.blocked = Blocked::Timer { fd: 4 }),
             with_node(&|n| {
@@ -1825,9 +1903,10 @@ mod tests {
             with_node(&|n| n.blocked = Blocked::Read { fd: 4, until: Some(1) }),
             with_node(&|n| n.blocked = Blocked::Accept { fd: 4, until: None }),
             with_node(&|n| n.blocked = Blocked::Accept { fd: 4, until: Some(0) }),
-            with_node(&|n| n.blocked = Blocked::ReadNow { fd: 4 }),
-            with_node(&|n| n.blocked = Blocked::AcceptNow { fd: 4 }),
-            with_node(&|n| n.blocked = Blocked::WriteNow { fd: 4 }),
+            with_node(&|n| n.blocked = Blocked::ReadNow { fd: 4, trail: Trail::default() }),
+            with_node(&|n| n.blocked = Blocked::ReadNow { fd: 4, trail: Trail { hash: 1, holds: 1 } }),
+            with_node(&|n| n.blocked = Blocked::AcceptNow { fd: 4, trail: Trail::default() }),
+            with_node(&|n| n.blocked = Blocked::WriteNow { fd: 4, trail: Trail::default() }),
             with_node(&|n| {
                 n.socket_timeouts.insert(4, SocketTimeouts { receive: Some(0), send: None });
             }),

@@ -19,7 +19,7 @@ use nix::libc;
 use super::super::lives::Run;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
-use super::super::world::{Blocked, Conn, ConnKind, End, Label, ProcessWorld, Side, Sock, VFd};
+use super::super::world::{Blocked, Conn, ConnKind, End, Label, ProcessWorld, Side, Sock, Trail, VFd};
 use super::super::{ProcessError, limits, syscalls};
 use super::Answer;
 use super::buffers::{gather, scatter};
@@ -359,7 +359,11 @@ impl Supervisor {
                 });
                 // An accept that does not wait, with a connection waiting
                 // to be accepted: on Linux it may be in the queue already.
-                let now = if waiting { Answer::Hold(Blocked::AcceptNow { fd }) } else { Answer::Err(libc::EAGAIN) };
+                let now = if waiting {
+                    Answer::Hold(Blocked::AcceptNow { fd, trail: Trail::default() })
+                } else {
+                    Answer::Err(libc::EAGAIN)
+                };
                 if node.nonblock.contains(&fd) {
                     return Ok(now);
                 }
@@ -555,7 +559,8 @@ impl Supervisor {
                         .get(&label)
                         .is_some_and(|conn| !conn.queue(side).is_empty() || conn.end_on_its_way(side));
                     let nothing = if shut_rd { Answer::Val(0) } else { Answer::Err(libc::EAGAIN) };
-                    let now = if coming { Answer::Hold(Blocked::ReadNow { fd }) } else { nothing };
+                    let now =
+                        if coming { Answer::Hold(Blocked::ReadNow { fd, trail: Trail::default() }) } else { nothing };
                     match self.receive_wait(n, fd) {
                         _ if nonblocking => now,
                         Wait::Never => now,
@@ -664,7 +669,7 @@ impl Supervisor {
             && !to_itself
             && self.world.conns.get(&label).is_some_and(|conn| conn.close_on_its_way(side))
         {
-            return Ok(Answer::Hold(Blocked::WriteNow { fd }));
+            return Ok(Answer::Hold(Blocked::WriteNow { fd, trail: Trail::default() }));
         }
         // The kernel's socket first: an error pending (a reset), then a
         // socket shut for writing or reset (EPIPE, and SIGPIPE unless
@@ -943,7 +948,7 @@ impl Supervisor {
     /// the peer then closed with data unread.
     pub(in crate::process) fn write_before_close(&mut self, n: u8) -> Result<(), ProcessError> {
         let notif = self.held(n)?;
-        let Blocked::WriteNow { fd } = self.world.nodes[n as usize].blocked else {
+        let Blocked::WriteNow { fd, .. } = self.world.nodes[n as usize].blocked else {
             return Err(ProcessError::NotEnabled { action: format!("RUN({n})") });
         };
         self.world.nodes[n as usize].blocked = Blocked::Nothing;

@@ -37,7 +37,7 @@ use super::super::ProcessAction;
 use super::super::ProcessError;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
-use super::super::world::{Blocked, Label, VFd};
+use super::super::world::{Blocked, Label, Trail, VFd};
 use super::time::read_timespec;
 use super::{Answer, refuse};
 
@@ -239,7 +239,7 @@ impl Supervisor {
             if !self.watches_both_ends(n, &watch) {
                 let before = std::mem::replace(&mut self.world.nodes[n as usize].watch, watch);
                 if self.more_coming(n) {
-                    return Ok(Answer::Hold(Blocked::Woken));
+                    return Ok(Answer::Hold(Blocked::Woken { trail: Trail::default() }));
                 }
                 self.world.nodes[n as usize].watch = before;
             }
@@ -265,7 +265,8 @@ impl Supervisor {
     /// node is marked woken for the enumeration and put back after, so no
     /// world is copied on this path (every ready poll takes it).
     fn more_coming(&mut self, n: u8) -> bool {
-        let before = std::mem::replace(&mut self.world.nodes[n as usize].blocked, Blocked::Woken);
+        let before =
+            std::mem::replace(&mut self.world.nodes[n as usize].blocked, Blocked::Woken { trail: Trail::default() });
         let mut actions = Vec::new();
         super::super::action::enumerate(&self.world, &mut actions);
         self.world.nodes[n as usize].blocked = before;
@@ -290,7 +291,10 @@ impl Supervisor {
             // Something is ready, or its time is up: more it watches may
             // join the answer before the process runs.
             if self.more_coming(n) {
-                self.world.nodes[n as usize].blocked = Blocked::Woken;
+                // Woken where it waited (its memory is its reported
+                // state's), or still held where it did not wait.
+                let blocked = &mut self.world.nodes[n as usize].blocked;
+                *blocked = Blocked::Woken { trail: blocked.trail().unwrap_or_default() };
                 return Ok(());
             }
         }
