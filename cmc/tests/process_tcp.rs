@@ -256,14 +256,18 @@ fn a_write_may_come_before_the_peers_close() {
     let _serial = process_support::serial();
     let mut c = tcp("rstwrite");
     c.budgets.timeouts = 1;
+    // Node 0's poll, woken by "x", is held while node 1 may still send
+    // (its sleep may end): RUN returns it.
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
+    assert_eq!(enabled(&w), ["RUN(0)", "TIMEOUT(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)"]);
     assert_eq!(enabled(&w), ["TIMEOUT(1)"], "the reset waits for node 1's calls");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)"]);
     assert!(matches!(w.nodes[1].blocked, Blocked::WriteNow { .. }), "{:?}", w.nodes[1].blocked);
     assert_eq!(enabled(&w), ["EOF(1, 1.0)", "RUN(1)"]);
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)", "EOF(1, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [ECONNRESET, 0], "the close first");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)", "RUN(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)", "RUN(1)"]);
     assert!(matches!(w.nodes[1].blocked, Blocked::ReadNow { .. }), "the write first: {:?}", w.nodes[1].blocked);
     let c = tcp("finwrite");
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(1, 1.0)"]);
@@ -324,6 +328,37 @@ fn a_read_that_does_not_wait_may_find_what_was_on_its_way() {
     assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED));
 }
 
+/// A call that does not wait observes its connection at one instant, and
+/// on Linux the peer may have run before it, even to answer what the
+/// caller's own step sent: node 1 of "reqnow" writes "q", is busy, and
+/// receives without waiting, aborting if node 0's answer is there
+/// (natively 10 of 10 runs abort; "reqpoll", a zero-timeout poll, 10 of
+/// 10). Both passed: node 1's step was atomic, nothing was on its way at
+/// its receive, and it was EAGAIN at once. Now a read, an accept or a
+/// poll that does not wait is held (`ReadNow`, `AcceptNow`, `Woken`)
+/// while a peer that may still send (or dial) can act: node 0 reads "q"
+/// and answers while node 1 is held, and DELIVER brings the answer.
+#[test]
+fn a_call_that_does_not_wait_may_find_the_answer_its_own_step_drew() {
+    let _serial = process_support::serial();
+    for mode in ["reqnow", "reqpoll"] {
+        let w = replay(&tcp(mode), &["ACCEPT(0, 1)"]);
+        assert!(
+            matches!(w.nodes[1].blocked, Blocked::ReadNow { .. } | Blocked::Woken { .. }),
+            "{mode}: {:?}",
+            w.nodes[1].blocked
+        );
+        assert_eq!(enabled(&w), ["DELIVER(0, 1.0)", "RUN(1)"], "{mode}: node 0 may answer first");
+        let w = replay(&tcp(mode), &["ACCEPT(0, 1)", "RUN(1)"]);
+        assert_eq!(w.nodes[1].state, [0], "{mode}: nothing there");
+        let r = search(tcp(mode));
+        assert_eq!(r.verdict, Verdict::Violation, "{mode}: {}", r.to_text());
+        assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED));
+        let trace: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
+        assert_eq!(trace, ["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)"], "{mode}");
+    }
+}
+
 /// A node held at calls that do not wait is in the middle of its step, and
 /// may keep in memory what it does not report: "spin" counts the EAGAINs
 /// of its receives, unreported, and aborts if there were any (natively 10
@@ -361,10 +396,10 @@ fn a_hold_that_does_not_wait_is_kept_apart_by_its_trail() {
 fn a_reset_after_a_fin_reaches_a_poll_for_nothing_and_a_peek_takes_the_error() {
     let _serial = process_support::serial();
     let c = tcp("finrst");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [0], "the FIN");
     assert_eq!(enabled(&w), ["EOF(1, 1.0)"], "the reset on its way to the poll");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)", "EOF(1, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "EOF(1, 1.0)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [0, 1, 1, 1, 0, EPIPE]);
     let w = replay(&tcp("peek"), &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [1, ECONNRESET, 0]);
@@ -373,11 +408,11 @@ fn a_reset_after_a_fin_reaches_a_poll_for_nothing_and_a_peek_takes_the_error() {
     // its way for ever): held, EOF brings the reset, RUN reads 0.
     let mut c = tcp("shutrdrst");
     c.budgets.timeouts = 1;
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)"]);
     assert!(matches!(w.nodes[1].blocked, Blocked::ReadNow { .. }), "{:?}", w.nodes[1].blocked);
     assert_eq!(enabled(&w), ["EOF(1, 1.0)", "RUN(1)"]);
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)", "EOF(1, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [ECONNRESET]);
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)", "RUN(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)", "RUN(1)"]);
     assert_eq!(w.nodes[1].state, [0]);
 }

@@ -94,6 +94,13 @@
  *              (natively {1}): held without end, it crosses
  *              holds_per_step_max (an error), as the checker cannot tell
  *              it from "spin".
+ *   "reqnow"   node 1 dials, writes "q", is busy a while (no call) and
+ *              receives without waiting, aborting if node 0's answer "r"
+ *              is there (natively 10 of 10 runs abort); node 0 accepts,
+ *              reads "q" and answers. The answer is drawn by node 1's own
+ *              step, which was atomic: nothing was on its way at the
+ *              receive, and it was EAGAIN at once (a pass).
+ *   "reqpoll"  as "reqnow", node 1 polls with a zero timeout (10 of 10).
  *   "nbaccept" node 0 listens without blocking and sleeps a second; node 1
  *              dials; node 0 accepts without waiting and aborts if the
  *              connection is there (its bug); otherwise {EAGAIN}.
@@ -228,6 +235,13 @@ static int server(const char *mode)
         for (volatile long i = 0; i < 20000000; i++) /* busy, no call */
             ;
     int c = accept(l, NULL, NULL);
+    if (strncmp(mode, "req", 3) == 0) {
+        set(0, read(c, b, sizeof b));
+        write(c, "r", 1);
+        report();
+        pause();
+        return 0;
+    }
     if (strncmp(mode, "spin", 4) == 0) {
         report();
         long tries = 0, k;
@@ -428,6 +442,18 @@ static int client(const char *mode)
         report();
         if (k < 0 && state[2] == EAGAIN)
             abort(); /* the bug: the end need not be there yet */
+        pause();
+        return 0;
+    }
+    if (strncmp(mode, "req", 3) == 0) {
+        write(c, "q", 1);
+        for (volatile long i = 0; i < 20000000; i++) /* busy, no call */
+            ;
+        struct pollfd p = {c, POLLIN, 0};
+        if (strcmp(mode, "reqnow") == 0 ? recv(c, b, sizeof b, MSG_DONTWAIT) > 0 : poll(&p, 1, 0) == 1)
+            abort(); /* the bug: the answer may be there */
+        set(0, 0);
+        report();
         pause();
         return 0;
     }

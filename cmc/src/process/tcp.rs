@@ -151,6 +151,35 @@ impl Conn {
 }
 
 impl ProcessWorld {
+    /// Whether another node could still send something toward end `side`
+    /// of `label` (data, a FIN, a reset), besides what is on its way: the
+    /// peer's end is another node's, and open (or not yet accepted). A
+    /// call that does not wait observes the end at one instant, and on
+    /// Linux the peer may have run before it, even to answer what this
+    /// node's own step sent (SEMANTICS, "Non-blocking I/O"). Client and
+    /// timer connections' far ends are the checker's, which sends nothing
+    /// unasked.
+    pub fn peer_may_send(&self, label: &Label, side: Side) -> bool {
+        let Some(c) = self.conns.get(label) else { return false };
+        let peer = match side {
+            Side::Target => label.node,
+            Side::Dialer => c.target,
+        };
+        let me = match side {
+            Side::Target => c.target,
+            Side::Dialer => label.node,
+        };
+        label.kind == super::world::ConnKind::Node && peer != me && !c.end(side.other()).done()
+    }
+
+    /// Whether a connection could still come to a listening socket of node
+    /// `n`, besides those on their way: another node lives (or is down,
+    /// and may restart) and could dial, or a client is left for `n`.
+    pub fn peer_may_dial(&self, n: u8) -> bool {
+        self.nodes[n as usize].clients_left > 0
+            || self.nodes.iter().enumerate().any(|(m, w)| m != n as usize && matches!(w.life, Life::Live | Life::Down))
+    }
+
     /// Node `n` closed its end `side` of `label` (`tcp_close`): with data
     /// it had not read (arrived, or travelling toward it), the peer is
     /// reset; otherwise it gets a FIN, after what this end wrote. What was

@@ -350,27 +350,28 @@ impl Supervisor {
                     let label = node.accept_queue.remove(i);
                     return self.complete_accept(n, c, label);
                 }
-                let waiting = self.world.conns.iter().any(|(l, c)| {
-                    c.target == n
-                        && c.listener == fd
-                        && c.target_end == End::Pending
-                        && l.kind != ConnKind::Timer
-                        && !node.accept_queue.contains(l)
-                });
-                // An accept that does not wait, with a connection waiting
-                // to be accepted: on Linux it may be in the queue already.
-                let now = if waiting {
-                    Answer::Hold(Blocked::AcceptNow { fd, trail: Trail::default() })
-                } else {
-                    Answer::Err(libc::EAGAIN)
-                };
-                if node.nonblock.contains(&fd) {
-                    return Ok(now);
-                }
+                let nonblocking = node.nonblock.contains(&fd);
                 match self.receive_wait(n, fd) {
-                    Wait::Never => now,
-                    Wait::Forever => Answer::Hold(Blocked::Accept { fd, until: None }),
-                    Wait::Until(until) => Answer::Hold(Blocked::Accept { fd, until: Some(until) }),
+                    Wait::Forever if !nonblocking => Answer::Hold(Blocked::Accept { fd, until: None }),
+                    Wait::Until(until) if !nonblocking => Answer::Hold(Blocked::Accept { fd, until: Some(until) }),
+                    // An accept that does not wait, with a connection
+                    // waiting to be accepted, or a node that may still
+                    // dial: on Linux it may be in the queue already.
+                    _ => {
+                        let node = &self.world.nodes[n as usize];
+                        let waiting = self.world.conns.iter().any(|(l, c)| {
+                            c.target == n
+                                && c.listener == fd
+                                && c.target_end == End::Pending
+                                && l.kind != ConnKind::Timer
+                                && !node.accept_queue.contains(l)
+                        });
+                        if waiting || self.world.peer_may_dial(n) && self.others_may_act(n) {
+                            Answer::Hold(Blocked::AcceptNow { fd, trail: Trail::default() })
+                        } else {
+                            Answer::Err(libc::EAGAIN)
+                        }
+                    }
                 }
             }
         })
@@ -551,21 +552,29 @@ impl Supervisor {
                     let nonblocking = flags & libc::MSG_DONTWAIT != 0
                         || self.world.nodes[n as usize].nonblock.contains(&fd)
                         || shut_rd;
-                    // A read that does not wait, with something on its way
-                    // to it: on Linux it may have arrived before the call.
-                    let coming = self
-                        .world
-                        .conns
-                        .get(&label)
-                        .is_some_and(|conn| !conn.queue(side).is_empty() || conn.end_on_its_way(side));
-                    let nothing = if shut_rd { Answer::Val(0) } else { Answer::Err(libc::EAGAIN) };
-                    let now =
-                        if coming { Answer::Hold(Blocked::ReadNow { fd, trail: Trail::default() }) } else { nothing };
-                    match self.receive_wait(n, fd) {
-                        _ if nonblocking => now,
-                        Wait::Never => now,
-                        Wait::Forever => Answer::Hold(Blocked::Read { fd, until: None }),
-                        Wait::Until(until) => Answer::Hold(Blocked::Read { fd, until: Some(until) }),
+                    let wait = self.receive_wait(n, fd);
+                    match wait {
+                        Wait::Forever if !nonblocking => Answer::Hold(Blocked::Read { fd, until: None }),
+                        Wait::Until(until) if !nonblocking => Answer::Hold(Blocked::Read { fd, until: Some(until) }),
+                        // A read that does not wait, with something on its
+                        // way to it, or a peer that may still send: on Linux
+                        // it may have arrived before the call (the peer may
+                        // even have answered what this step sent).
+                        _ => {
+                            let coming = self
+                                .world
+                                .conns
+                                .get(&label)
+                                .is_some_and(|conn| !conn.queue(side).is_empty() || conn.end_on_its_way(side))
+                                || self.world.peer_may_send(&label, side) && self.others_may_act(n);
+                            if coming {
+                                Answer::Hold(Blocked::ReadNow { fd, trail: Trail::default() })
+                            } else if shut_rd {
+                                Answer::Val(0)
+                            } else {
+                                Answer::Err(libc::EAGAIN)
+                            }
+                        }
                     }
                 }
             }

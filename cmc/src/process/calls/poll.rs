@@ -238,7 +238,7 @@ impl Supervisor {
             // DELIVER could not name: answered at once, as it was before.
             if !self.watches_both_ends(n, &watch) {
                 let before = std::mem::replace(&mut self.world.nodes[n as usize].watch, watch);
-                if self.more_coming(n) {
+                if self.more_coming(n) || self.may_come(n) {
                     return Ok(Answer::Hold(Blocked::Woken { trail: Trail::default() }));
                 }
                 self.world.nodes[n as usize].watch = before;
@@ -275,6 +275,34 @@ impl Supervisor {
         )
     }
 
+    /// Whether another node could still make something node `n`'s wait
+    /// watches (its `watch`, in the world) ready, besides what is on its
+    /// way: a peer that may send on a watched connection, or a node that
+    /// may dial a watched listening socket. A wait answered without
+    /// waiting observes them at one instant, and on Linux the peers may
+    /// have run before it.
+    fn may_come(&mut self, n: u8) -> bool {
+        let node = &self.world.nodes[n as usize];
+        let peers = node.watch.keys().any(|fd| match node.fds.get(fd) {
+            Some(VFd::Conn { label, side }) => self.world.peer_may_send(label, *side),
+            Some(VFd::Socket { listening: true, .. }) => self.world.peer_may_dial(n),
+            _ => false,
+        });
+        peers && self.others_may_act(n)
+    }
+
+    /// Whether anything but node `n` may act in the world as it is (an
+    /// action of another node, a CLIENT, a DROP): where nothing may, no
+    /// peer can send to `n` before `n` itself acts again. The node is
+    /// marked as waiting for nothing for the enumeration, and put back.
+    pub(in crate::process) fn others_may_act(&mut self, n: u8) -> bool {
+        let before = std::mem::replace(&mut self.world.nodes[n as usize].blocked, Blocked::Pause);
+        let mut actions = Vec::new();
+        super::super::action::enumerate(&self.world, &mut actions);
+        self.world.nodes[n as usize].blocked = before;
+        actions.iter().any(|a| a.node() != Some(n))
+    }
+
     /// Answers node `n`'s held wait from the world as it is now, after an
     /// action: what is ready, or, after a TIMEOUT (`timed_out`), possibly
     /// nothing. If the action made nothing the wait asks for ready (a
@@ -289,8 +317,9 @@ impl Supervisor {
                 return Ok(());
             }
             // Something is ready, or its time is up: more it watches may
-            // join the answer before the process runs.
-            if self.more_coming(n) {
+            // join the answer before the process runs (on its way, or
+            // sent by a peer that runs first).
+            if self.more_coming(n) || self.may_come(n) {
                 // Woken where it waited (its memory is its reported
                 // state's), or still held where it did not wait.
                 let blocked = &mut self.world.nodes[n as usize].blocked;
