@@ -256,18 +256,14 @@ fn a_write_may_come_before_the_peers_close() {
     let _serial = process_support::serial();
     let mut c = tcp("rstwrite");
     c.budgets.timeouts = 1;
-    // Node 0's poll, woken by "x", is held while node 1 may still send
-    // (its sleep may end): RUN returns it.
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
-    assert_eq!(enabled(&w), ["RUN(0)", "TIMEOUT(1)"]);
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)"]);
     assert_eq!(enabled(&w), ["TIMEOUT(1)"], "the reset waits for node 1's calls");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)"]);
     assert!(matches!(w.nodes[1].blocked, Blocked::WriteNow { .. }), "{:?}", w.nodes[1].blocked);
     assert_eq!(enabled(&w), ["EOF(1, 1.0)", "RUN(1)"]);
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)", "EOF(1, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [ECONNRESET, 0], "the close first");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)", "RUN(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)", "RUN(1)"]);
     assert!(matches!(w.nodes[1].blocked, Blocked::ReadNow { .. }), "the write first: {:?}", w.nodes[1].blocked);
     let c = tcp("finwrite");
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(1, 1.0)"]);
@@ -359,6 +355,20 @@ fn a_call_that_does_not_wait_may_find_the_answer_its_own_step_drew() {
     }
 }
 
+/// A write that may come before its peer's crash is held (`WriteNow`), and
+/// a batch of them is as long as the program makes it: not a spin, and not
+/// counted against `holds_per_step_max`. Node 0 of "batch" answers in 20
+/// writes; with node 1 crashed before them, each is held. The review of
+/// the trails found this an error (a false alarm on a correct program).
+#[test]
+fn a_batch_of_writes_toward_a_crashed_peer_is_not_a_spin() {
+    let _serial = process_support::serial();
+    let mut c = tcp("batch");
+    c.budgets.crashes = 1;
+    let r = search(c);
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
+}
+
 /// A node held at calls that do not wait is in the middle of its step, and
 /// may keep in memory what it does not report: "spin" counts the EAGAINs
 /// of its receives, unreported, and aborts if there were any (natively 10
@@ -396,10 +406,10 @@ fn a_hold_that_does_not_wait_is_kept_apart_by_its_trail() {
 fn a_reset_after_a_fin_reaches_a_poll_for_nothing_and_a_peek_takes_the_error() {
     let _serial = process_support::serial();
     let c = tcp("finrst");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "EOF(1, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [0], "the FIN");
     assert_eq!(enabled(&w), ["EOF(1, 1.0)"], "the reset on its way to the poll");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "EOF(1, 1.0)", "EOF(1, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [0, 1, 1, 1, 0, EPIPE]);
     let w = replay(&tcp("peek"), &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [1, ECONNRESET, 0]);
@@ -408,11 +418,11 @@ fn a_reset_after_a_fin_reaches_a_poll_for_nothing_and_a_peek_takes_the_error() {
     // its way for ever): held, EOF brings the reset, RUN reads 0.
     let mut c = tcp("shutrdrst");
     c.budgets.timeouts = 1;
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)"]);
     assert!(matches!(w.nodes[1].blocked, Blocked::ReadNow { .. }), "{:?}", w.nodes[1].blocked);
     assert_eq!(enabled(&w), ["EOF(1, 1.0)", "RUN(1)"]);
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)", "EOF(1, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [ECONNRESET]);
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)", "RUN(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)", "RUN(1)"]);
     assert_eq!(w.nodes[1].state, [0]);
 }

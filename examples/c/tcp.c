@@ -101,6 +101,12 @@
  *              step, which was atomic: nothing was on its way at the
  *              receive, and it was EAGAIN at once (a pass).
  *   "reqpoll"  as "reqnow", node 1 polls with a zero timeout (10 of 10).
+ *   "batch"    node 1 dials and writes "q"; node 0 accepts, reads it and
+ *              answers in 20 writes of one byte (SIGPIPE ignored): {20
+ *              results} as they went. A crash of node 1 before them holds
+ *              each write that may come before it (WriteNow): the review
+ *              found such a batch an error once past 16 holds, counted as
+ *              a spin.
  *   "nbaccept" node 0 listens without blocking and sleeps a second; node 1
  *              dials; node 0 accepts without waiting and aborts if the
  *              connection is there (its bug); otherwise {EAGAIN}.
@@ -235,6 +241,17 @@ static int server(const char *mode)
         for (volatile long i = 0; i < 20000000; i++) /* busy, no call */
             ;
     int c = accept(l, NULL, NULL);
+    if (strcmp(mode, "batch") == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        read(c, b, sizeof b);
+        int ok = 0;
+        for (int i = 0; i < 20; i++)
+            ok += write(c, "y", 1) == 1;
+        set(0, ok);
+        report();
+        pause();
+        return 0;
+    }
     if (strncmp(mode, "req", 3) == 0) {
         set(0, read(c, b, sizeof b));
         write(c, "r", 1);
@@ -442,6 +459,12 @@ static int client(const char *mode)
         report();
         if (k < 0 && state[2] == EAGAIN)
             abort(); /* the bug: the end need not be there yet */
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "batch") == 0) {
+        write(c, "q", 1);
+        report();
         pause();
         return 0;
     }

@@ -276,9 +276,10 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
             out.push(ProcessAction::Eof { node: n, conn });
         }
         // A write that may come before its peer's close: EOF makes the
-        // close come first.
+        // close come first, once the close is on its way.
         if let Blocked::WriteNow { fd, .. } = world.nodes[n as usize].blocked
-            && let Some((conn, _)) = world.conn_of(n, fd)
+            && let Some((conn, side)) = world.conn_of(n, fd)
+            && world.conns.get(&conn).is_some_and(|c| c.close_on_its_way(side))
         {
             out.push(ProcessAction::Eof { node: n, conn });
         }

@@ -91,10 +91,11 @@ pub mod limits {
     /// of the kernel's, about 768 bytes of the socket's room whatever its
     /// length).
     pub const LOCAL_MESSAGES_MAX: usize = 64;
-    /// Calls that do not wait (a read, an accept, a poll or a write with
-    /// something on its way: `Blocked::ReadNow`, `AcceptNow`, `WriteNow`,
-    /// a `Woken` wait that did not wait) held in one step of a node, with
-    /// no state record just before them: each may find the process with
+    /// Calls that do not wait (a read, an accept or a poll with something
+    /// on its way, or that may come: `Blocked::ReadNow`, `AcceptNow`, a
+    /// `Woken` wait that did not wait; not `WriteNow`, whose writes are
+    /// bounded by the messages in flight) held in one step of a node, the
+    /// node never waiting between: each may find the process with
     /// other memory (a count of its EAGAINs), so each is a world of its
     /// own (`Trail`), and a node that spins on such calls would make
     /// worlds without end.

@@ -121,6 +121,10 @@ pub struct Supervisor {
     /// node was held at before it; at each hold, a hash of the one before.
     /// Set and used within one action.
     trails: Vec<Trail>,
+    /// Per node, the nodes it has sent something to in the step under way,
+    /// which they may answer ([`Trail::sent`]): set at an action from the
+    /// trail of the hold it is at, and by its calls.
+    pub(super) sent: Vec<u8>,
     /// Starting the nodes (START): no crash points then.
     starting: bool,
     /// Absolute paths resolved before (`calls::disk::resolve_at`): the
@@ -274,6 +278,7 @@ impl Supervisor {
             greeted: vec![false; cfg.nodes as usize],
             crash_due: vec![false; cfg.nodes as usize],
             trails: vec![Trail::default(); cfg.nodes as usize],
+            sent: vec![0; cfg.nodes as usize],
             starting: false,
             resolved: Default::default(),
             serials: 0,
@@ -307,8 +312,9 @@ impl Supervisor {
         self.crash_due.fill(false);
         // A node's memory as it starts is a function of its number alone.
         for n in 0..self.cfg.nodes {
-            self.trails[n as usize] = Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&[n])), holds: 0 };
+            self.trails[n as usize] = Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&[n])), holds: 0, sent: 0 };
         }
+        self.sent.fill(0);
         self.world = ProcessWorld::new(self.cfg.nodes, &self.cfg.budgets);
         self.world.stream = self.cfg.stream;
         self.world.timeout_byte = self.cfg.timeout_byte;
@@ -453,12 +459,21 @@ impl Supervisor {
     fn run_call(&mut self, n: u8, notif: &Notif) -> Result<(), ProcessError> {
         let watch = self.crash_points();
         let before = if watch { self.world.effects_of(n) } else { 0 };
+        let outputs = self.world.outputs_to(n);
         let answer = self.handle(n, notif)?;
+        for (p, (after, before)) in self.world.outputs_to(n).iter().zip(outputs).enumerate() {
+            if *after != before {
+                self.sent[n as usize] |= 1 << p;
+            }
+        }
         // A call that does not wait, held for what is on its way: the node
         // is in the middle of its step.
         let answer = match answer {
             Answer::Hold(mut b) if b.trail().is_some() => {
-                b.set_trail(self.trail_at_hold(n, notif)?);
+                // A write adds a message in flight, so holds of writes are
+                // bounded by that limit, and not counted.
+                let counted = !matches!(b, Blocked::WriteNow { .. });
+                b.set_trail(self.trail_at_hold(n, notif, counted)?);
                 Answer::Hold(b)
             }
             other => other,
@@ -475,17 +490,19 @@ impl Supervisor {
     /// The trail of node `n` held at a crash point: one more link of its
     /// step's.
     fn trail_at_crash_point(&mut self, n: u8) -> Trail {
+        let sent = self.sent[n as usize];
         let t = &mut self.trails[n as usize];
         t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, 0]].concat()));
+        t.sent = sent;
         *t
     }
 
     /// The trail of node `n` held at call `notif`, which does not wait: one
-    /// more link of its step's, counted against
+    /// more link of its step's, with `counted` one more hold against
     /// [`limits::HOLDS_PER_STEP_MAX`].
-    fn trail_at_hold(&mut self, n: u8, notif: &Notif) -> Result<Trail, ProcessError> {
+    fn trail_at_hold(&mut self, n: u8, notif: &Notif, counted: bool) -> Result<Trail, ProcessError> {
         let t = &mut self.trails[n as usize];
-        if usize::from(t.holds) >= limits::HOLDS_PER_STEP_MAX {
+        if counted && usize::from(t.holds) >= limits::HOLDS_PER_STEP_MAX {
             return Err(ProcessError::Limit {
                 node: n,
                 limit: "holds_per_step_max",
@@ -499,7 +516,8 @@ impl Supervisor {
                 ),
             });
         }
-        t.holds += 1;
+        t.holds += u8::from(counted);
+        t.sent = self.sent[n as usize];
         t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, 1]].concat()));
         Ok(*t)
     }
@@ -578,8 +596,10 @@ impl Supervisor {
             let mut key = Vec::new();
             self.world.encode_local(n, &mut key);
             key.extend_from_slice(action.to_string().as_bytes());
-            let holds = self.world.nodes[n as usize].blocked.trail().map_or(0, |t| t.holds);
-            self.trails[n as usize] = Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&key)), holds };
+            let trail = self.world.nodes[n as usize].blocked.trail().unwrap_or_default();
+            self.trails[n as usize] =
+                Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&key)), holds: trail.holds, sent: trail.sent };
+            self.sent[n as usize] = trail.sent;
         }
         match *action {
             ProcessAction::Deliver { node, conn, part } if self.polling(node) => {

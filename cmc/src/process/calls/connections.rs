@@ -366,7 +366,9 @@ impl Supervisor {
                                 && l.kind != ConnKind::Timer
                                 && !node.accept_queue.contains(l)
                         });
-                        if waiting || self.world.peer_may_dial(n) && self.others_may_act(n) {
+                        if waiting
+                            || self.sent[n as usize] != 0 && self.world.peer_may_dial(n) && self.others_may_act(n)
+                        {
                             Answer::Hold(Blocked::AcceptNow { fd, trail: Trail::default() })
                         } else {
                             Answer::Err(libc::EAGAIN)
@@ -566,7 +568,9 @@ impl Supervisor {
                                 .conns
                                 .get(&label)
                                 .is_some_and(|conn| !conn.queue(side).is_empty() || conn.end_on_its_way(side))
-                                || self.world.peer_may_send(&label, side) && self.others_may_act(n);
+                                || self.sent[n as usize] != 0
+                                    && self.world.peer_may_send(&label, side)
+                                    && self.others_may_act(n);
                             if coming {
                                 Answer::Hold(Blocked::ReadNow { fd, trail: Trail::default() })
                             } else if shut_rd {
@@ -672,6 +676,9 @@ impl Supervisor {
         // The peer closed (or crashed) in a step of its own, and what that
         // sent is on its way: the write may come before the close. Not on
         // a connection to itself, whose close came first in its own order.
+        // (A write toward a peer still open is made at once, even where
+        // this step has sent it something it may answer with a close: a
+        // limit, SEMANTICS "Non-blocking I/O".)
         let to_itself = ProcessWorld::dialer_node(&label)
             .is_some_and(|d| self.world.conns.get(&label).is_some_and(|conn| conn.target == d));
         if !data.is_empty()

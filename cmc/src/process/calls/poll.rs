@@ -277,10 +277,12 @@ impl Supervisor {
 
     /// Whether another node could still make something node `n`'s wait
     /// watches (its `watch`, in the world) ready, besides what is on its
-    /// way: a peer that may send on a watched connection, or a node that
-    /// may dial a watched listening socket. A wait answered without
-    /// waiting observes them at one instant, and on Linux the peers may
-    /// have run before it.
+    /// way, in answer to what `n` sent in this step: a peer that may send
+    /// on a watched connection, or a node that may dial a watched
+    /// listening socket. A wait answered without waiting observes them at
+    /// one instant, and on Linux the peers may have run before it. (An
+    /// answer to what it sent before this step is explored by the other
+    /// nodes' steps coming before this one.)
     fn may_come(&mut self, n: u8) -> bool {
         let node = &self.world.nodes[n as usize];
         let peers = node.watch.keys().any(|fd| match node.fds.get(fd) {
@@ -288,7 +290,7 @@ impl Supervisor {
             Some(VFd::Socket { listening: true, .. }) => self.world.peer_may_dial(n),
             _ => false,
         });
-        peers && self.others_may_act(n)
+        self.sent[n as usize] != 0 && peers && self.others_may_act(n)
     }
 
     /// Whether anything but node `n` may act in the world as it is (an
@@ -317,9 +319,11 @@ impl Supervisor {
                 return Ok(());
             }
             // Something is ready, or its time is up: more it watches may
-            // join the answer before the process runs (on its way, or
-            // sent by a peer that runs first).
-            if self.more_coming(n) || self.may_come(n) {
+            // join the answer before the process runs. (What a peer may
+            // still send is no more than before the action that woke it:
+            // the node has not run since it waited, and another node's
+            // step that sends it is explored before that action too.)
+            if self.more_coming(n) {
                 // Woken where it waited (its memory is its reported
                 // state's), or still held where it did not wait.
                 let blocked = &mut self.world.nodes[n as usize].blocked;
