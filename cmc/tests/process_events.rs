@@ -64,17 +64,20 @@ fn event_loop_steps(how: &str) {
     assert_eq!(w.conns[&conn].to_dialer, [b"ok".to_vec()]);
     assert!(w.conns[&conn].at_target.is_empty(), "read");
 
+    // Node 1's poll, woken by "ok", is held while node 0 may still send.
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)"]);
+    assert_eq!(enabled(&w), ["RUN(1)", "TIMEOUT(0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)", "RUN(1)"]);
     assert_eq!(w.nodes[1].life, Life::Exited(0), "exit 0: every check of the client held");
     assert_eq!(w.nodes[1].state, [1, 2, 1], "read 2 bytes; F_GETFL said O_NONBLOCK");
     assert_eq!(enabled(&w), ["EOF(0, 1.0)", "TIMEOUT(0)"]);
 
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)", "EOF(0, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)", "RUN(1)", "EOF(0, 1.0)"]);
     assert_eq!(w.nodes[0].state, [1, 1, 1, 0, 2], "read 0 and closed");
     assert!(w.conns.is_empty(), "both ends done");
     assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: Some(2) });
 
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)", "EOF(0, 1.0)", "TIMEOUT(0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)", "RUN(1)", "EOF(0, 1.0)", "TIMEOUT(0)"]);
     assert_eq!(w.nodes[0].state, [1, 1, 1, 1, 2], "the poll timed out");
     assert_eq!(w.clock, 2, "at the end of the poll's timeout");
     assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: Some(4) });

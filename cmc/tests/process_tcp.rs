@@ -256,14 +256,18 @@ fn a_write_may_come_before_the_peers_close() {
     let _serial = process_support::serial();
     let mut c = tcp("rstwrite");
     c.budgets.timeouts = 1;
+    // Node 0's poll, woken by "x", is held while node 1 may still send
+    // (its sleep may end): RUN returns it.
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
+    assert_eq!(enabled(&w), ["RUN(0)", "TIMEOUT(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)"]);
     assert_eq!(enabled(&w), ["TIMEOUT(1)"], "the reset waits for node 1's calls");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)"]);
     assert!(matches!(w.nodes[1].blocked, Blocked::WriteNow { .. }), "{:?}", w.nodes[1].blocked);
     assert_eq!(enabled(&w), ["EOF(1, 1.0)", "RUN(1)"]);
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)", "EOF(1, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [ECONNRESET, 0], "the close first");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)", "RUN(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)", "RUN(1)"]);
     assert!(matches!(w.nodes[1].blocked, Blocked::ReadNow { .. }), "the write first: {:?}", w.nodes[1].blocked);
     let c = tcp("finwrite");
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(1, 1.0)"]);
@@ -355,6 +359,25 @@ fn a_call_that_does_not_wait_may_find_the_answer_its_own_step_drew() {
     }
 }
 
+/// The review of what may still come found the holds gated on what the
+/// step had sent unsound: node 0 of "lateaccept", alone with a client to
+/// come, listens, is busy, and accepts without waiting, aborting if the
+/// client is there (natively, with a client dialling every millisecond, 8
+/// of 10 runs abort). A listen sends nothing, so the accept was EAGAIN at
+/// once, and CLIENT, enabled only once node 0 listens, could not come
+/// before its step. Now the accept is held while a client may dial.
+#[test]
+fn an_accept_that_does_not_wait_after_a_listen_may_find_a_client() {
+    let _serial = process_support::serial();
+    let mut c = config("tcp", 1);
+    c.args = vec!["lateaccept".to_string()];
+    c.budgets.clients = 1;
+    let r = search(c);
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    let trace: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
+    assert_eq!(trace, ["START", "CLIENT(0)", "ACCEPT(0, client)"]);
+}
+
 /// A write that may come before its peer's crash is held (`WriteNow`), and
 /// a batch of them is as long as the program makes it: not a spin, and not
 /// counted against `holds_per_step_max`. Node 0 of "batch" answers in 20
@@ -406,10 +429,10 @@ fn a_hold_that_does_not_wait_is_kept_apart_by_its_trail() {
 fn a_reset_after_a_fin_reaches_a_poll_for_nothing_and_a_peek_takes_the_error() {
     let _serial = process_support::serial();
     let c = tcp("finrst");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [0], "the FIN");
     assert_eq!(enabled(&w), ["EOF(1, 1.0)"], "the reset on its way to the poll");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)", "EOF(1, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "EOF(1, 1.0)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [0, 1, 1, 1, 0, EPIPE]);
     let w = replay(&tcp("peek"), &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [1, ECONNRESET, 0]);
@@ -418,11 +441,11 @@ fn a_reset_after_a_fin_reaches_a_poll_for_nothing_and_a_peek_takes_the_error() {
     // its way for ever): held, EOF brings the reset, RUN reads 0.
     let mut c = tcp("shutrdrst");
     c.budgets.timeouts = 1;
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)"]);
     assert!(matches!(w.nodes[1].blocked, Blocked::ReadNow { .. }), "{:?}", w.nodes[1].blocked);
     assert_eq!(enabled(&w), ["EOF(1, 1.0)", "RUN(1)"]);
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)", "EOF(1, 1.0)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)", "EOF(1, 1.0)"]);
     assert_eq!(w.nodes[1].state, [ECONNRESET]);
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "TIMEOUT(1)", "RUN(1)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)", "RUN(1)"]);
     assert_eq!(w.nodes[1].state, [0]);
 }

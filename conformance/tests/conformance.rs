@@ -219,7 +219,11 @@ fn evstore_agrees_with_linux() {
         &bfs,
         "evstore-BUG_TRUNCATE_IN_PLACE",
     );
-    stopped_at(&torn, 8, "a SIGKILL keeps them all");
+    // (Its counterexample takes the second client while node 0's accept
+    // that does not wait is held, which Linux follows only as far as the
+    // commit timer armed before it: a step before the crash that a
+    // SIGKILL could not give anyway.)
+    stopped_at(&torn, 7, "ends by itself");
     let mut outcomes = vec![frames, torn];
     // Every TIMEOUT of evstore is its timerfd, which Linux fires after a
     // real second: few walks.
@@ -357,7 +361,7 @@ fn the_connection_programs_agree_with_linux() {
         ("nosignal", none, &["ACCEPT(0, 1)", "EOF(1, 1.0)"]),
         ("caught", none, &["ACCEPT(0, 1)", "EOF(1, 1.0)"]),
         ("reset", none, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]),
-        ("finrst", none, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)", "EOF(1, 1.0)"]),
+        ("finrst", none, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "EOF(1, 1.0)", "EOF(1, 1.0)"]),
         ("peek", none, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "EOF(1, 1.0)"]),
         ("refused", none, &[]),
         ("late", Budgets { timeouts: 1, ..none }, &["TIMEOUT(1)"]),

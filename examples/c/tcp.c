@@ -107,6 +107,12 @@
  *              each write that may come before it (WriteNow): the review
  *              found such a batch an error once past 16 holds, counted as
  *              a spin.
+ *   "lateaccept" node 0 alone (a client may come) listens, is busy a while
+ *              (no call) and accepts without waiting, aborting if a
+ *              connection is there (natively, a client dialling every
+ *              millisecond: 8 of 10 runs abort). The review found it
+ *              passed where holds waited for the step to have sent
+ *              something: a listen sends nothing.
  *   "nbaccept" node 0 listens without blocking and sleeps a second; node 1
  *              dials; node 0 accepts without waiting and aborts if the
  *              connection is there (its bug); otherwise {EAGAIN}.
@@ -195,6 +201,19 @@ static int server(const char *mode)
         set(0, write(d, "x", 1));
         report(); /* honest: it has written, before it reads */
         set(1, read(d, b, sizeof b));
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "lateaccept") == 0) {
+        int l = cmc_listen(0);
+        if (l < 0 || fcntl(l, F_SETFL, O_NONBLOCK) != 0)
+            return 2;
+        for (volatile long i = 0; i < 20000000; i++) /* busy, no call */
+            ;
+        if (accept(l, NULL, NULL) >= 0)
+            abort(); /* the bug: a client may have come */
+        set(0, errno);
         report();
         pause();
         return 0;

@@ -323,8 +323,13 @@ impl ProcessEngine {
         let sup = self.supervisor_mut()?;
         let world = sup.world().clone();
         let in_flight_peak = sup.in_flight_peak;
+        // An action whose node asked whether the others may act read more
+        // than its surroundings, the cache's key: not kept.
+        let nonlocal = sup.nonlocal;
         let parked = sup.park_all(&live)?;
-        if let Some(n) = action.node() {
+        if let Some(n) = action.node()
+            && !nonlocal
+        {
             self.transitions.record(&from.world, &world, n, action, in_flight_peak);
         }
         let mut nodes = from.nodes.clone();

@@ -121,10 +121,10 @@ pub struct Supervisor {
     /// node was held at before it; at each hold, a hash of the one before.
     /// Set and used within one action.
     trails: Vec<Trail>,
-    /// Per node, the nodes it has sent something to in the step under way,
-    /// which they may answer ([`Trail::sent`]): set at an action from the
-    /// trail of the hold it is at, and by its calls.
-    pub(super) sent: Vec<u8>,
+    /// Whether the action under way read other nodes' parts of the world
+    /// (`others_may_act`), beyond its node's surroundings: the transition
+    /// cache, keyed by those, must not keep it.
+    pub nonlocal: bool,
     /// Starting the nodes (START): no crash points then.
     starting: bool,
     /// Absolute paths resolved before (`calls::disk::resolve_at`): the
@@ -278,7 +278,7 @@ impl Supervisor {
             greeted: vec![false; cfg.nodes as usize],
             crash_due: vec![false; cfg.nodes as usize],
             trails: vec![Trail::default(); cfg.nodes as usize],
-            sent: vec![0; cfg.nodes as usize],
+            nonlocal: false,
             starting: false,
             resolved: Default::default(),
             serials: 0,
@@ -312,9 +312,8 @@ impl Supervisor {
         self.crash_due.fill(false);
         // A node's memory as it starts is a function of its number alone.
         for n in 0..self.cfg.nodes {
-            self.trails[n as usize] = Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&[n])), holds: 0, sent: 0 };
+            self.trails[n as usize] = Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&[n])), holds: 0 };
         }
-        self.sent.fill(0);
         self.world = ProcessWorld::new(self.cfg.nodes, &self.cfg.budgets);
         self.world.stream = self.cfg.stream;
         self.world.timeout_byte = self.cfg.timeout_byte;
@@ -459,13 +458,7 @@ impl Supervisor {
     fn run_call(&mut self, n: u8, notif: &Notif) -> Result<(), ProcessError> {
         let watch = self.crash_points();
         let before = if watch { self.world.effects_of(n) } else { 0 };
-        let outputs = self.world.outputs_to(n);
         let answer = self.handle(n, notif)?;
-        for (p, (after, before)) in self.world.outputs_to(n).iter().zip(outputs).enumerate() {
-            if *after != before {
-                self.sent[n as usize] |= 1 << p;
-            }
-        }
         // A call that does not wait, held for what is on its way: the node
         // is in the middle of its step.
         let answer = match answer {
@@ -490,10 +483,8 @@ impl Supervisor {
     /// The trail of node `n` held at a crash point: one more link of its
     /// step's.
     fn trail_at_crash_point(&mut self, n: u8) -> Trail {
-        let sent = self.sent[n as usize];
         let t = &mut self.trails[n as usize];
         t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, 0]].concat()));
-        t.sent = sent;
         *t
     }
 
@@ -517,7 +508,6 @@ impl Supervisor {
             });
         }
         t.holds += u8::from(counted);
-        t.sent = self.sent[n as usize];
         t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, 1]].concat()));
         Ok(*t)
     }
@@ -584,6 +574,7 @@ impl Supervisor {
     pub fn apply(&mut self, action: &ProcessAction) -> Result<(), ProcessError> {
         let not_enabled = || ProcessError::NotEnabled { action: action.to_string() };
         self.in_flight_peak = None;
+        self.nonlocal = false;
         self.clear_output();
         // Between actions every node waits or is held at a crash point:
         // none has a crash point still to come.
@@ -597,9 +588,7 @@ impl Supervisor {
             self.world.encode_local(n, &mut key);
             key.extend_from_slice(action.to_string().as_bytes());
             let trail = self.world.nodes[n as usize].blocked.trail().unwrap_or_default();
-            self.trails[n as usize] =
-                Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&key)), holds: trail.holds, sent: trail.sent };
-            self.sent[n as usize] = trail.sent;
+            self.trails[n as usize] = Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&key)), holds: trail.holds };
         }
         match *action {
             ProcessAction::Deliver { node, conn, part } if self.polling(node) => {

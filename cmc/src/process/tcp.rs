@@ -419,36 +419,6 @@ impl ProcessWorld {
         xxhash_rust::xxh3::xxh3_64(&out)
     }
 
-    /// Per peer node, a hash of what node `n` has sent it that it may
-    /// react to: on each connection between them, what travels toward the
-    /// peer's end and that end's socket (a FIN, a reset), and the
-    /// connection itself (a connect). A call that changes a peer's makes
-    /// the rest of the node's step a place where that peer may answer
-    /// first (`Trail::sent`). Client and timer connections are the
-    /// checker's, which reacts to nothing.
-    pub fn outputs_to(&self, n: u8) -> [u64; super::limits::NODES_MAX] {
-        let mut to = [0u64; super::limits::NODES_MAX];
-        for (label, c) in self.conns.iter().filter(|(l, c)| Self::involves(n, l, c)) {
-            let Some(dialer) = Self::dialer_node(label) else { continue };
-            for (side, peer) in [(Side::Dialer, c.target), (Side::Target, dialer)] {
-                let mine = match side {
-                    Side::Dialer => dialer == n,
-                    Side::Target => c.target == n,
-                };
-                if !mine || peer == n || peer as usize >= to.len() {
-                    continue;
-                }
-                let other = side.other();
-                let mut out = to[peer as usize].to_le_bytes().to_vec();
-                out.extend_from_slice(&[label.kind as u8, label.node, label.k, c.end(side) as u8]);
-                out.extend_from_slice(&(c.queue(other).len() as u64).to_le_bytes());
-                out.extend_from_slice(&[c.sock(other).bits(), c.sock(other).err]);
-                to[peer as usize] = xxhash_rust::xxh3::xxh3_64(&out);
-            }
-        }
-        to
-    }
-
     /// Every bound socket of every node, into `out`: what a connect, a
     /// bind or a listen of one node reads of the others (part of the
     /// transition cache's key).

@@ -1061,11 +1061,6 @@ pub struct Trail {
     /// by
     /// [`super::limits::HOLDS_PER_STEP_MAX`].
     pub holds: u8,
-    /// The nodes this node has sent something to in this step, which
-    /// they may answer (bit p: `ProcessWorld::outputs_to` changed for
-    /// peer p): its calls that do not wait may find the answer
-    /// (SEMANTICS, "Non-blocking I/O").
-    pub sent: u8,
 }
 
 impl Blocked {
@@ -1503,7 +1498,6 @@ impl ProcessWorld {
             | Blocked::WriteNow { trail, .. } => {
                 out.extend_from_slice(&trail.hash.to_le_bytes());
                 out.push(trail.holds);
-                out.push(trail.sent);
             }
             Blocked::Poll { until: None } => out.push(0),
             Blocked::Poll { until: Some(until) } => {
@@ -1868,10 +1862,9 @@ mod tests {
             with_node(&|n| n.blocked = Blocked::Sleep { until: 0 }),
             with_node(&|n| n.blocked = Blocked::Pause),
             with_node(&|n| n.blocked = Blocked::Woken { trail: Trail::default() }),
-            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 1, holds: 1, sent: 0 } }),
-            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 1, holds: 2, sent: 0 } }),
-            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 2, holds: 1, sent: 0 } }),
-            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 2, holds: 1, sent: 1 } }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 1, holds: 1 } }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 1, holds: 2 } }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 2, holds: 1 } }),
             with_node(&|n| n.life = Life::Down),
             with_node(&|n| n.blocked = Blocked::Timer { fd: 4 }),
             with_node(&|n| {
@@ -1911,7 +1904,7 @@ mod tests {
             with_node(&|n| n.blocked = Blocked::Accept { fd: 4, until: None }),
             with_node(&|n| n.blocked = Blocked::Accept { fd: 4, until: Some(0) }),
             with_node(&|n| n.blocked = Blocked::ReadNow { fd: 4, trail: Trail::default() }),
-            with_node(&|n| n.blocked = Blocked::ReadNow { fd: 4, trail: Trail { hash: 1, holds: 1, sent: 0 } }),
+            with_node(&|n| n.blocked = Blocked::ReadNow { fd: 4, trail: Trail { hash: 1, holds: 1 } }),
             with_node(&|n| n.blocked = Blocked::AcceptNow { fd: 4, trail: Trail::default() }),
             with_node(&|n| n.blocked = Blocked::WriteNow { fd: 4, trail: Trail::default() }),
             with_node(&|n| {

@@ -366,9 +366,7 @@ impl Supervisor {
                                 && l.kind != ConnKind::Timer
                                 && !node.accept_queue.contains(l)
                         });
-                        if waiting
-                            || self.sent[n as usize] != 0 && self.world.peer_may_dial(n) && self.others_may_act(n)
-                        {
+                        if waiting || self.world.peer_may_dial(n) && self.others_may_act(n) {
                             Answer::Hold(Blocked::AcceptNow { fd, trail: Trail::default() })
                         } else {
                             Answer::Err(libc::EAGAIN)
@@ -568,9 +566,7 @@ impl Supervisor {
                                 .conns
                                 .get(&label)
                                 .is_some_and(|conn| !conn.queue(side).is_empty() || conn.end_on_its_way(side))
-                                || self.sent[n as usize] != 0
-                                    && self.world.peer_may_send(&label, side)
-                                    && self.others_may_act(n);
+                                || self.world.peer_may_send(&label, side) && self.others_may_act(n);
                             if coming {
                                 Answer::Hold(Blocked::ReadNow { fd, trail: Trail::default() })
                             } else if shut_rd {

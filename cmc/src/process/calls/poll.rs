@@ -277,12 +277,13 @@ impl Supervisor {
 
     /// Whether another node could still make something node `n`'s wait
     /// watches (its `watch`, in the world) ready, besides what is on its
-    /// way, in answer to what `n` sent in this step: a peer that may send
-    /// on a watched connection, or a node that may dial a watched
-    /// listening socket. A wait answered without waiting observes them at
-    /// one instant, and on Linux the peers may have run before it. (An
-    /// answer to what it sent before this step is explored by the other
-    /// nodes' steps coming before this one.)
+    /// way: a peer that may send on a watched connection, or a node that
+    /// may dial a watched listening socket. A wait observes them at one
+    /// instant, and on Linux the peers may have run before it, even to
+    /// answer what this node's own step sent. (Gating this on what the
+    /// step had sent was unsound: a listen sends nothing, and under
+    /// deadline order a peer's later TIMEOUT cannot come before this
+    /// node's.)
     fn may_come(&mut self, n: u8) -> bool {
         let node = &self.world.nodes[n as usize];
         let peers = node.watch.keys().any(|fd| match node.fds.get(fd) {
@@ -290,14 +291,17 @@ impl Supervisor {
             Some(VFd::Socket { listening: true, .. }) => self.world.peer_may_dial(n),
             _ => false,
         });
-        self.sent[n as usize] != 0 && peers && self.others_may_act(n)
+        peers && self.others_may_act(n)
     }
 
     /// Whether anything but node `n` may act in the world as it is (an
     /// action of another node, a CLIENT, a DROP): where nothing may, no
     /// peer can send to `n` before `n` itself acts again. The node is
     /// marked as waiting for nothing for the enumeration, and put back.
+    /// This reads the whole world, not only `n`'s surroundings: the action
+    /// is marked `nonlocal`, and the transition cache does not keep it.
     pub(in crate::process) fn others_may_act(&mut self, n: u8) -> bool {
+        self.nonlocal = true;
         let before = std::mem::replace(&mut self.world.nodes[n as usize].blocked, Blocked::Pause);
         let mut actions = Vec::new();
         super::super::action::enumerate(&self.world, &mut actions);
@@ -319,11 +323,9 @@ impl Supervisor {
                 return Ok(());
             }
             // Something is ready, or its time is up: more it watches may
-            // join the answer before the process runs. (What a peer may
-            // still send is no more than before the action that woke it:
-            // the node has not run since it waited, and another node's
-            // step that sends it is explored before that action too.)
-            if self.more_coming(n) {
+            // join the answer before the process runs (on its way, or
+            // sent by a peer that runs first).
+            if self.more_coming(n) || self.may_come(n) {
                 // Woken where it waited (its memory is its reported
                 // state's), or still held where it did not wait.
                 let blocked = &mut self.world.nodes[n as usize].blocked;
