@@ -480,6 +480,17 @@ impl Supervisor {
         self.answer(n, notif, answer)
     }
 
+    /// Lets node `n`'s held call run now, as if it had just been made (a
+    /// crash point's RUN, a held write after its peer's close arrived).
+    fn run_held_call(&mut self, n: u8) -> Result<(), ProcessError> {
+        let notif = self.held(n)?;
+        self.world.nodes[n as usize].blocked = Blocked::Nothing;
+        if let Some(p) = self.procs[n as usize].as_mut() {
+            p.run = Run::Running(Instant::now());
+        }
+        self.run_call(n, &notif)
+    }
+
     /// The trail of node `n` held at a crash point: one more link of its
     /// step's.
     fn trail_at_crash_point(&mut self, n: u8) -> Trail {
@@ -630,12 +641,7 @@ impl Supervisor {
                 if let Some(c) = self.world.conns.get_mut(&label) {
                     c.close_arrives(side);
                 }
-                let notif = self.held(node)?;
-                self.world.nodes[node as usize].blocked = Blocked::Nothing;
-                if let Some(p) = self.procs[node as usize].as_mut() {
-                    p.run = Run::Running(Instant::now());
-                }
-                self.run_call(node, &notif)?;
+                self.run_held_call(node)?;
             }
             ProcessAction::Eof { node, conn } => {
                 let side = if self.polling(node) {
@@ -802,12 +808,7 @@ impl Supervisor {
                 let Blocked::CrashPoint { .. } = self.world.nodes[node as usize].blocked else {
                     return Err(not_enabled());
                 };
-                let notif = self.held(node)?;
-                self.world.nodes[node as usize].blocked = Blocked::Nothing;
-                if let Some(p) = self.procs[node as usize].as_mut() {
-                    p.run = Run::Running(Instant::now());
-                }
-                self.run_call(node, &notif)?;
+                self.run_held_call(node)?;
             }
             ProcessAction::Client { node } => {
                 let w = &mut self.world.nodes[node as usize];

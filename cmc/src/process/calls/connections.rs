@@ -894,7 +894,7 @@ impl Supervisor {
         if s.rst {
             return None;
         }
-        if s.err != 0 && !s.rst {
+        if s.err != 0 {
             // Taken, by a peek too (`sock_error` in `tcp_recvmsg`).
             let err = s.err as i32;
             conn.sock_mut(side).err = 0;

@@ -238,7 +238,7 @@ impl Supervisor {
             // DELIVER could not name: answered at once, as it was before.
             if !self.watches_both_ends(n, &watch) {
                 let before = std::mem::replace(&mut self.world.nodes[n as usize].watch, watch);
-                if self.more_coming(n) || self.may_come(n) {
+                if self.stays_woken(n) {
                     return Ok(Answer::Hold(Blocked::Woken { trail: Trail::default() }));
                 }
                 self.world.nodes[n as usize].watch = before;
@@ -257,56 +257,59 @@ impl Supervisor {
         Ok(Answer::Hold(Blocked::Poll { until }))
     }
 
-    /// Whether an action could still add to what node `n`'s wait over its
-    /// `watch` (in the world) finds ready: a message or a connection to
-    /// accept, or a FIN, on its way to a watched descriptor (the DELIVER,
-    /// ACCEPT and EOF a woken wait has enabled). On Linux it may arrive
-    /// before the woken process runs, and the wait return with it too. The
-    /// node is marked woken for the enumeration and put back after, so no
-    /// world is copied on this path (every ready poll takes it).
-    fn more_coming(&mut self, n: u8) -> bool {
-        let before =
-            std::mem::replace(&mut self.world.nodes[n as usize].blocked, Blocked::Woken { trail: Trail::default() });
+    /// The actions enabled in the world with node `n` marked `as_` for the
+    /// enumeration, and put back after, so no world is copied on this
+    /// path (every ready poll takes it).
+    fn actions_as(&mut self, n: u8, as_: Blocked) -> Vec<ProcessAction> {
+        let before = std::mem::replace(&mut self.world.nodes[n as usize].blocked, as_);
         let mut actions = Vec::new();
         super::super::action::enumerate(&self.world, &mut actions);
         self.world.nodes[n as usize].blocked = before;
-        actions.iter().any(
-            |a| matches!(a, ProcessAction::Deliver { node, .. } | ProcessAction::Accept { node, .. } | ProcessAction::Eof { node, .. } if *node == n),
-        )
+        actions
     }
 
-    /// Whether another node could still make something node `n`'s wait
-    /// watches (its `watch`, in the world) ready, besides what is on its
-    /// way: a peer that may send on a watched connection, or a node that
-    /// may dial a watched listening socket. A wait observes them at one
-    /// instant, and on Linux the peers may have run before it, even to
-    /// answer what this node's own step sent. (Gating this on what the
-    /// step had sent was unsound: a listen sends nothing, and under
-    /// deadline order a peer's later TIMEOUT cannot come before this
-    /// node's.)
-    fn may_come(&mut self, n: u8) -> bool {
+    /// Whether node `n`'s wait over its `watch` (in the world), answered
+    /// now, is held first as a woken wait, for what may join its answer
+    /// before the process runs. Either more is on its way to a watched
+    /// descriptor (a message, a connection to accept, a FIN: the DELIVER,
+    /// ACCEPT and EOF a woken wait has enabled), or more may still come:
+    /// a peer that may send on a watched connection, or a node that may
+    /// dial a watched listening socket, while anything but `n` may act.
+    /// On Linux the peers may run before the woken process, even to
+    /// answer what its own step sent. (Gating this on what the step had
+    /// sent was unsound: a listen sends nothing, and under deadline order
+    /// a peer's later TIMEOUT cannot come before this node's.) One
+    /// enumeration serves both: with `n` woken, the other nodes' actions
+    /// are what they are with `n` waiting for nothing.
+    fn stays_woken(&mut self, n: u8) -> bool {
+        let actions = self.actions_as(n, Blocked::Woken { trail: Trail::default() });
+        let on_its_way = actions.iter().any(
+            |a| matches!(a, ProcessAction::Deliver { node, .. } | ProcessAction::Accept { node, .. } | ProcessAction::Eof { node, .. } if *node == n),
+        );
+        if on_its_way {
+            return true;
+        }
         let node = &self.world.nodes[n as usize];
         let peers = node.watch.keys().any(|fd| match node.fds.get(fd) {
             Some(VFd::Conn { label, side }) => self.world.peer_may_send(label, *side),
             Some(VFd::Socket { listening: true, .. }) => self.world.peer_may_dial(n),
             _ => false,
         });
-        peers && self.others_may_act(n)
+        if !peers {
+            return false;
+        }
+        self.nonlocal = true;
+        actions.iter().any(|a| a.node() != Some(n))
     }
 
     /// Whether anything but node `n` may act in the world as it is (an
     /// action of another node, a CLIENT, a DROP): where nothing may, no
-    /// peer can send to `n` before `n` itself acts again. The node is
-    /// marked as waiting for nothing for the enumeration, and put back.
-    /// This reads the whole world, not only `n`'s surroundings: the action
-    /// is marked `nonlocal`, and the transition cache does not keep it.
+    /// peer can send to `n` before `n` itself acts again. This reads the
+    /// whole world, not only `n`'s surroundings: the action is marked
+    /// `nonlocal`, and the transition cache does not keep it.
     pub(in crate::process) fn others_may_act(&mut self, n: u8) -> bool {
         self.nonlocal = true;
-        let before = std::mem::replace(&mut self.world.nodes[n as usize].blocked, Blocked::Pause);
-        let mut actions = Vec::new();
-        super::super::action::enumerate(&self.world, &mut actions);
-        self.world.nodes[n as usize].blocked = before;
-        actions.iter().any(|a| a.node() != Some(n))
+        self.actions_as(n, Blocked::Pause).iter().any(|a| a.node() != Some(n))
     }
 
     /// Answers node `n`'s held wait from the world as it is now, after an
@@ -325,7 +328,7 @@ impl Supervisor {
             // Something is ready, or its time is up: more it watches may
             // join the answer before the process runs (on its way, or
             // sent by a peer that runs first).
-            if self.more_coming(n) || self.may_come(n) {
+            if self.stays_woken(n) {
                 // Woken where it waited (its memory is its reported
                 // state's), or still held where it did not wait.
                 let blocked = &mut self.world.nodes[n as usize].blocked;
