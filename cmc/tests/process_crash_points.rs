@@ -41,9 +41,11 @@ fn trace(r: &Report) -> Vec<&str> {
 
 /// The classic durability bug is found: node 0 is held after its
 /// acknowledgement's first write (a crash point), runs on to the second
-/// (RUN), crashes there, and node 1 reads the acknowledgement the dead
-/// node wrote while node 0 recovers with nothing. Before, the same
-/// program passed (as it does with `crash_points = false`, below).
+/// (RUN: held there too, since node 1 may read the first byte and close
+/// before it; RUN again makes it), crashes after it, and node 1 reads the
+/// acknowledgement the dead node wrote while node 0 recovers with
+/// nothing. Before, the same program passed (as it does with
+/// `crash_points = false`, below).
 #[test]
 fn an_ack_before_the_record_is_a_violation() {
     let _serial = process_support::serial();
@@ -52,7 +54,16 @@ fn an_ack_before_the_record_is_a_violation() {
     assert_eq!(r.property.as_deref(), Some("acked_values_are_durable"), "{}", r.to_text());
     assert_eq!(
         trace(&r),
-        ["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "CRASH(0)", "DELIVER(1, 1.0)", "DELIVER(1, 1.0)"],
+        [
+            "START",
+            "ACCEPT(0, 1)",
+            "DELIVER(0, 1.0)",
+            "RUN(0)",
+            "RUN(0)",
+            "CRASH(0)",
+            "DELIVER(1, 1.0)",
+            "DELIVER(1, 1.0)"
+        ],
         "{}",
         r.to_text()
     );
@@ -65,7 +76,7 @@ fn the_record_before_the_ack_passes() {
     let _serial = process_support::serial();
     let r = search(ackfirst(false, 1));
     assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
-    assert_eq!((r.distinct_states, r.depth), (61, 13), "{}", r.to_text());
+    assert_eq!((r.distinct_states, r.depth), (70, 14), "{}", r.to_text());
 }
 
 /// At a crash point only RUN and the held node's CRASH are enabled: the
@@ -85,14 +96,18 @@ fn a_node_held_at_a_crash_point_runs_on_or_crashes() {
 /// Two writes in a row with nothing reported between them are two crash
 /// points, and each world stands for its own place in the step: node 1
 /// gets two messages, never a third (a world that stood for both would
-/// share one process and write the first message again).
+/// share one process and write the first message again). Between them
+/// the second write is held, node 1 being free to read the first and
+/// close: node 1 may act there, and node 0 may crash.
 #[test]
 fn two_writes_in_a_row_are_two_crash_points() {
     let _serial = process_support::serial();
     let c = ackfirst(true, 1);
     let first = replay_exact(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
-    let second = replay_exact(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)"]);
+    let between = replay_exact(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)"]);
+    let second = replay_exact(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "RUN(0)"]);
     assert_eq!(enabled(&first), ["RUN(0)", "CRASH(0)"]);
+    assert_eq!(enabled(&between), ["DELIVER(1, 1.0)", "RUN(0)", "CRASH(0)", "CRASH(1)"]);
     assert_eq!(enabled(&second), ["RUN(0)", "CRASH(0)"]);
     assert_eq!(first.nodes[0].state, second.nodes[0].state);
     assert_ne!(first.nodes[0].blocked, second.nodes[0].blocked);

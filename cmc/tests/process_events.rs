@@ -168,17 +168,17 @@ fn a_byte_stream_splits_and_merges_writes_and_finds_a_framing_bug() {
     assert_eq!(last.action, "DELIVER(0, 1.0, 1)", "the shortest: a request's first byte alone\n{}", stream.to_text());
     // Every way a read may cut the stream, and none twice for one write.
     let c = model(true).config;
-    let w = replay(&c, &["ACCEPT(0, 1)"]);
+    let w = replay(&c, &["RUN(1)", "ACCEPT(0, 1)"]);
     assert_eq!(
         enabled(&w),
         ["DELIVER(0, 1.0)", "DELIVER(0, 1.0, 1)", "DELIVER(0, 1.0, 2)", "DELIVER(0, 1.0, 3)", "DELIVER(0, 1.0, +)"]
     );
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0, 3)"]);
+    let w = replay(&c, &["RUN(1)", "ACCEPT(0, 1)", "DELIVER(0, 1.0, 3)"]);
     assert_eq!(w.nodes[0].state, [1, 3]);
     assert_eq!(enabled(&w), ["DELIVER(0, 1.0)", "DELIVER(0, 1.0, +)"], "the rest of a split is not split again");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0, +)"]);
+    let w = replay(&c, &["RUN(1)", "ACCEPT(0, 1)", "DELIVER(0, 1.0, +)"]);
     assert_eq!(w.nodes[0].state, [1, 8], "two writes, one read");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0, 3)", "DELIVER(0, 1.0, +)"]);
+    let w = replay(&c, &["RUN(1)", "ACCEPT(0, 1)", "DELIVER(0, 1.0, 3)", "DELIVER(0, 1.0, +)"]);
     assert_eq!(w.nodes[0].state, [2, 5], "the rest of one and the whole next");
 }
 
@@ -192,10 +192,10 @@ fn msg_waitall_waits_for_its_whole_length() {
         let mut c = config("probe", 2);
         c.args = vec!["framing".to_string(), "waitall".to_string()];
         c.stream = stream;
-        let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
+        let w = replay(&c, &["RUN(1)", "ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
         assert_eq!(w.nodes[0].waitall, b"ping", "stream {stream}: one write of two received");
         assert!(matches!(w.nodes[0].blocked, Blocked::Read { .. }));
-        let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(0, 1.0)"]);
+        let w = replay(&c, &["RUN(1)", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(0, 1.0)"]);
         assert_eq!(
             (w.nodes[0].state.clone(), w.nodes[0].waitall.len()),
             (vec![2, 0], 0),
@@ -241,7 +241,7 @@ fn the_rest_of_a_short_read_is_received_not_in_flight() {
     let mut c = config("probe", 2);
     c.args = vec!["framing".to_string(), "small".to_string()];
     c.budgets.drops = 1;
-    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
+    let w = replay(&c, &["RUN(1)", "ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
     assert_eq!(w.nodes[0].state, [2, 2], "two reads of two bytes, no action between");
     let conn: Label = "1.0".parse().unwrap();
     assert_eq!(w.conns[&conn].to_target, [b"pong".to_vec()]);
@@ -409,7 +409,8 @@ fn files_come_and_go_in_the_data_directory_as_on_the_kernel() {
 /// (`Blocked::Woken`): RUN returns it with what is ready, DELIVER first
 /// adds to it. So "b" may arrive before node 0 runs, at either of its
 /// polls, and the one after "a" then finds both ready: node 0 dies of its
-/// abort. Before, a poll returned as soon as one thing was ready, and the
+/// abort. (Node 1's write of "b" is held itself, node 0 being free to read
+/// "a" and close first: RUN(1) makes it.) Before, a poll returned as soon as one thing was ready, and the
 /// search passed. With poll and with epoll.
 #[test]
 fn a_woken_poll_returns_what_arrived_before_it_ran() {
@@ -417,24 +418,24 @@ fn a_woken_poll_returns_what_arrived_before_it_ran() {
     for how in ["poll", "epoll"] {
         let mut c = config("ready", 2);
         c.args = vec![how.to_string()];
-        let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
+        let w = replay(&c, &["RUN(1)", "ACCEPT(0, 1)", "DELIVER(0, 1.0)"]);
         assert_eq!(w.nodes[0].state, [0, 0, 0], "{how}: not run yet");
         assert!(matches!(w.nodes[0].blocked, Blocked::Woken { .. }), "{how}: 'a' ready, 'b' on its way");
         assert_eq!(enabled(&w), ["DELIVER(0, 1.0)", "RUN(0)"], "{how}");
-        let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)"]);
+        let w = replay(&c, &["RUN(1)", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)"]);
         assert_eq!(w.nodes[0].state, [0, 1, 0], "{how}: read 'a', woke the eventfd");
         assert!(matches!(w.nodes[0].blocked, Blocked::Woken { .. }), "{how}: the eventfd ready, 'b' on its way");
-        let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "RUN(0)"]);
+        let w = replay(&c, &["RUN(1)", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "RUN(0)"]);
         assert_eq!(w.nodes[0].state, [0, 1, 1], "{how}: the eventfd alone");
         assert!(matches!(w.nodes[0].blocked, Blocked::Poll { until: None }), "{how}: nothing ready, nothing coming");
-        let both = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "DELIVER(0, 1.0)"]);
+        let both = replay(&c, &["RUN(1)", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "DELIVER(0, 1.0)"]);
         assert_eq!(both.nodes[0].life, Life::Signaled(nix::libc::SIGABRT), "{how}: both at once");
         let model = ProgramModel::new("ready", c);
         let r = explore(ProcessExplorer::new(&model).unwrap(), &Options::default(), &mut NoControl);
         assert_eq!(r.verdict, Verdict::Violation, "{how}: {}", r.to_text());
         assert_eq!(r.property.as_deref(), Some(cmc::process::NO_NODE_KILLED), "{how}");
         let trace: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
-        assert_eq!(trace, ["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(0, 1.0)"], "{how}");
+        assert_eq!(trace, ["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(1)", "DELIVER(0, 1.0)"], "{how}");
     }
     // One event at a time (maxevents 1) with both ready: which one the
     // kernel returns is the order they became ready in, which the world

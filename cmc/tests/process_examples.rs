@@ -507,7 +507,7 @@ fn logship_backups_stay_prefixes() {
                 }),
             ],
         );
-        assert_eq!((w.distinct, w.bounded), (3490, false));
+        assert_eq!((w.distinct, w.bounded), (4918, false));
     });
 }
 

@@ -63,11 +63,14 @@ fn a_write_over_64_bytes_is_an_error_naming_node_and_limit() {
 #[test]
 fn more_than_128_messages_in_flight_is_an_error_naming_node_and_limit() {
     let _serial = process_support::serial();
-    let w = replay(&limits_config("flood", 128, 2), &[]);
+    // Each write after the first is held (node 0 may close its listener,
+    // resetting the connection with what came before unread): RUN makes it.
+    let runs = ["RUN(1)"; 127];
+    let w = replay(&limits_config("flood", 128, 2), &runs);
     assert_eq!(w.in_flight(), 128);
     assert_eq!(w.nodes[1].state, [1, 128], "node 1 wrote them all");
     let over = |err: &ProcessError, at: u8| matches!(err, ProcessError::Limit { node, limit: "messages_in_flight_max", max: 128, .. } if *node == at);
-    let err = start_error(limits_config("flood", 129, 2));
+    let err = error_after(limits_config("flood", 129, 2), &runs, "RUN(1)");
     assert!(over(&err, 1), "{err}");
     // The checker's messages count too: a client's request, and the 'T' a
     // timeout in accept leaves on its timer connection.
@@ -75,15 +78,15 @@ fn more_than_128_messages_in_flight_is_an_error_naming_node_and_limit() {
     c.budgets = Budgets { clients: 1, timeouts: 1, ..Budgets::default() };
     c.request = b"q".to_vec();
     // (Node 1 does not listen: no client of it.)
-    assert_eq!(enabled(&replay(&c, &[])), ["ACCEPT(0, 1)", "TIMEOUT(0)", "TIMEOUT(1)", "CLIENT(0)"]);
-    let err = error_after(c.clone(), &[], "CLIENT(0)");
+    assert_eq!(enabled(&replay(&c, &runs)), ["ACCEPT(0, 1)", "TIMEOUT(0)", "TIMEOUT(1)", "CLIENT(0)"]);
+    let err = error_after(c.clone(), &runs, "CLIENT(0)");
     assert!(over(&err, 0), "{err}");
     assert!(err.to_string().contains("client connection c0.0"), "{err}");
-    let err = error_after(c.clone(), &[], "TIMEOUT(0)");
+    let err = error_after(c.clone(), &runs, "TIMEOUT(0)");
     assert!(over(&err, 0), "{err}");
     assert!(err.to_string().contains("timer connection t0.0"), "{err}");
     // A timeout in a read adds no message.
-    let w = replay(&c, &["TIMEOUT(1)"]);
+    let w = replay(&c, &[&runs[..], &["TIMEOUT(1)"]].concat());
     assert_eq!(w.in_flight(), 128);
 }
 

@@ -10,7 +10,7 @@
 
 mod process_support;
 
-use cmc::process::{Blocked, Config, NO_NODE_KILLED, ProcessExplorer, ProgramModel};
+use cmc::process::{Blocked, Config, NO_NODE_KILLED, ProcessExplorer, ProgramModel, TimeoutOrder};
 use cmc::{NoControl, Options, Report, Verdict, explore};
 use nix::libc;
 use process_support::{config, enabled, replay};
@@ -26,6 +26,8 @@ fn search(c: Config) -> Report {
     explore(ProcessExplorer::new(&model).expect("valid"), &Options::default(), &mut NoControl)
 }
 
+const TWOWRITE: [&str; 5] = ["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "EOF(1, 1.0)"];
+const DLWRITE: [&str; 5] = ["START", "ACCEPT(0, 1)", "TIMEOUT(1)", "TIMEOUT(0)", "EOF(1, 1.0)"];
 const EPIPE: u8 = libc::EPIPE as u8;
 const ECONNRESET: u8 = libc::ECONNRESET as u8;
 const ECONNREFUSED: u8 = libc::ECONNREFUSED as u8;
@@ -195,9 +197,11 @@ fn a_drop_resets_the_connection() {
     let _serial = process_support::serial();
     let mut c = tcp("midstream");
     c.budgets.drops = 1;
-    let w = replay(&c, &["ACCEPT(0, 1)", "DROP(1.0, 0)"]);
+    // (RUN(1) first: node 1's write of "b" is held, node 0 being free to
+    // close before it.)
+    let w = replay(&c, &["RUN(1)", "ACCEPT(0, 1)", "DROP(1.0, 0)"]);
     assert_eq!(enabled(&w), ["EOF(0, 1.0)"], "the read ends: no \"b\"");
-    let w = replay(&c, &["ACCEPT(0, 1)", "DROP(1.0, 0)", "EOF(0, 1.0)"]);
+    let w = replay(&c, &["RUN(1)", "ACCEPT(0, 1)", "DROP(1.0, 0)", "EOF(0, 1.0)"]);
     assert_eq!(w.nodes[0].state, [0xff, ECONNRESET]);
     let r = search(c);
     assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
@@ -357,6 +361,40 @@ fn a_call_that_does_not_wait_may_find_the_answer_its_own_step_drew() {
         let trace: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
         assert_eq!(trace, ["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)"], "{mode}");
     }
+}
+
+/// A write toward a peer still open may find it closed: on Linux the peer
+/// may close between two writes of one step, in answer to the first
+/// ("twowrite": node 0 closes once "a" is there, without reading it, so a
+/// reset; node 1 aborts if its write of "b" fails), or of its own accord
+/// at a later deadline that passes while the step runs ("dlwrite", under
+/// deadline order: node 0 sleeps 1.005 s, node 1 one second and is busy).
+/// Natively 6 of 6 runs of each abort; both passed, the write made at
+/// once. Now a write toward a peer whose end is open, with what this node
+/// wrote unread there, is held (`WriteNow`) while another node may act;
+/// RUN makes it.
+#[test]
+fn a_write_toward_a_peer_still_open_may_find_it_closed() {
+    let _serial = process_support::serial();
+    let c = tcp("twowrite");
+    let w = replay(&c, &["ACCEPT(0, 1)"]);
+    assert!(matches!(w.nodes[1].blocked, Blocked::WriteNow { .. }), "{:?}", w.nodes[1].blocked);
+    assert_eq!(enabled(&w), ["DELIVER(0, 1.0)", "RUN(1)"], "node 0 may close first");
+    let w = replay(&c, &["ACCEPT(0, 1)", "RUN(1)"]);
+    assert_eq!(w.nodes[1].state, [1], "made at once, it succeeds");
+    let r = search(c);
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED));
+    let trace: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
+    assert_eq!(trace, TWOWRITE, "{}", r.to_text());
+    let mut c = tcp("dlwrite");
+    c.budgets.timeouts = 2;
+    c.timeout_order = TimeoutOrder::Deadline { drift_s: 0 };
+    let r = search(c);
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED));
+    let trace: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
+    assert_eq!(trace, DLWRITE, "{}", r.to_text());
 }
 
 /// The review of what may still come found the holds gated on what the

@@ -29,7 +29,9 @@
  * accepted, or a backup reading its subscription); for the primary the
  * bitmap of subscribed backups (a backup: 0); and the log, `length` bytes
  * (a never-written entry is 0). A backup dials and subscribes before its
- * first report.
+ * first report. Each change is reported before what follows it, as cmc(7)
+ * asks, not only before the node waits: the primary may be held between
+ * two writes while a backup reads the first.
  *
  * Property (examples/c/logship_props.c, and the Rust invariant in
  * cmc/tests/process_examples.rs):
@@ -92,6 +94,7 @@ static void drop_backup(int *backup, int b)
 {
     close(backup[b]);
     s.subscribed &= (uint8_t)~(1 << b);
+    report();
 }
 
 static int primary(int nodes)
@@ -130,6 +133,9 @@ static int primary(int nodes)
             continue;
         s.log[s.length] = s.length + 1;
         s.length++;
+        /* Reported after each change, before it is shipped: a backup may
+         * read the entry while the primary still writes to the others. */
+        report();
         uint8_t first = 1;
 #if BUG_SEND_DELTA
         first = s.length; /* the earlier entries surely arrived */

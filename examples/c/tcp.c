@@ -107,6 +107,16 @@
  *              each write that may come before it (WriteNow): the review
  *              found such a batch an error once past 16 holds, counted as
  *              a spin.
+ *   "twowrite" node 1 dials, writes "a", is busy a while (no call) and
+ *              writes "b", aborting if that fails (SIGPIPE ignored); node
+ *              0 accepts, polls until "a" is there and closes without
+ *              reading it (a reset). Natively 6 of 6 runs abort. It passed
+ *              while a write toward a peer still open was made at once.
+ *   "dlwrite"  node 1 writes "a", which node 0 never reads, and sleeps a
+ *              second, is busy and writes "b", aborting if that fails;
+ *              node 0 sleeps 1.005 s and closes (a reset). Under deadline
+ *              order node 0's TIMEOUT cannot come before node 1's, yet
+ *              natively it falls while node 1 is busy (6 of 6 runs abort).
  *   "lateaccept" node 0 alone (a client may come) listens, is busy a while
  *              (no call) and accepts without waiting, aborting if a
  *              connection is there (natively, a client dialling every
@@ -333,6 +343,19 @@ static int server(const char *mode)
         close(c); /* unread: a reset */
         idle(0);
     }
+    if (strcmp(mode, "twowrite") == 0) {
+        struct pollfd p = {c, POLLIN, 0};
+        poll(&p, 1, -1); /* "a" has arrived */
+        close(c);        /* unread: a reset */
+        idle(0);
+    }
+    if (strcmp(mode, "dlwrite") == 0) {
+        set(0, 1);
+        report();
+        usleep(1005000);
+        close(c); /* "a" unread: a reset */
+        idle(0);
+    }
     if (strcmp(mode, "redial") == 0) {
         read(c, b, sizeof b);
         idle(0);
@@ -442,6 +465,23 @@ static int client(const char *mode)
         set(1, k);
         if (strcmp(mode, "shutwr") == 0)
             write(c, "ok", 2);
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "twowrite") == 0 || strcmp(mode, "dlwrite") == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        write(c, "a", 1);
+        if (strcmp(mode, "dlwrite") == 0) {
+            set(0, 0);
+            report();
+            usleep(1000000);
+        }
+        for (volatile long i = 0; i < 50000000; i++) /* busy, no call */
+            ;
+        if (write(c, "b", 1) < 0)
+            abort(); /* the bug: node 0 may have closed, "a" unread */
+        set(0, 1);
         report();
         pause();
         return 0;

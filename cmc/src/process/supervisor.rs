@@ -121,6 +121,9 @@ pub struct Supervisor {
     /// node was held at before it; at each hold, a hash of the one before.
     /// Set and used within one action.
     trails: Vec<Trail>,
+    /// The node whose held write RUN makes toward a peer still open: the
+    /// write is not held again. Set and used within one action.
+    pub(super) let_write: Option<u8>,
     /// Whether the action under way read other nodes' parts of the world
     /// (`others_may_act`), beyond its node's surroundings: the transition
     /// cache, keyed by those, must not keep it.
@@ -279,6 +282,7 @@ impl Supervisor {
             crash_due: vec![false; cfg.nodes as usize],
             trails: vec![Trail::default(); cfg.nodes as usize],
             nonlocal: false,
+            let_write: None,
             starting: false,
             resolved: Default::default(),
             serials: 0,
@@ -482,7 +486,7 @@ impl Supervisor {
 
     /// Lets node `n`'s held call run now, as if it had just been made (a
     /// crash point's RUN, a held write after its peer's close arrived).
-    fn run_held_call(&mut self, n: u8) -> Result<(), ProcessError> {
+    pub(super) fn run_held_call(&mut self, n: u8) -> Result<(), ProcessError> {
         let notif = self.held(n)?;
         self.world.nodes[n as usize].blocked = Blocked::Nothing;
         if let Some(p) = self.procs[n as usize].as_mut() {

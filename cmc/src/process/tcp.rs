@@ -172,6 +172,26 @@ impl ProcessWorld {
         label.kind == super::world::ConnKind::Node && peer != me && !c.end(side.other()).done()
     }
 
+    /// Whether the peer of `side` may still reset it before `side`'s next
+    /// write: the peer is another node with its end open (`peer_may_send`),
+    /// what `side` wrote is unread there (travelling toward it, or
+    /// arrived), and `side` is neither reset nor shut for writing. A close
+    /// of the peer's then resets (`close_end`), and on Linux the peer may
+    /// close between two writes of one step of this node: of its own accord
+    /// (a later deadline than this step's, passed while the step runs), or
+    /// in answer to the step's own first write (SEMANTICS, "Non-blocking
+    /// I/O").
+    pub fn peer_may_reset(&self, label: &Label, side: Side) -> bool {
+        let Some(c) = self.conns.get(label) else { return false };
+        let s = c.sock(side);
+        let other = side.other();
+        self.peer_may_send(label, side)
+            && !s.reset
+            && !s.rst
+            && s.shut & Sock::WR == 0
+            && (!c.queue(other).is_empty() || !c.received(other).is_empty())
+    }
+
     /// Whether a connection could still come to a listening socket of node
     /// `n`, besides those on their way: another node lives (or is down,
     /// and may restart) and could dial, or a client is left for `n`.

@@ -1023,13 +1023,16 @@ pub enum Blocked {
         /// What the node's memory is a function of ([`Trail`]).
         trail: Trail,
     },
-    /// A write on connection `fd` toward a peer that has closed or
-    /// crashed in the step that wrote what this node last read, while the
-    /// reset (or the FIN) that step sent is on its way: on Linux the write
-    /// may come before the peer's close. RUN makes it so (the write
-    /// succeeds, and a FIN on its way becomes a reset, the peer having
-    /// closed with it unread); EOF makes the close come first (the reset
-    /// or FIN arrives, and the write is answered as after it).
+    /// A write on connection `fd` that the peer's close may come before.
+    /// Either the peer has closed or crashed, and the reset (or the FIN)
+    /// that sent is on its way: on Linux the write may come before the
+    /// close. RUN makes it so (the write succeeds, and a FIN on its way
+    /// becomes a reset, the peer having closed with it unread); EOF makes
+    /// the close come first (the reset or FIN arrives, and the write is
+    /// answered as after it). Or the peer is still open with what this
+    /// node wrote unread there (`ProcessWorld::peer_may_reset`), and may
+    /// close while the step runs: the others act meanwhile, and RUN makes
+    /// the write as it stands.
     WriteNow {
         /// The connection's descriptor.
         fd: i32,

@@ -669,17 +669,20 @@ impl Supervisor {
                 ),
             });
         }
-        // The peer closed (or crashed) in a step of its own, and what that
-        // sent is on its way: the write may come before the close. Not on
-        // a connection to itself, whose close came first in its own order.
-        // (A write toward a peer still open is made at once, even where
-        // this step has sent it something it may answer with a close: a
-        // limit, SEMANTICS "Non-blocking I/O".)
+        // The write is held where the peer's close may come before it: the
+        // peer closed (or crashed) in a step of its own, and what that sent
+        // is on its way; or the peer is still open with what this node
+        // wrote unread, and may close (so reset) while this step runs, once
+        // another node acts. RUN makes the write as it stands (toward a
+        // peer still open: `let_write`). Not on a connection to itself,
+        // whose close came first in its own order.
+        let let_through = std::mem::take(&mut self.let_write) == Some(n);
         let to_itself = ProcessWorld::dialer_node(&label)
             .is_some_and(|d| self.world.conns.get(&label).is_some_and(|conn| conn.target == d));
         if !data.is_empty()
             && !to_itself
-            && self.world.conns.get(&label).is_some_and(|conn| conn.close_on_its_way(side))
+            && (self.world.conns.get(&label).is_some_and(|conn| conn.close_on_its_way(side))
+                || !let_through && self.world.peer_may_reset(&label, side) && self.others_may_act(n))
         {
             return Ok(Answer::Hold(Blocked::WriteNow { fd, trail: Trail::default() }));
         }
@@ -963,6 +966,13 @@ impl Supervisor {
         let Blocked::WriteNow { fd, .. } = self.world.nodes[n as usize].blocked else {
             return Err(ProcessError::NotEnabled { action: format!("RUN({n})") });
         };
+        // Toward a peer still open: the write is made as it stands.
+        if self.world.conn_of(n, fd).is_some_and(|(label, side)| self.world.peer_may_send(&label, side)) {
+            self.let_write = Some(n);
+            let made = self.run_held_call(n);
+            self.let_write = None;
+            return made;
+        }
         self.world.nodes[n as usize].blocked = Blocked::Nothing;
         let answer = match gather(&notif) {
             Ok(data) => {
