@@ -416,6 +416,27 @@ fn an_accept_that_does_not_wait_after_a_listen_may_find_a_client() {
     assert_eq!(trace, ["START", "CLIENT(0)", "ACCEPT(0, client)"]);
 }
 
+/// The nodes start one at a time, in node order, each until it first
+/// waits; on Linux a later node may have started, and dialled, while an
+/// earlier one ran. Node 0 of "startaccept" listens, is busy and accepts
+/// without waiting, aborting if a connection is there; node 1 dials at its
+/// start (natively 10 of 10 runs abort). The review found it passed: while
+/// node 0 started, no other node could act, and the accept was EAGAIN at
+/// once. Now a node starting counts the nodes still to start as able to
+/// act: node 0 is held, node 1 starts and dials, and ACCEPT answers.
+#[test]
+fn a_node_starting_may_find_what_a_later_node_did_at_its_start() {
+    let _serial = process_support::serial();
+    let w = replay(&tcp("startaccept"), &[]);
+    assert!(matches!(w.nodes[0].blocked, Blocked::AcceptNow { .. }), "{:?}", w.nodes[0].blocked);
+    assert_eq!(enabled(&w), ["ACCEPT(0, 1)", "RUN(0)"]);
+    let r = search(tcp("startaccept"));
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED));
+    let trace: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
+    assert_eq!(trace, ["START", "ACCEPT(0, 1)"]);
+}
+
 /// A write that may come before its peer's crash is held (`WriteNow`), and
 /// a batch of them is as long as the program makes it: not a spin, and not
 /// counted against `holds_per_step_max`. Node 0 of "batch" answers in 20

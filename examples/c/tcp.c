@@ -123,6 +123,10 @@
  *              millisecond: 8 of 10 runs abort). The review found it
  *              passed where holds waited for the step to have sent
  *              something: a listen sends nothing.
+ *   "startaccept" as "lateaccept", with node 1 dialling at its start
+ *              (natively every millisecond until it connects; 8 of 10 runs
+ *              abort). It passed while a node starting ran as if the
+ *              nodes after it could not act yet.
  *   "nbaccept" node 0 listens without blocking and sleeps a second; node 1
  *              dials; node 0 accepts without waiting and aborts if the
  *              connection is there (its bug); otherwise {EAGAIN}.
@@ -215,7 +219,7 @@ static int server(const char *mode)
         pause();
         return 0;
     }
-    if (strcmp(mode, "lateaccept") == 0) {
+    if (strcmp(mode, "lateaccept") == 0 || strcmp(mode, "startaccept") == 0) {
         int l = cmc_listen(0);
         if (l < 0 || fcntl(l, F_SETFL, O_NONBLOCK) != 0)
             return 2;
@@ -421,6 +425,15 @@ static int client(const char *mode)
         socklen_t len = sizeof e;
         getsockopt(s, SOL_SOCKET, SO_ERROR, &e, &len);
         set(2, e);
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "startaccept") == 0) {
+        int c;
+        while ((c = cmc_dial(0)) < 0) /* natively: node 0 may not listen yet */
+            usleep(1000);
+        set(0, 1);
         report();
         pause();
         return 0;

@@ -128,8 +128,9 @@ pub struct Supervisor {
     /// (`others_may_act`), beyond its node's surroundings: the transition
     /// cache, keyed by those, must not keep it.
     pub nonlocal: bool,
-    /// Starting the nodes (START): no crash points then.
-    starting: bool,
+    /// Starting the nodes (START): no crash points then, and the nodes
+    /// after the one starting may still act (`others_may_act`).
+    pub(super) starting: bool,
     /// Absolute paths resolved before (`calls::disk::resolve_at`): the
     /// machine's file system does not change during a search.
     pub(super) resolved: std::cell::RefCell<std::collections::HashMap<(Vec<u8>, bool), super::calls::Resolved>>,
