@@ -416,6 +416,37 @@ fn an_accept_that_does_not_wait_after_a_listen_may_find_a_client() {
     assert_eq!(trace, ["START", "CLIENT(0)", "ACCEPT(0, client)"]);
 }
 
+/// An observation of a connection's end that does not wait sees it at
+/// one instant, and on Linux what is on its way, or what a peer may still
+/// send, may have arrived before it: node 0 of "fionread" asks FIONREAD
+/// after its accept and a busy while, with node 1's "hi" on its way;
+/// "waitallnb" receives two bytes with MSG_WAITALL and MSG_DONTWAIT; in
+/// "soerror" node 0 writes "x", is busy and reads SO_ERROR while node 1
+/// closes on "x" unread (a reset). Each aborts when it sees what came
+/// (natively 10 of 10 runs of each); each passed, answered from the world
+/// at once. Now the node is held (`LookNow`): DELIVER and EOF bring what
+/// came first, RUN answers from the world as it is then.
+#[test]
+fn an_observation_that_does_not_wait_may_find_what_came_meanwhile() {
+    let _serial = process_support::serial();
+    let runs: [(&str, &[&str]); 3] = [
+        ("fionread", &["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)"]),
+        ("waitallnb", &["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)"]),
+        ("soerror", &["START", "ACCEPT(0, 1)", "DELIVER(1, 1.0)", "RUN(1)", "EOF(0, 1.0)", "RUN(0)"]),
+    ];
+    for (mode, expected) in runs {
+        let w = replay(&tcp(mode), &["ACCEPT(0, 1)"]);
+        assert!(matches!(w.nodes[0].blocked, Blocked::LookNow { .. }), "{mode}: {:?}", w.nodes[0].blocked);
+        let w = replay(&tcp(mode), &["ACCEPT(0, 1)", "RUN(0)"]);
+        assert_eq!(w.nodes[0].state, [0], "{mode}: nothing came first");
+        let r = search(tcp(mode));
+        assert_eq!(r.verdict, Verdict::Violation, "{mode}: {}", r.to_text());
+        assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED));
+        let trace: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
+        assert_eq!(trace, expected, "{mode}");
+    }
+}
+
 /// The nodes start one at a time, in node order, each until it first
 /// waits; on Linux a later node may have started, and dialled, while an
 /// earlier one ran. Node 0 of "startaccept" listens, is busy and accepts

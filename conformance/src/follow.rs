@@ -420,7 +420,8 @@ impl<'e> Follower<'e> {
                 | Blocked::Woken { .. }
                 | Blocked::ReadNow { .. }
                 | Blocked::AcceptNow { .. }
-                | Blocked::WriteNow { .. } => {
+                | Blocked::WriteNow { .. }
+                | Blocked::LookNow { .. } => {
                     return Err("a TIMEOUT of a node that waits for nothing".into());
                 }
             },

@@ -123,6 +123,15 @@
  *              millisecond: 8 of 10 runs abort). The review found it
  *              passed where holds waited for the step to have sent
  *              something: a listen sends nothing.
+ *   "fionread" node 1 dials and writes "hi"; node 0 accepts, is busy a
+ *              while (no call) and asks FIONREAD, aborting if anything is
+ *              there (natively 10 of 10 runs abort).
+ *   "waitallnb" the same with a receive of two bytes, MSG_WAITALL and
+ *              MSG_DONTWAIT, aborting if it gets both (10 of 10).
+ *   "soerror"  node 0 accepts, writes "x", is busy and reads SO_ERROR,
+ *              aborting on an error; node 1 closes once "x" is there,
+ *              unread, so a reset (10 of 10). The three passed while such
+ *              observations answered from the world at once.
  *   "startaccept" as "lateaccept", with node 1 dialling at its start
  *              (natively every millisecond until it connects; 8 of 10 runs
  *              abort). It passed while a node starting ran as if the
@@ -161,6 +170,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -281,6 +291,26 @@ static int server(const char *mode)
         for (int i = 0; i < 20; i++)
             ok += write(c, "y", 1) == 1;
         set(0, ok);
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "fionread") == 0 || strcmp(mode, "waitallnb") == 0 || strcmp(mode, "soerror") == 0) {
+        if (strcmp(mode, "soerror") == 0)
+            write(c, "x", 1);
+        for (volatile long i = 0; i < 50000000; i++) /* busy, no call */
+            ;
+        int k = 0;
+        socklen_t len = sizeof k;
+        if (strcmp(mode, "fionread") == 0)
+            ioctl(c, FIONREAD, &k);
+        else if (strcmp(mode, "waitallnb") == 0)
+            k = recv(c, b, 2, MSG_WAITALL | MSG_DONTWAIT) == 2;
+        else
+            getsockopt(c, SOL_SOCKET, SO_ERROR, &k, &len);
+        if (k != 0)
+            abort(); /* the bug: what came meanwhile may be there */
+        set(0, 0);
         report();
         pause();
         return 0;
@@ -481,6 +511,18 @@ static int client(const char *mode)
         report();
         pause();
         return 0;
+    }
+    if (strcmp(mode, "fionread") == 0 || strcmp(mode, "waitallnb") == 0) {
+        write(c, "hi", 2);
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "soerror") == 0) {
+        struct pollfd p = {c, POLLIN, 0};
+        poll(&p, 1, -1); /* "x" has arrived */
+        close(c);        /* unread: a reset */
+        idle(1);
     }
     if (strcmp(mode, "twowrite") == 0 || strcmp(mode, "dlwrite") == 0) {
         signal(SIGPIPE, SIG_IGN);

@@ -242,8 +242,13 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         ends.sort_by_key(|(label, _)| *label);
         ends
     };
+    // A held observation ([`Blocked::LookNow`]) of a connection's end.
+    let looking = |n: u8| match world.nodes[n as usize].blocked {
+        Blocked::LookNow { fd, .. } => world.conn_of(n, fd),
+        _ => None,
+    };
     for n in 0..nodes {
-        for (conn, side) in reading(n).into_iter().chain(watched(n, IN | libc::POLLRDHUP)) {
+        for (conn, side) in reading(n).into_iter().chain(looking(n)).chain(watched(n, IN | libc::POLLRDHUP)) {
             let Some(c) = world.conns.get(&conn) else { continue };
             let queue = c.queue(side);
             let Some(head) = queue.front() else { continue };
@@ -280,6 +285,12 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         if let Blocked::WriteNow { fd, .. } = world.nodes[n as usize].blocked
             && let Some((conn, side)) = world.conn_of(n, fd)
             && world.conns.get(&conn).is_some_and(|c| c.close_on_its_way(side))
+        {
+            out.push(ProcessAction::Eof { node: n, conn });
+        }
+        // An observation that may come after its end's FIN or reset.
+        if let Some((conn, side)) = looking(n)
+            && world.conns.get(&conn).is_some_and(|c| c.end_on_its_way(side))
         {
             out.push(ProcessAction::Eof { node: n, conn });
         }
@@ -342,10 +353,15 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     for n in 0..nodes {
         // A woken wait returns with what is ready now; a read or an
         // accept that does not wait, with nothing arrived, with EAGAIN; a
-        // write that may come before its peer's close, so.
+        // write that may come before its peer's close, so; an observation,
+        // from the world as it is then.
         if matches!(
             world.nodes[n as usize].blocked,
-            Blocked::Woken { .. } | Blocked::ReadNow { .. } | Blocked::AcceptNow { .. } | Blocked::WriteNow { .. }
+            Blocked::Woken { .. }
+                | Blocked::ReadNow { .. }
+                | Blocked::AcceptNow { .. }
+                | Blocked::WriteNow { .. }
+                | Blocked::LookNow { .. }
         ) {
             out.push(ProcessAction::Run { node: n });
         }

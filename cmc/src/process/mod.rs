@@ -91,9 +91,10 @@ pub mod limits {
     /// of the kernel's, about 768 bytes of the socket's room whatever its
     /// length).
     pub const LOCAL_MESSAGES_MAX: usize = 64;
-    /// Calls that do not wait (a read, an accept or a poll with something
-    /// on its way, or that may come: `Blocked::ReadNow`, `AcceptNow`, a
-    /// `Woken` wait that did not wait; not `WriteNow`, whose writes are
+    /// Calls that do not wait (a read, an accept, a poll or an observation
+    /// with something on its way, or that may come: `Blocked::ReadNow`,
+    /// `AcceptNow`, `LookNow`, a `Woken` wait that did not wait; not
+    /// `WriteNow`, whose writes are
     /// bounded by the messages in flight) held in one step of a node, the
     /// node never waiting between: each may find the process with
     /// other memory (a count of its EAGAINs), so each is a world of its

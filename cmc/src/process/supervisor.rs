@@ -121,9 +121,10 @@ pub struct Supervisor {
     /// node was held at before it; at each hold, a hash of the one before.
     /// Set and used within one action.
     trails: Vec<Trail>,
-    /// The node whose held write RUN makes toward a peer still open: the
-    /// write is not held again. Set and used within one action.
-    pub(super) let_write: Option<u8>,
+    /// The node whose held call RUN makes as it stands (a write toward a
+    /// peer still open, an observation): the call is not held again. Set
+    /// and used within one action.
+    pub(super) let_run: Option<u8>,
     /// Whether the action under way read other nodes' parts of the world
     /// (`others_may_act`), beyond its node's surroundings: the transition
     /// cache, keyed by those, must not keep it.
@@ -283,7 +284,7 @@ impl Supervisor {
             crash_due: vec![false; cfg.nodes as usize],
             trails: vec![Trail::default(); cfg.nodes as usize],
             nonlocal: false,
-            let_write: None,
+            let_run: None,
             starting: false,
             resolved: Default::default(),
             serials: 0,
@@ -463,7 +464,10 @@ impl Supervisor {
     fn run_call(&mut self, n: u8, notif: &Notif) -> Result<(), ProcessError> {
         let watch = self.crash_points();
         let before = if watch { self.world.effects_of(n) } else { 0 };
-        let answer = self.handle(n, notif)?;
+        let answer = self.handle(n, notif);
+        // RUN's leave to make a held call as it stands is for that call.
+        self.let_run = None;
+        let answer = answer?;
         // A call that does not wait, held for what is on its way: the node
         // is in the middle of its step.
         let answer = match answer {
@@ -614,6 +618,14 @@ impl Supervisor {
                 self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?.arrived(side).push_back(msg);
                 self.answer_poll(node, false)?;
             }
+            ProcessAction::Deliver { node, conn, part }
+                if matches!(self.world.nodes[node as usize].blocked, Blocked::LookNow { .. }) =>
+            {
+                // Into the end's receive buffer, before the observation.
+                let side = self.looking(node).filter(|(l, _)| *l == conn).ok_or_else(not_enabled)?.1;
+                let msg = self.take_delivery(&conn, side, part).ok_or_else(not_enabled)?;
+                self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?.arrived(side).push_back(msg);
+            }
             ProcessAction::Deliver { node, conn, part } => {
                 let (_, side) = self.reading(node).ok_or_else(not_enabled)?;
                 let msg = self.take_delivery(&conn, side, part).ok_or_else(not_enabled)?;
@@ -647,6 +659,13 @@ impl Supervisor {
                     c.close_arrives(side);
                 }
                 self.run_held_call(node)?;
+            }
+            ProcessAction::Eof { node, conn }
+                if matches!(self.world.nodes[node as usize].blocked, Blocked::LookNow { .. }) =>
+            {
+                // The FIN or the reset arrives before the observation.
+                let side = self.looking(node).filter(|(l, _)| *l == conn).ok_or_else(not_enabled)?.1;
+                self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?.end_arrives(side);
             }
             ProcessAction::Eof { node, conn } => {
                 let side = if self.polling(node) {
@@ -779,7 +798,8 @@ impl Supervisor {
                     | Blocked::Woken { .. }
                     | Blocked::ReadNow { .. }
                     | Blocked::AcceptNow { .. }
-                    | Blocked::WriteNow { .. } => {
+                    | Blocked::WriteNow { .. }
+                    | Blocked::LookNow { .. } => {
                         return Err(not_enabled());
                     }
                 }
@@ -792,6 +812,13 @@ impl Supervisor {
                 if matches!(self.world.nodes[node as usize].blocked, Blocked::WriteNow { .. }) =>
             {
                 self.write_before_close(node)?;
+            }
+            ProcessAction::Run { node }
+                if matches!(self.world.nodes[node as usize].blocked, Blocked::LookNow { .. }) =>
+            {
+                // The observation, of the world as it is now.
+                self.let_run = Some(node);
+                self.run_held_call(node)?;
             }
             ProcessAction::Run { node }
                 if matches!(
@@ -955,6 +982,14 @@ impl Supervisor {
 
     fn polling(&self, n: u8) -> bool {
         matches!(self.world.nodes[n as usize].blocked, Blocked::Poll { .. } | Blocked::Woken { .. })
+    }
+
+    /// The connection end node `n` is held observing ([`Blocked::LookNow`]).
+    fn looking(&self, n: u8) -> Option<(Label, Side)> {
+        match self.world.nodes[n as usize].blocked {
+            Blocked::LookNow { fd, .. } => self.world.conn_of(n, fd),
+            _ => None,
+        }
     }
 
     fn reading(&self, n: u8) -> Option<(Label, Side)> {

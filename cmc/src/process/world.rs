@@ -1039,12 +1039,25 @@ pub enum Blocked {
         /// What the node's memory is a function of ([`Trail`]).
         trail: Trail,
     },
+    /// An observation of connection `fd`'s end that does not wait
+    /// (`ioctl(FIONREAD)`, `SO_ERROR`, a receive with `MSG_WAITALL` that
+    /// does not wait) while something is on its way to the end or may
+    /// still come: on Linux it may have arrived before the call. DELIVER
+    /// adds a message to what the end has received, EOF brings the FIN or
+    /// the reset, and the node stays held; RUN answers the call from the
+    /// world as it is then (`SO_ERROR` with a reset still on its way: 0).
+    LookNow {
+        /// The connection's descriptor.
+        fd: i32,
+        /// What the node's memory is a function of ([`Trail`]).
+        trail: Trail,
+    },
 }
 
 /// What the memory of a node held in the middle of its step is a function
 /// of, where its reported state does not say it: a crash point, or a call
 /// that does not wait held for what is on its way (`Blocked::ReadNow`,
-/// `AcceptNow`, `WriteNow`, a `Woken` wait that did not wait). Between
+/// `AcceptNow`, `WriteNow`, `LookNow`, a `Woken` wait that did not wait). Between
 /// two of its waits a process may change its memory without reporting it
 /// (a count of its EAGAINs), so two holds with one reported state may be
 /// two processes; a trail in the world keeps them apart, so that two
@@ -1074,7 +1087,8 @@ impl Blocked {
             | Blocked::Woken { trail }
             | Blocked::ReadNow { trail, .. }
             | Blocked::AcceptNow { trail, .. }
-            | Blocked::WriteNow { trail, .. } => Some(trail),
+            | Blocked::WriteNow { trail, .. }
+            | Blocked::LookNow { trail, .. } => Some(trail),
             _ => None,
         }
     }
@@ -1087,7 +1101,8 @@ impl Blocked {
             | Blocked::Woken { trail }
             | Blocked::ReadNow { trail, .. }
             | Blocked::AcceptNow { trail, .. }
-            | Blocked::WriteNow { trail, .. } => *trail = to,
+            | Blocked::WriteNow { trail, .. }
+            | Blocked::LookNow { trail, .. } => *trail = to,
             _ => {}
         }
     }
@@ -1109,6 +1124,7 @@ impl fmt::Display for Blocked {
             Blocked::ReadNow { fd, .. } => write!(f, "ReadNow {{ fd: {fd} }}"),
             Blocked::AcceptNow { fd, .. } => write!(f, "AcceptNow {{ fd: {fd} }}"),
             Blocked::WriteNow { fd, .. } => write!(f, "WriteNow {{ fd: {fd} }}"),
+            Blocked::LookNow { fd, .. } => write!(f, "LookNow {{ fd: {fd} }}"),
             other => write!(f, "{other:?}"),
         }
     }
@@ -1487,6 +1503,7 @@ impl ProcessWorld {
             Blocked::ReadNow { fd, .. } => (11, fd),
             Blocked::AcceptNow { fd, .. } => (12, fd),
             Blocked::WriteNow { fd, .. } => (13, fd),
+            Blocked::LookNow { fd, .. } => (14, fd),
         };
         out.push(tag);
         push_fd(out, fd);
@@ -1498,7 +1515,8 @@ impl ProcessWorld {
             | Blocked::Woken { trail }
             | Blocked::ReadNow { trail, .. }
             | Blocked::AcceptNow { trail, .. }
-            | Blocked::WriteNow { trail, .. } => {
+            | Blocked::WriteNow { trail, .. }
+            | Blocked::LookNow { trail, .. } => {
                 out.extend_from_slice(&trail.hash.to_le_bytes());
                 out.push(trail.holds);
             }

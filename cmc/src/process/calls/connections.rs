@@ -411,11 +411,19 @@ impl Supervisor {
         let Some(v) = vfd else { return Answer::Continue };
         let fd = c.args[0] as i32;
         let (level, name) = (c.args[1] as i32, c.args[2] as i32);
+        let run = self.let_run == Some(n);
         let value = match (level, name, v) {
             (libc::SOL_SOCKET, libc::SO_ERROR, VFd::Conn { label, side }) => {
-                // Taken: the reset is seen, by reads and polls too.
+                if let Some(hold) = self.look_now(n, fd, label, side, Look::Error) {
+                    return hold;
+                }
                 self.world.conns.get_mut(&label).map_or(0, |conn| {
                     let s = conn.sock_mut(side);
+                    if run && s.rst {
+                        // Made before the reset on its way arrived.
+                        return 0;
+                    }
+                    // Taken: the reset is seen, by reads and polls too.
                     if s.err != 0 {
                         s.rst = false;
                     }
@@ -529,6 +537,18 @@ impl Supervisor {
                     let nonblocking = flags & libc::MSG_DONTWAIT != 0
                         || self.world.nodes[n as usize].nonblock.contains(&fd)
                         || self.receive_wait(n, fd) == Wait::Never;
+                    // Not waiting, short of its length: more may have
+                    // arrived before the call.
+                    let short = self.world.conns.get(&label).is_some_and(|conn| {
+                        !conn.ended(side)
+                            && conn.received(side).iter().map(Vec::len).sum::<usize>() < c.args[2] as usize
+                    });
+                    if nonblocking
+                        && short
+                        && let Some(hold) = self.look_now(n, fd, label, side, Look::Stream)
+                    {
+                        return Ok(hold);
+                    }
                     return Ok(self.recv_waitall(n, c, fd, label, side, nonblocking));
                 }
                 let peek = flags & libc::MSG_PEEK != 0;
@@ -674,9 +694,9 @@ impl Supervisor {
         // is on its way; or the peer is still open with what this node
         // wrote unread, and may close (so reset) while this step runs, once
         // another node acts. RUN makes the write as it stands (toward a
-        // peer still open: `let_write`). Not on a connection to itself,
+        // peer still open: `let_run`). Not on a connection to itself,
         // whose close came first in its own order.
-        let let_through = std::mem::take(&mut self.let_write) == Some(n);
+        let let_through = self.let_run == Some(n);
         let to_itself = ProcessWorld::dialer_node(&label)
             .is_some_and(|d| self.world.conns.get(&label).is_some_and(|conn| conn.target == d));
         if !data.is_empty()
@@ -917,6 +937,30 @@ impl Supervisor {
     /// arrived, as many messages as it takes; all of `len`, or EOF, ends it;
     /// otherwise it waits with what it has (or, non-blocking, returns it,
     /// or EAGAIN if nothing).
+    /// Node `n`'s observation of its end `side` of `label` (through `fd`),
+    /// which does not wait, held ([`Blocked::LookNow`]) where what it
+    /// observes may change first: on Linux a message, the FIN or a reset
+    /// may arrive before the call, and a peer that may still send or reset
+    /// may do so, while another node acts, before the call too. `None`:
+    /// answered now (nothing may come, or RUN made it as it stands).
+    pub(super) fn look_now(&mut self, n: u8, fd: i32, label: Label, side: Side, look: Look) -> Option<Answer> {
+        if self.let_run == Some(n) {
+            return None;
+        }
+        let conn = self.world.conns.get(&label)?;
+        let on_its_way = match look {
+            Look::Bytes => !conn.queue(side).is_empty(),
+            Look::Stream => !conn.queue(side).is_empty() || conn.end_on_its_way(side),
+            Look::Error => conn.sock(side).rst,
+        };
+        let may_come = match look {
+            Look::Bytes | Look::Stream => self.world.peer_may_send(&label, side),
+            Look::Error => self.world.peer_may_reset(&label, side),
+        };
+        let held = on_its_way || may_come && self.others_may_act(n);
+        held.then_some(Answer::Hold(Blocked::LookNow { fd, trail: Trail::default() }))
+    }
+
     fn recv_waitall(&mut self, n: u8, c: &Notif, fd: i32, label: Label, side: Side, nonblocking: bool) -> Answer {
         let want = c.args[2] as usize;
         let mut got = 0;
@@ -968,10 +1012,8 @@ impl Supervisor {
         };
         // Toward a peer still open: the write is made as it stands.
         if self.world.conn_of(n, fd).is_some_and(|(label, side)| self.world.peer_may_send(&label, side)) {
-            self.let_write = Some(n);
-            let made = self.run_held_call(n);
-            self.let_write = None;
-            return made;
+            self.let_run = Some(n);
+            return self.run_held_call(n);
         }
         self.world.nodes[n as usize].blocked = Blocked::Nothing;
         let answer = match gather(&notif) {
@@ -1106,4 +1148,17 @@ mod tests {
         let mut big = vec![65];
         assert_eq!(take_records(&mut big), Err(65));
     }
+}
+
+/// What an observation that does not wait reads of a connection's end
+/// ([`Supervisor::look_now`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Look {
+    /// The bytes received and not read (`FIONREAD`).
+    Bytes,
+    /// The bytes received and whether the stream has ended (a receive
+    /// with `MSG_WAITALL` that does not wait).
+    Stream,
+    /// The error pending (`SO_ERROR`).
+    Error,
 }

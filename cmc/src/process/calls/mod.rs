@@ -279,6 +279,15 @@ impl Supervisor {
                 Ok(self.on_close(n, fd, vfd))
             }
             libc::SYS_ioctl if fd == 3 && c.args[1] == HELLO_REQUEST => self.on_preload_hello(n, c),
+            // What a connection's end has received, observed without
+            // waiting: held while more may arrive first.
+            libc::SYS_ioctl
+                if c.args[1] == libc::FIONREAD
+                    && let Some(VFd::Conn { label, side }) = vfd
+                    && let Some(hold) = self.look_now(n, fd, label, side, connections::Look::Bytes) =>
+            {
+                Ok(hold)
+            }
             libc::SYS_ioctl => on_ioctl(&mut self.world, n, c, vfd),
             libc::SYS_fcntl
                 if matches!(c.args[1] as i32, libc::F_DUPFD | libc::F_DUPFD_CLOEXEC)
