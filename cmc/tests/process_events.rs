@@ -95,8 +95,12 @@ fn a_search_of_the_event_loop_passes() {
         assert_eq!(r.verdict, Verdict::Pass, "{how}: {}", r.to_text());
         counts.push((r.distinct_states, r.generated_states));
     }
-    // One program, three ways to wait, the same state space.
-    assert!(counts.iter().all(|c| *c == counts[0]), "{counts:?}");
+    // One program, three ways to wait: poll and epoll have the same state
+    // space; select's is larger, since it writes back the time it did not
+    // wait, so a wait woken with more or less of its timeout left leaves
+    // the process with other memory.
+    assert_eq!(counts[0], counts[2], "{counts:?}");
+    assert!(counts[1].0 > counts[0].0, "{counts:?}");
     assert!(counts[0].0 >= 6, "{counts:?}");
 }
 

@@ -213,3 +213,26 @@ fn the_example_model_files_select_the_t_convention() {
     assert!(!parsed.timeout_byte);
     assert_eq!(parsed.timeout_order, TimeoutOrder::Any);
 }
+
+/// Linux's `select`, `pselect6` and `ppoll` write back into their timeout
+/// what they did not wait of it (`poll_select_finish`), and a loop that
+/// selects with one `struct timeval` until none is left is the common way
+/// to wait for a deadline. Node 0 of `probe.c` "selectleft" selects with
+/// 2.5 s; node 1 sleeps a second and writes a vote, which wakes the select
+/// a second in: 1.5 s are left. The next select's time is up at the
+/// deadline, and the loop ends. Before, the timeout was never written: the
+/// loop selected for ever, and a program's decision after it was never
+/// reached (the review's `selloop` probe passed, where 10 of 10 native
+/// runs reach it).
+#[test]
+fn select_writes_back_the_time_it_did_not_wait() {
+    let _serial = process_support::serial();
+    let mut c = linux("probe", 2, 2);
+    c.args = vec!["selectleft".to_string()];
+    let w = replay(&c, &["ACCEPT(0, 1)", "TIMEOUT(1)", "DELIVER(0, 1.0)"]);
+    assert_eq!(w.nodes[0].state, [1, 1, 5], "a vote, 1.5 s left");
+    assert!(matches!(w.nodes[0].blocked, Blocked::Poll { until: Some(3) }), "{:?}", w.nodes[0].blocked);
+    let w = replay(&c, &["ACCEPT(0, 1)", "TIMEOUT(1)", "DELIVER(0, 1.0)", "TIMEOUT(0)"]);
+    assert_eq!(w.nodes[0].state, [1, 0, 0], "none left");
+    assert_eq!(w.nodes[0].blocked, Blocked::Pause, "the loop has ended");
+}

@@ -28,7 +28,11 @@
  * both with one recv(MSG_WAITALL); "ticker" timerfds (see ticker);
  * "store DIR" durable files in the data directory (see store); "churn
  * DIR" files that come and go there (see churn); "naps"
- * sleeps by sleep, poll and select of nothing; "rdhup" a poll for
+ * sleeps by sleep, poll and select of nothing; "selectleft" node 0 selects
+ * on node 1's connection with one struct timeval, 2.5 s, until Linux's
+ * select has written back that none is left, reporting {votes read,
+ * seconds left, tenths left} after each; node 1 sleeps a second and
+ * writes a vote; "rdhup" a poll for
  * the peer's hang-up only; "addresses" report where the text,
  * the stack, the break, an anonymous mapping and printf are, then wait
  * in accept();
@@ -129,6 +133,7 @@
 #include <sys/auxv.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/sysinfo.h>
 #include <sys/times.h>
 #include <sys/timex.h>
@@ -1028,6 +1033,36 @@ int main(int argc, char **argv)
         }
         st[0] = 1, st[1] = (uint8_t)(time(NULL) - 1767225600);
         cmc_record_write(CMC_STATE_FD, st, sizeof st);
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "selectleft") == 0) {
+        uint8_t st[3] = {0, 2, 5};
+        if (node == 0) {
+            int l = cmc_listen(0);
+            cmc_record_write(CMC_STATE_FD, st, sizeof st);
+            int c = accept(l, NULL, NULL);
+            struct timeval tv = {2, 500000};
+            while (tv.tv_sec > 0 || tv.tv_usec > 0) {
+                fd_set r;
+                FD_ZERO(&r);
+                FD_SET(c, &r);
+                char b[8];
+                if (select(c + 1, &r, NULL, NULL, &tv) > 0 && read(c, b, sizeof b) > 0)
+                    st[0]++;
+                st[1] = (uint8_t)tv.tv_sec, st[2] = (uint8_t)(tv.tv_usec / 100000);
+                cmc_record_write(CMC_STATE_FD, st, sizeof st);
+            }
+            pause();
+            return 0;
+        }
+        int c = cmc_dial(0);
+        st[0] = 9;
+        cmc_record_write(CMC_STATE_FD, st, 1);
+        sleep(1);
+        write(c, "v", 1);
+        st[0] = 10;
+        cmc_record_write(CMC_STATE_FD, st, 1);
         pause();
         return 0;
     }

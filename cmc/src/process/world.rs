@@ -1002,6 +1002,11 @@ pub enum Blocked {
         /// node is then in the middle of its step. The default where it
         /// waited first (its memory is its reported state's).
         trail: Trail,
+        /// The whole seconds its timeout had left when it woke, for a call
+        /// that writes back the time it did not wait (`select`,
+        /// `pselect6`, `ppoll`, after a wait with a timeout); `None`
+        /// otherwise.
+        left: Option<u32>,
     },
     /// A read of connection `fd` that does not wait (non-blocking,
     /// `MSG_DONTWAIT`, a zero receive timeout), with nothing received while
@@ -1084,7 +1089,7 @@ impl Blocked {
     pub fn trail(&self) -> Option<Trail> {
         match *self {
             Blocked::CrashPoint { trail }
-            | Blocked::Woken { trail }
+            | Blocked::Woken { trail, .. }
             | Blocked::ReadNow { trail, .. }
             | Blocked::AcceptNow { trail, .. }
             | Blocked::WriteNow { trail, .. }
@@ -1098,7 +1103,7 @@ impl Blocked {
     pub fn set_trail(&mut self, to: Trail) {
         match self {
             Blocked::CrashPoint { trail }
-            | Blocked::Woken { trail }
+            | Blocked::Woken { trail, .. }
             | Blocked::ReadNow { trail, .. }
             | Blocked::AcceptNow { trail, .. }
             | Blocked::WriteNow { trail, .. }
@@ -1499,7 +1504,8 @@ impl ProcessWorld {
             Blocked::Accept { fd, until: Some(_) } => (7, fd),
             Blocked::Read { fd, until: Some(_) } => (8, fd),
             Blocked::CrashPoint { .. } => (9, 0),
-            Blocked::Woken { .. } => (10, 0),
+            Blocked::Woken { left: None, .. } => (10, 0),
+            Blocked::Woken { left: Some(_), .. } => (15, 0),
             Blocked::ReadNow { fd, .. } => (11, fd),
             Blocked::AcceptNow { fd, .. } => (12, fd),
             Blocked::WriteNow { fd, .. } => (13, fd),
@@ -1512,13 +1518,18 @@ impl ProcessWorld {
             | Blocked::Accept { until: Some(until), .. }
             | Blocked::Read { until: Some(until), .. } => out.extend_from_slice(&until.to_le_bytes()),
             Blocked::CrashPoint { trail }
-            | Blocked::Woken { trail }
+            | Blocked::Woken { trail, left: None }
             | Blocked::ReadNow { trail, .. }
             | Blocked::AcceptNow { trail, .. }
             | Blocked::WriteNow { trail, .. }
             | Blocked::LookNow { trail, .. } => {
                 out.extend_from_slice(&trail.hash.to_le_bytes());
                 out.push(trail.holds);
+            }
+            Blocked::Woken { trail, left: Some(left) } => {
+                out.extend_from_slice(&trail.hash.to_le_bytes());
+                out.push(trail.holds);
+                out.extend_from_slice(&left.to_le_bytes());
             }
             Blocked::Poll { until: None } => out.push(0),
             Blocked::Poll { until: Some(until) } => {
@@ -1882,10 +1893,12 @@ mod tests {
             with_node(&|n| n.blocked = Blocked::Poll { until: Some(0) }),
             with_node(&|n| n.blocked = Blocked::Sleep { until: 0 }),
             with_node(&|n| n.blocked = Blocked::Pause),
-            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail::default() }),
-            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 1, holds: 1 } }),
-            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 1, holds: 2 } }),
-            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 2, holds: 1 } }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail::default(), left: None }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 1, holds: 1 }, left: None }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 1, holds: 2 }, left: None }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 2, holds: 1 }, left: None }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail::default(), left: Some(0) }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail::default(), left: Some(1) }),
             with_node(&|n| n.life = Life::Down),
             with_node(&|n| n.blocked = Blocked::Timer { fd: 4 }),
             with_node(&|n| {

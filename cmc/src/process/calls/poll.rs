@@ -239,7 +239,7 @@ impl Supervisor {
             if !self.watches_both_ends(n, &watch) {
                 let before = std::mem::replace(&mut self.world.nodes[n as usize].watch, watch);
                 if self.stays_woken(n) {
-                    return Ok(Answer::Hold(Blocked::Woken { trail: Trail::default() }));
+                    return Ok(Answer::Hold(Blocked::Woken { trail: Trail::default(), left: None }));
                 }
                 self.world.nodes[n as usize].watch = before;
             }
@@ -282,7 +282,7 @@ impl Supervisor {
     /// enumeration serves both: with `n` woken, the other nodes' actions
     /// are what they are with `n` waiting for nothing.
     fn stays_woken(&mut self, n: u8) -> bool {
-        let actions = self.actions_as(n, Blocked::Woken { trail: Trail::default() });
+        let actions = self.actions_as(n, Blocked::Woken { trail: Trail::default(), left: None });
         let on_its_way = actions.iter().any(
             |a| matches!(a, ProcessAction::Deliver { node, .. } | ProcessAction::Accept { node, .. } | ProcessAction::Eof { node, .. } if *node == n),
         );
@@ -341,8 +341,9 @@ impl Supervisor {
             if self.stays_woken(n) {
                 // Woken where it waited (its memory is its reported
                 // state's), or still held where it did not wait.
+                let left = self.time_left(n, &notif);
                 let blocked = &mut self.world.nodes[n as usize].blocked;
-                *blocked = Blocked::Woken { trail: blocked.trail().unwrap_or_default() };
+                *blocked = Blocked::Woken { trail: blocked.trail().unwrap_or_default(), left };
                 return Ok(());
             }
         }
@@ -354,6 +355,7 @@ impl Supervisor {
     pub(in crate::process) fn return_poll(&mut self, n: u8) -> Result<(), ProcessError> {
         let notif = self.held(n)?;
         let call = self.parse_call(n, &notif);
+        let left = self.time_left(n, &notif);
         let node = &mut self.world.nodes[n as usize];
         node.blocked = Blocked::Nothing;
         node.watch.clear();
@@ -361,7 +363,56 @@ impl Supervisor {
             Ok(call) => self.write_answer(n, &notif, &call)?,
             Err(e) => Answer::Err(e),
         };
+        let answer = match (answer, left) {
+            (Answer::Val(k), Some(left)) => self.write_time_left(&notif, left).map_or(Answer::Val(k), Answer::Err),
+            (answer, _) => answer,
+        };
         self.answer(n, &notif, answer)
+    }
+
+    /// The whole seconds node `n`'s held wait (`notif`) has left of its
+    /// timeout, where the call writes back the time it did not wait
+    /// (`select`, `pselect6`, `ppoll`, as Linux's `poll_select_finish`
+    /// does): from the deadline of the wait, or what a woken wait kept
+    /// when it woke. `None` for any other wait.
+    fn time_left(&self, n: u8, notif: &Notif) -> Option<u32> {
+        let at = match notif.nr {
+            libc::SYS_select | libc::SYS_pselect6 => notif.args[4],
+            libc::SYS_ppoll => notif.args[2],
+            _ => return None,
+        };
+        if at == 0 {
+            return None;
+        }
+        match self.world.nodes[n as usize].blocked {
+            Blocked::Poll { until: Some(until) } => Some(until.saturating_sub(self.world.clock)),
+            Blocked::Woken { left, .. } => left,
+            _ => None,
+        }
+    }
+
+    /// Writes back into the held call's timeout what it did not wait of
+    /// it: what it asked for less the whole seconds that passed (the
+    /// deadline was its length rounded up to whole seconds, `after`), none
+    /// after its time was up. An errno where the timeout cannot be read or
+    /// written.
+    fn write_time_left(&self, notif: &Notif, left: u32) -> Option<i32> {
+        let (at, micro) = match notif.nr {
+            libc::SYS_select => (notif.args[4], true),
+            libc::SYS_pselect6 => (notif.args[4], false),
+            _ => (notif.args[2], false),
+        };
+        let Some(b) = notif::read_mem(notif.pid, at, 16) else { return Some(libc::EFAULT) };
+        let sec = i64::from_ne_bytes(b[0..8].try_into().unwrap_or_default());
+        let frac = i64::from_ne_bytes(b[8..16].try_into().unwrap_or_default());
+        let nsec = if micro { frac * 1000 } else { frac };
+        let whole = sec.saturating_add((nsec > 0) as i64).max(1);
+        let passed = whole.saturating_sub(left as i64).max(0);
+        let total = (sec as i128 * 1_000_000_000 + nsec as i128 - passed as i128 * 1_000_000_000).max(0);
+        let (sec, nsec) = ((total / 1_000_000_000) as i64, (total % 1_000_000_000) as i64);
+        let frac = if micro { nsec / 1000 } else { nsec };
+        let out = [sec.to_ne_bytes(), frac.to_ne_bytes()].concat();
+        (!notif::write_mem(notif.pid, at, &out)).then_some(libc::EFAULT)
     }
 
     /// The end of connection `label` that node `n` watches in its wait
