@@ -109,7 +109,7 @@ fn register_bug_early_ack() {
 
 #[test]
 fn logship_bug_send_delta() {
-    caught("logship-bug-send-delta", "backups_are_prefixes", 9);
+    caught("logship-bug-send-delta", "backups_are_prefixes", 10);
 }
 
 /// Programs a search may exec, and seccomp filters it may install, beyond

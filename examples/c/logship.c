@@ -28,8 +28,8 @@
  * primary in accept; READING: the primary reading a connection it
  * accepted, or a backup reading its subscription); for the primary the
  * bitmap of subscribed backups (a backup: 0); and the log, `length` bytes
- * (a never-written entry is 0). A backup dials and subscribes before its
- * first report. Each change is reported before what follows it, as cmc(7)
+ * (a never-written entry is 0). A backup reports its empty log before it
+ * dials and subscribes. Each change is reported before what follows it, as cmc(7)
  * asks, not only before the node waits: the primary may be held between
  * two writes while a backup reads the first.
  *
@@ -158,11 +158,12 @@ static int subscribe(int node)
 
 static int backup(int node)
 {
+    s.role = 1;
+    s.phase = READING;
+    report(); /* before it subscribes: it may be held mid-step there */
     int c = subscribe(node);
     if (c < 0)
         return 2;
-    s.role = 1;
-    s.phase = READING;
     for (;;) {
         report();
         uint8_t m[CMC_WRITE_MAX];

@@ -123,6 +123,19 @@
  *              millisecond: 8 of 10 runs abort). The review found it
  *              passed where holds waited for the step to have sent
  *              something: a listen sends nothing.
+ *   "stream"   node 1 writes 7 bytes, one write each; node 0 reads them
+ *              as they come, reporting how many it has: {bytes}.
+ *   "crossconn" node 1 dials twice, writes "g" on its second connection,
+ *              is busy, writes "x" on its first and reads it, aborting on
+ *              0; node 0 closes the first (nothing unread: a FIN) once "g"
+ *              is there. Natively the FIN comes before "x" (10 of 10 runs
+ *              abort); it passed while a write with nothing unread at the
+ *              peer was made at once.
+ *   "dlfin"    node 1 writes "a", reads node 0's "k", sleeps a second, is
+ *              busy, writes "x" and reads, aborting on 0; node 0 sleeps
+ *              1.005 s after "k" and closes (a FIN). Under deadline order
+ *              node 0's TIMEOUT cannot come first, yet natively it falls
+ *              while node 1 is busy (10 of 10).
  *   "fionread" node 1 dials and writes "hi"; node 0 accepts, is busy a
  *              while (no call) and asks FIONREAD, aborting if anything is
  *              there (natively 10 of 10 runs abort).
@@ -132,6 +145,8 @@
  *              aborting on an error; node 1 closes once "x" is there,
  *              unread, so a reset (10 of 10). The three passed while such
  *              observations answered from the world at once.
+ *   "peername" as "soerror", with getpeername, aborting on ENOTCONN (a
+ *              reset end is closed; 10 of 10).
  *   "startaccept" as "lateaccept", with node 1 dialling at its start
  *              (natively every millisecond until it connects; 8 of 10 runs
  *              abort). It passed while a node starting ran as if the
@@ -295,8 +310,9 @@ static int server(const char *mode)
         pause();
         return 0;
     }
-    if (strcmp(mode, "fionread") == 0 || strcmp(mode, "waitallnb") == 0 || strcmp(mode, "soerror") == 0) {
-        if (strcmp(mode, "soerror") == 0)
+    if (strcmp(mode, "fionread") == 0 || strcmp(mode, "waitallnb") == 0 || strcmp(mode, "soerror") == 0 ||
+        strcmp(mode, "peername") == 0) {
+        if (strcmp(mode, "soerror") == 0 || strcmp(mode, "peername") == 0)
             write(c, "x", 1);
         for (volatile long i = 0; i < 50000000; i++) /* busy, no call */
             ;
@@ -306,8 +322,13 @@ static int server(const char *mode)
             ioctl(c, FIONREAD, &k);
         else if (strcmp(mode, "waitallnb") == 0)
             k = recv(c, b, 2, MSG_WAITALL | MSG_DONTWAIT) == 2;
-        else
+        else if (strcmp(mode, "soerror") == 0)
             getsockopt(c, SOL_SOCKET, SO_ERROR, &k, &len);
+        else {
+            struct sockaddr_in a;
+            socklen_t alen = sizeof a;
+            k = getpeername(c, (struct sockaddr *)&a, &alen) != 0;
+        }
         if (k != 0)
             abort(); /* the bug: what came meanwhile may be there */
         set(0, 0);
@@ -375,6 +396,44 @@ static int server(const char *mode)
         if (strcmp(mode, "rstpoll") == 0)
             write(c, "hi", 2);
         close(c); /* unread: a reset */
+        idle(0);
+    }
+    if (strcmp(mode, "stream") == 0) {
+        int got = 0;
+        while (got < 7) {
+            ssize_t k = read(c, b, sizeof b);
+            if (k <= 0)
+                abort();
+            got += k;
+            set(0, got);
+            report();
+        }
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "crossconn") == 0) {
+        int g = accept(l, NULL, NULL);
+        set(0, 1);
+        report();
+        struct pollfd p = {g, POLLIN, 0};
+        poll(&p, 1, -1);
+        read(g, b, 1); /* "g" */
+        set(0, 2);
+        report();
+        close(c); /* nothing unread on it: a FIN */
+        set(0, 3);
+        report();
+        idle(0);
+    }
+    if (strcmp(mode, "dlfin") == 0) {
+        read(c, b, 1); /* "a" */
+        write(c, "k", 1);
+        set(0, 1);
+        report();
+        usleep(1005000);
+        close(c); /* nothing unread: a FIN */
+        set(0, 2);
+        report();
         idle(0);
     }
     if (strcmp(mode, "twowrite") == 0) {
@@ -518,11 +577,41 @@ static int client(const char *mode)
         pause();
         return 0;
     }
-    if (strcmp(mode, "soerror") == 0) {
+    if (strcmp(mode, "soerror") == 0 || strcmp(mode, "peername") == 0) {
         struct pollfd p = {c, POLLIN, 0};
         poll(&p, 1, -1); /* "x" has arrived */
         close(c);        /* unread: a reset */
         idle(1);
+    }
+    if (strcmp(mode, "stream") == 0) {
+        for (int i = 0; i < 7; i++)
+            write(c, "x", 1);
+        set(0, 7);
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "crossconn") == 0 || strcmp(mode, "dlfin") == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        if (strcmp(mode, "crossconn") == 0) {
+            int g = cmc_dial(0);
+            write(g, "g", 1);
+        } else {
+            write(c, "a", 1);
+            read(c, b, 1); /* "k" */
+            set(0, 1);
+            report();
+            usleep(1000000);
+        }
+        for (volatile long i = 0; i < 50000000; i++) /* busy, no call */
+            ;
+        write(c, "x", 1); /* nothing unread at node 0 */
+        if (read(c, b, sizeof b) == 0)
+            abort(); /* the bug: node 0's FIN may come before "x" */
+        set(0, 2);
+        report();
+        pause();
+        return 0;
     }
     if (strcmp(mode, "twowrite") == 0 || strcmp(mode, "dlwrite") == 0) {
         signal(SIGPIPE, SIG_IGN);

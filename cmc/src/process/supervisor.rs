@@ -120,7 +120,7 @@ pub struct Supervisor {
     /// (`ProcessWorld::encode_local`) and the action, and the holds the
     /// node was held at before it; at each hold, a hash of the one before.
     /// Set and used within one action.
-    trails: Vec<Trail>,
+    pub(super) trails: Vec<Trail>,
     /// The node whose held call RUN makes as it stands (a write toward a
     /// peer still open, an observation): the call is not held again. Set
     /// and used within one action.
@@ -318,7 +318,7 @@ impl Supervisor {
         self.crash_due.fill(false);
         // A node's memory as it starts is a function of its number alone.
         for n in 0..self.cfg.nodes {
-            self.trails[n as usize] = Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&[n])), holds: 0 };
+            self.trails[n as usize] = Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&[n])), holds: 0, acted: 0 };
         }
         self.world = ProcessWorld::new(self.cfg.nodes, &self.cfg.budgets);
         self.world.stream = self.cfg.stream;
@@ -464,10 +464,16 @@ impl Supervisor {
     fn run_call(&mut self, n: u8, notif: &Notif) -> Result<(), ProcessError> {
         let watch = self.crash_points();
         let before = if watch { self.world.effects_of(n) } else { 0 };
+        let seen = self.world.seen_by_others(n);
         let answer = self.handle(n, notif);
         // RUN's leave to make a held call as it stands is for that call.
         self.let_run = None;
         let answer = answer?;
+        for (p, (now, before)) in self.world.seen_by_others(n).iter().zip(seen).enumerate() {
+            if *now != before {
+                self.trails[n as usize].acted |= 1 << p;
+            }
+        }
         // A call that does not wait, held for what is on its way: the node
         // is in the middle of its step.
         let answer = match answer {
@@ -605,10 +611,17 @@ impl Supervisor {
         // CLIENT run none), so no other node's trail is read.
         if let Some(n) = action.node() {
             let mut key = Vec::new();
-            self.world.encode_local(n, &mut key);
+            self.world.encode_memory_key(n, &mut key);
             key.extend_from_slice(action.to_string().as_bytes());
             let trail = self.world.nodes[n as usize].blocked.trail().unwrap_or_default();
-            self.trails[n as usize] = Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&key)), holds: trail.holds };
+            // A step that begins at a TIMEOUT under deadline order: a
+            // peer's later deadline may pass while it runs, and no world
+            // puts that TIMEOUT first.
+            let deadline = matches!(self.world.timeout_order, super::TimeoutOrder::Deadline { .. });
+            let timed = deadline && matches!(action, ProcessAction::Timeout { .. });
+            let acted = trail.acted | if timed { Trail::TIMED } else { 0 };
+            self.trails[n as usize] =
+                Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&key)), holds: trail.holds, acted };
         }
         match *action {
             ProcessAction::Deliver { node, conn, part } if self.polling(node) => {

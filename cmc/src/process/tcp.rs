@@ -172,16 +172,18 @@ impl ProcessWorld {
         label.kind == super::world::ConnKind::Node && peer != me && !c.end(side.other()).done()
     }
 
-    /// Whether the peer of `side` may still reset it before `side`'s next
-    /// write: the peer is another node with its end open (`peer_may_send`),
-    /// what `side` wrote is unread there (travelling toward it, or
-    /// arrived), and `side` is neither reset nor shut for writing. A close
-    /// of the peer's then resets (`close_end`), and on Linux the peer may
-    /// close between two writes of one step of this node: of its own accord
-    /// (a later deadline than this step's, passed while the step runs), or
-    /// in answer to the step's own first write (SEMANTICS, "Non-blocking
-    /// I/O").
-    pub fn peer_may_reset(&self, label: &Label, side: Side) -> bool {
+    /// Whether the peer of `side` may still close (or shut, or its
+    /// listener close) before `side`'s next write, in a way no world puts
+    /// before the node's step: the peer is another node with its end open
+    /// or not yet accepted (`peer_may_send`), `side` is neither reset nor
+    /// shut for writing, and either what `side` wrote is unread there
+    /// (travelling toward it, or arrived: a close then resets,
+    /// `close_end`), or the step has `acted`: given the others something
+    /// to react to, or begun at a TIMEOUT, whose later deadlines no world
+    /// puts first (`Trail::acted`). On Linux the peer may then close
+    /// between two calls of one step of this node (SEMANTICS,
+    /// "Non-blocking I/O").
+    pub fn peer_may_reset(&self, label: &Label, side: Side, acted: bool) -> bool {
         let Some(c) = self.conns.get(label) else { return false };
         let s = c.sock(side);
         let other = side.other();
@@ -189,7 +191,7 @@ impl ProcessWorld {
             && !s.reset
             && !s.rst
             && s.shut & Sock::WR == 0
-            && (!c.queue(other).is_empty() || !c.received(other).is_empty())
+            && (acted || !c.queue(other).is_empty() || !c.received(other).is_empty())
     }
 
     /// Whether a connection could still come to a listening socket of node
@@ -423,6 +425,40 @@ impl ProcessWorld {
             None => out.push(0),
         }
         node.disk.encode(&mut out);
+        self.encode_outputs(n, &mut out);
+        xxhash_rust::xxh3::xxh3_64(&out)
+    }
+
+    /// What each other node has been sent by node `n`, per node: the
+    /// messages travelling toward it on their connections, and what `n`
+    /// made of its ends (closed, shut, a FIN or a reset sent), summed over
+    /// them. A call that changes a node's gives that node something to
+    /// react to within `n`'s step (`Trail::acted`). A connect or a listen
+    /// alone changes none (a limit: SEMANTICS, "Non-blocking I/O").
+    pub fn seen_by_others(&self, n: u8) -> [u64; super::limits::NODES_MAX] {
+        let mut sent = [0u64; super::limits::NODES_MAX];
+        for (label, c) in self.conns.iter().filter(|(l, c)| Self::involves(n, l, c)) {
+            let Some(dialer) = Self::dialer_node(label) else { continue };
+            for (side, peer) in [(Side::Dialer, c.target), (Side::Target, dialer)] {
+                let mine = match side {
+                    Side::Dialer => dialer == n,
+                    Side::Target => c.target == n,
+                };
+                if !mine || peer == n || peer as usize >= sent.len() {
+                    continue;
+                }
+                let other = side.other();
+                let ended = c.end(side).done() as u64 + c.sock(side).shut as u64 + c.sock(other).bits() as u64;
+                sent[peer as usize] += (c.queue(other).len() as u64) << 16 | ended;
+            }
+        }
+        sent
+    }
+
+    /// Node `n`'s connections as its peers see them, into `out`: for each
+    /// end of its, what travels toward the other end, its own end's state
+    /// and the other end's socket.
+    fn encode_outputs(&self, n: u8, out: &mut Vec<u8>) {
         for (label, c) in self.conns.iter().filter(|(l, c)| Self::involves(n, l, c)) {
             out.extend_from_slice(&[label.kind as u8, label.node, label.k]);
             let mine: &[Side] = match (Self::dialer_node(label) == Some(n), c.target == n) {
@@ -436,7 +472,6 @@ impl ProcessWorld {
                 out.extend_from_slice(&[c.end(side) as u8, c.sock(other).bits(), c.sock(other).err]);
             }
         }
-        xxhash_rust::xxh3::xxh3_64(&out)
     }
 
     /// Every bound socket of every node, into `out`: what a connect, a

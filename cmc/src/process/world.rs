@@ -1082,6 +1082,25 @@ pub struct Trail {
     /// by
     /// [`super::limits::HOLDS_PER_STEP_MAX`].
     pub holds: u8,
+    /// The nodes the step has given something to react to before its end
+    /// (bit `p` for node `p`: a message, a close or a connect toward it;
+    /// every node's for a listen: `ProcessWorld::seen_by_others`), and
+    /// [`Trail::TIMED`] where the step began at a TIMEOUT under deadline
+    /// order: such a node may act within the step in a way no world puts
+    /// before it, and a write toward it is held
+    /// ([`ProcessWorld::peer_may_reset`]).
+    pub acted: u16,
+}
+
+impl Trail {
+    /// [`Trail::acted`]'s bit for a step that began at a TIMEOUT under
+    /// deadline order: any peer's later deadline may pass while it runs.
+    pub const TIMED: u16 = 1 << 8;
+
+    /// Whether the step has acted toward node `p` ([`Trail::acted`]).
+    pub fn acted_toward(&self, p: u8) -> bool {
+        self.acted & (1 << p | Self::TIMED) != 0
+    }
 }
 
 impl Blocked {
@@ -1450,6 +1469,52 @@ impl ProcessWorld {
     /// replies), which the transition cache checks itself. The key of the
     /// transition cache (`transitions`).
     pub fn encode_local(&self, n: u8, out: &mut Vec<u8>) {
+        self.encode_node_and_lives(n, out);
+        for (label, c) in self.conns.iter().filter(|(l, c)| Self::involves(n, l, c)) {
+            push_conn(out, label, c);
+        }
+        self.encode_ports(out);
+    }
+
+    /// What node `n`'s process memory may depend on within a step, into
+    /// `out`: [`ProcessWorld::encode_local`] without what travels from it
+    /// toward its peers and their sockets' view of that (the messages,
+    /// what has arrived there, a FIN or a reset it sent), which no answer
+    /// the node gets reads. A trail built from this (`Trail::hash`) keeps
+    /// two holds apart where the node's own surroundings differ, not where
+    /// a peer has read more or less of what the node wrote.
+    pub fn encode_memory_key(&self, n: u8, out: &mut Vec<u8>) {
+        self.encode_node_and_lives(n, out);
+        for (label, c) in self.conns.iter().filter(|(l, c)| Self::involves(n, l, c)) {
+            let dialer = Self::dialer_node(label) == Some(n);
+            if dialer && c.target == n {
+                push_conn(out, label, c);
+                continue;
+            }
+            // The peer's side, as the node cannot see it.
+            let peer = if dialer { Side::Target } else { Side::Dialer };
+            let mut seen = c.clone();
+            match peer {
+                Side::Target => {
+                    seen.to_target.clear();
+                    seen.at_target.clear();
+                    seen.split_target = false;
+                    seen.target_sock = Sock::default();
+                }
+                Side::Dialer => {
+                    seen.to_dialer.clear();
+                    seen.at_dialer.clear();
+                    seen.split_dialer = false;
+                    seen.dialer_sock = Sock::default();
+                }
+            }
+            push_conn(out, label, &seen);
+        }
+        self.encode_ports(out);
+    }
+
+    /// Node `n`'s part, the clock, and every node's life, into `out`.
+    fn encode_node_and_lives(&self, n: u8, out: &mut Vec<u8>) {
         self.encode_node(n, out);
         out.extend_from_slice(&self.clock.to_le_bytes());
         for node in &self.nodes {
@@ -1460,10 +1525,6 @@ impl ProcessWorld {
                 Life::Down => 3,
             });
         }
-        for (label, c) in self.conns.iter().filter(|(l, c)| Self::involves(n, l, c)) {
-            push_conn(out, label, c);
-        }
-        self.encode_ports(out);
     }
 
     fn push_node(&self, n: usize, out: &mut Vec<u8>) {
@@ -1523,12 +1584,10 @@ impl ProcessWorld {
             | Blocked::AcceptNow { trail, .. }
             | Blocked::WriteNow { trail, .. }
             | Blocked::LookNow { trail, .. } => {
-                out.extend_from_slice(&trail.hash.to_le_bytes());
-                out.push(trail.holds);
+                push_trail(out, &trail);
             }
             Blocked::Woken { trail, left: Some(left) } => {
-                out.extend_from_slice(&trail.hash.to_le_bytes());
-                out.push(trail.holds);
+                push_trail(out, &trail);
                 out.extend_from_slice(&left.to_le_bytes());
             }
             Blocked::Poll { until: None } => out.push(0),
@@ -1753,6 +1812,16 @@ fn push_conn(out: &mut Vec<u8>, label: &Label, c: &Conn) {
     }
 }
 
+/// A trail: its hash, its holds (bit 7: `acted` follows, where it is not
+/// 0, so a trail without it is written as before it existed).
+fn push_trail(out: &mut Vec<u8>, trail: &Trail) {
+    out.extend_from_slice(&trail.hash.to_le_bytes());
+    out.push(trail.holds | ((trail.acted != 0) as u8) << 7);
+    if trail.acted != 0 {
+        out.extend_from_slice(&trail.acted.to_le_bytes());
+    }
+}
+
 fn push_queue(out: &mut Vec<u8>, q: &VecDeque<Vec<u8>>) {
     push_count(out, q.len());
     for m in q {
@@ -1894,9 +1963,9 @@ mod tests {
             with_node(&|n| n.blocked = Blocked::Sleep { until: 0 }),
             with_node(&|n| n.blocked = Blocked::Pause),
             with_node(&|n| n.blocked = Blocked::Woken { trail: Trail::default(), left: None }),
-            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 1, holds: 1 }, left: None }),
-            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 1, holds: 2 }, left: None }),
-            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 2, holds: 1 }, left: None }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 1, holds: 1, acted: 0 }, left: None }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 1, holds: 2, acted: 0 }, left: None }),
+            with_node(&|n| n.blocked = Blocked::Woken { trail: Trail { hash: 2, holds: 1, acted: 0 }, left: None }),
             with_node(&|n| n.blocked = Blocked::Woken { trail: Trail::default(), left: Some(0) }),
             with_node(&|n| n.blocked = Blocked::Woken { trail: Trail::default(), left: Some(1) }),
             with_node(&|n| n.life = Life::Down),
@@ -1938,7 +2007,7 @@ mod tests {
             with_node(&|n| n.blocked = Blocked::Accept { fd: 4, until: None }),
             with_node(&|n| n.blocked = Blocked::Accept { fd: 4, until: Some(0) }),
             with_node(&|n| n.blocked = Blocked::ReadNow { fd: 4, trail: Trail::default() }),
-            with_node(&|n| n.blocked = Blocked::ReadNow { fd: 4, trail: Trail { hash: 1, holds: 1 } }),
+            with_node(&|n| n.blocked = Blocked::ReadNow { fd: 4, trail: Trail { hash: 1, holds: 1, acted: 0 } }),
             with_node(&|n| n.blocked = Blocked::AcceptNow { fd: 4, trail: Trail::default() }),
             with_node(&|n| n.blocked = Blocked::WriteNow { fd: 4, trail: Trail::default() }),
             with_node(&|n| {

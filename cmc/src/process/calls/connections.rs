@@ -451,10 +451,24 @@ impl Supervisor {
         Answer::Val(0)
     }
 
-    pub(super) fn on_sockname(&self, n: u8, c: &Notif, vfd: Option<VFd>) -> Answer {
-        let _ = n;
+    pub(super) fn on_sockname(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Answer {
         let Some(v) = vfd else { return Answer::Continue };
         let peer = c.nr == libc::SYS_getpeername;
+        // A reset end is closed (`TCP_CLOSE`), and has no peer: held, as
+        // `SO_ERROR` is, where a reset may come first.
+        if let (VFd::Conn { label, side }, true) = (v, peer) {
+            let run = self.let_run == Some(n);
+            if let Some(hold) = self.look_now(n, c.args[0] as i32, label, side, Look::Error) {
+                return hold;
+            }
+            let reset = self.world.conns.get(&label).is_some_and(|conn| {
+                let s = conn.sock(side);
+                (s.reset || s.err != 0) && !(run && s.rst)
+            });
+            if reset {
+                return Answer::Err(libc::ENOTCONN);
+            }
+        }
         let ephemeral = |l: &Label| match l.kind {
             ConnKind::Node => EPHEMERAL_BASE + 256 * l.node as u16 + l.k as u16,
             _ => EPHEMERAL_BASE - 1 - l.k as u16,
@@ -702,7 +716,9 @@ impl Supervisor {
         if !data.is_empty()
             && !to_itself
             && (self.world.conns.get(&label).is_some_and(|conn| conn.close_on_its_way(side))
-                || !let_through && self.world.peer_may_reset(&label, side) && self.others_may_act(n))
+                || !let_through
+                    && self.world.peer_may_reset(&label, side, self.acted_toward_peer(n, &label, side))
+                    && self.others_may_act(n))
         {
             return Ok(Answer::Hold(Blocked::WriteNow { fd, trail: Trail::default() }));
         }
@@ -955,10 +971,20 @@ impl Supervisor {
         };
         let may_come = match look {
             Look::Bytes | Look::Stream => self.world.peer_may_send(&label, side),
-            Look::Error => self.world.peer_may_reset(&label, side),
+            Look::Error => self.world.peer_may_reset(&label, side, self.acted_toward_peer(n, &label, side)),
         };
         let held = on_its_way || may_come && self.others_may_act(n);
         held.then_some(Answer::Hold(Blocked::LookNow { fd, trail: Trail::default() }))
+    }
+
+    /// Whether node `n`'s step has acted toward the peer at the other end
+    /// of its end `side` of `label` ([`Trail::acted_toward`]).
+    fn acted_toward_peer(&self, n: u8, label: &Label, side: Side) -> bool {
+        let peer = match side {
+            Side::Dialer => self.world.conns.get(label).map(|c| c.target),
+            Side::Target => ProcessWorld::dialer_node(label),
+        };
+        peer.is_some_and(|p| self.trails[n as usize].acted_toward(p))
     }
 
     fn recv_waitall(&mut self, n: u8, c: &Notif, fd: i32, label: Label, side: Side, nonblocking: bool) -> Answer {

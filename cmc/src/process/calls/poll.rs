@@ -342,8 +342,15 @@ impl Supervisor {
                 // Woken where it waited (its memory is its reported
                 // state's), or still held where it did not wait.
                 let left = self.time_left(n, &notif);
+                let deadline = matches!(self.world.timeout_order, super::super::TimeoutOrder::Deadline { .. });
                 let blocked = &mut self.world.nodes[n as usize].blocked;
-                *blocked = Blocked::Woken { trail: blocked.trail().unwrap_or_default(), left };
+                let mut trail = blocked.trail().unwrap_or_default();
+                // Woken by its TIMEOUT under deadline order: its step began
+                // there (`Trail::acted`).
+                if deadline && timed_out {
+                    trail.acted |= Trail::TIMED;
+                }
+                *blocked = Blocked::Woken { trail, left };
                 return Ok(());
             }
         }
