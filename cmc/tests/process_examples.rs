@@ -507,7 +507,7 @@ fn logship_backups_stay_prefixes() {
                 }),
             ],
         );
-        assert_eq!((w.distinct, w.bounded), (10544, false));
+        assert_eq!((w.distinct, w.bounded), (10552, false));
     });
 }
 

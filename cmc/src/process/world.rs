@@ -1478,9 +1478,8 @@ impl ProcessWorld {
 
     /// What node `n`'s process memory may depend on within a step, into
     /// `out`: [`ProcessWorld::encode_local`] without what travels from it
-    /// toward its peers and their sockets' view of that (the messages,
-    /// what has arrived there, a FIN or a reset it sent), which no answer
-    /// the node gets reads. A trail built from this (`Trail::hash`) keeps
+    /// toward its peers (the messages, and what of them has arrived
+    /// there), which no answer the node gets reads. A trail built from this (`Trail::hash`) keeps
     /// two holds apart where the node's own surroundings differ, not where
     /// a peer has read more or less of what the node wrote.
     pub fn encode_memory_key(&self, n: u8, out: &mut Vec<u8>) {
@@ -1491,7 +1490,10 @@ impl ProcessWorld {
                 push_conn(out, label, c);
                 continue;
             }
-            // The peer's side, as the node cannot see it.
+            // What travels toward the peer, and has arrived there, which
+            // no answer the node gets reads. The peer's socket stays: its
+            // own shutdowns decide what the node's writes get (a review
+            // found a SHUT_RD left out make two processes one).
             let peer = if dialer { Side::Target } else { Side::Dialer };
             let mut seen = c.clone();
             match peer {
@@ -1499,13 +1501,11 @@ impl ProcessWorld {
                     seen.to_target.clear();
                     seen.at_target.clear();
                     seen.split_target = false;
-                    seen.target_sock = Sock::default();
                 }
                 Side::Dialer => {
                     seen.to_dialer.clear();
                     seen.at_dialer.clear();
                     seen.split_dialer = false;
-                    seen.dialer_sock = Sock::default();
                 }
             }
             push_conn(out, label, &seen);
