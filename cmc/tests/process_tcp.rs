@@ -585,3 +585,54 @@ fn a_reset_after_a_fin_reaches_a_poll_for_nothing_and_a_peek_takes_the_error() {
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "TIMEOUT(1)", "RUN(1)"]);
     assert_eq!(w.nodes[1].state, [0]);
 }
+
+/// Two holds of one step at two calls are two worlds, whatever decided
+/// them. Node 1 of "twolooks" reads SO_ERROR and then FIONREAD, each held
+/// where what it observes may change first; whether the SO_ERROR is held
+/// turns on whether node 0 has read what node 1 wrote, which a trail leaves
+/// out. Held at the SO_ERROR on one path and at the FIONREAD on another,
+/// with one trail, the two were one world, and which process a RUN resumed
+/// depended on which ones the search kept parked: with 8 kept, it stopped
+/// with "rebuilding the world ... gave a different world" (the review's
+/// `look2`, found as a count that changed with `snapshots_max`). Now a
+/// trail counts the calls of the step before each hold, and the search
+/// finds the same at every `snapshots_max` (natively 3 of 10 runs abort).
+#[test]
+fn two_holds_at_two_calls_are_two_worlds_at_every_snapshots_max() {
+    let _serial = process_support::serial();
+    let runs: Vec<Report> = [0, 8, 64]
+        .into_iter()
+        .map(|max| {
+            let mut c = tcp("twolooks");
+            c.snapshots_max = max;
+            search(c)
+        })
+        .collect();
+    for r in &runs {
+        assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+        assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED));
+        assert_eq!((r.distinct_states, r.generated_states), (runs[0].distinct_states, runs[0].generated_states));
+    }
+}
+
+/// A held node's trail keeps its peer's socket. Node 0 of "shutshare"
+/// (three nodes) shuts node 2's connection for writing, or for both, by
+/// whether node 2's byte was there at its poll; node 2 writes no bytes and
+/// is held at a read toward node 1, and aborts where that write got EPIPE,
+/// which node 0's own SHUT_RD decides (natively 10 of 10 runs abort). A
+/// trail that left the peer's socket out made the two shutdowns one
+/// process, and the search passed with the default snapshots (the review's
+/// `share`, against 4710b00). It is a violation at every `snapshots_max`.
+#[test]
+fn a_held_nodes_trail_keeps_what_its_peer_shut() {
+    let _serial = process_support::serial();
+    let mut c = config("tcp", 3);
+    c.args = vec!["shutshare".to_string()];
+    let runs: Vec<Report> =
+        [0, 8, c.snapshots_max].into_iter().map(|max| search(Config { snapshots_max: max, ..c.clone() })).collect();
+    for r in &runs {
+        assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+        assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED));
+        assert_eq!((r.distinct_states, r.generated_states), (runs[0].distinct_states, runs[0].generated_states));
+    }
+}

@@ -169,6 +169,25 @@
  *              peeks without waiting, then receives: {poll, errno of the
  *              peek, the receive} (1, ECONNRESET, 0: a peek takes the
  *              error).
+ *   "twolooks" node 0 accepts, writes "g" and "h", and reads a byte at a
+ *              time, asking FIONREAD after each, and closes (a reset) once
+ *              more is there; node 1 writes "a" and "b", reads, and reads
+ *              SO_ERROR and FIONREAD, aborting on ECONNRESET. Whether its
+ *              SO_ERROR is held turns on whether node 0 read what it
+ *              wrote, which its trail leaves out: the two holds, at two
+ *              calls, were one world, and a search found an error or a
+ *              violation by how many processes it kept parked.
+ *   "shutshare" three nodes. Node 0 accepts nodes 1 and 2, polls, and
+ *              shuts node 2's connection for writing if node 2's "V" was
+ *              there at that poll, for both otherwise (reading it first;
+ *              node 2's "x" then draws a reset). Node 2 reads the end,
+ *              writes "x" and then no bytes, reads node 1's connection
+ *              without waiting (held), and aborts if the write of no bytes
+ *              failed with EPIPE (natively 10 of 10 runs, node 2 started
+ *              50 ms after node 1). Node 0's own SHUT_RD decides that
+ *              answer; a trail that left the peer's socket out made the
+ *              two shutdowns one process, and it passed with the default
+ *              snapshots (the review's `share`).
  *   "redial"   node 0 accepts and reads; node 1 reads, and once its
  *              connection ends (node 0 crashed: ECONNRESET) dials node 0
  *              again: {errno of the read, errno of the dial}
@@ -333,6 +352,29 @@ static int server(const char *mode)
             abort(); /* the bug: what came meanwhile may be there */
         set(0, 0);
         report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "twolooks") == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        write(c, "g", 1);
+        write(c, "h", 1);
+        set(0, 1);
+        report();
+        for (int i = 0; i < 2; i++) {
+            if (read(c, b, 1) != 1)
+                break;
+            int k = 0;
+            ioctl(c, FIONREAD, &k);
+            set(1 + i, 1 + k);
+            report();
+            if (k > 0) {
+                close(c); /* "b" unread: a reset */
+                set(0, 2);
+                report();
+                break;
+            }
+        }
         pause();
         return 0;
     }
@@ -574,6 +616,25 @@ static int client(const char *mode)
     if (strcmp(mode, "fionread") == 0 || strcmp(mode, "waitallnb") == 0) {
         write(c, "hi", 2);
         report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "twolooks") == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        write(c, "a", 1);
+        write(c, "b", 1);
+        report();
+        read(c, b, 1);
+        int e = 0, k = 0;
+        socklen_t len = sizeof e;
+        getsockopt(c, SOL_SOCKET, SO_ERROR, &e, &len);
+        ioctl(c, FIONREAD, &k);
+        set(0, 3);
+        set(1, e);
+        set(2, k);
+        report();
+        if (e == ECONNRESET)
+            abort(); /* the bug: node 0 may have closed on "b" */
         pause();
         return 0;
     }
@@ -833,10 +894,81 @@ static int client(const char *mode)
     return 1;
 }
 
+/* "shutshare", three nodes. */
+static int shutshare(int node)
+{
+    char b[8];
+    signal(SIGPIPE, SIG_IGN);
+    if (node == 0) {
+        int l = cmc_listen(0);
+        report();
+        int fds[2] = {accept(l, NULL, NULL), accept(l, NULL, NULL)};
+        struct pollfd p[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
+        poll(p, 2, -1);
+        int victim = -1, sawv = 0;
+        for (int i = 0; i < 2; i++)
+            if (p[i].revents & POLLIN) {
+                read(fds[i], b, 1);
+                if (b[0] == 'V') {
+                    victim = fds[i];
+                    sawv = 1;
+                }
+                set(1 + i, b[0]);
+            }
+        set(0, sawv ? 'W' : 'R');
+        report();
+        for (int i = 0; victim < 0 && i < 2; i++)
+            if (!(p[i].revents & POLLIN)) {
+                read(fds[i], b, 1); /* node 2's "V" */
+                victim = fds[i];
+            }
+        shutdown(victim, sawv ? SHUT_WR : SHUT_RDWR);
+        set(3, 1);
+        report();
+        int other = victim == fds[0] ? fds[1] : fds[0];
+        for (;;)
+            if (read(other, b, 1) <= 0)
+                pause();
+    }
+    if (node == 1) {
+        int l = cmc_listen(1), d = cmc_dial(0);
+        write(d, "H", 1);
+        report();
+        int a = accept(l, NULL, NULL);
+        write(a, "h", 1);
+        set(0, 2);
+        report();
+        for (;;)
+            if (read(a, b, 1) <= 0)
+                pause();
+    }
+    int d0 = cmc_dial(0), d1 = cmc_dial(1);
+    write(d0, "V", 1);
+    report();
+    set(1, read(d0, b, 1));
+    set(0, 2);
+    report();
+    long w1 = write(d0, "x", 1);
+    int e2 = err(write(d0, "", 0));
+    fcntl(d1, F_SETFL, O_NONBLOCK);
+    long r1 = read(d1, b, 1);
+    set(0, 3);
+    set(2, w1);
+    set(3, e2);
+    set(4, r1);
+    report();
+    if (e2 == EPIPE)
+        abort(); /* the bug: node 0 may have shut both ways */
+    for (;;)
+        pause();
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
         return 1;
     int node = atoi(argv[1]);
+    if (strcmp(argv[2], "shutshare") == 0)
+        return shutshare(node);
     return node == 0 ? server(argv[2]) : client(argv[2]);
 }

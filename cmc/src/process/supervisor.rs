@@ -118,9 +118,16 @@ pub struct Supervisor {
     /// under way (the trail of a node held in the middle of it, [`Trail`]):
     /// at an action, a hash of the node's surroundings
     /// (`ProcessWorld::encode_local`) and the action, and the holds the
-    /// node was held at before it; at each hold, a hash of the one before.
+    /// node was held at before it; at each hold, a hash of the one before
+    /// and the calls the step made before the hold (`calls`).
     /// Set and used within one action.
     pub(super) trails: Vec<Trail>,
+    /// Per node, the calls it has made in the step under way, folded into
+    /// its trail at each hold: whether a call is held may turn on parts of
+    /// the world the trail leaves out (what its peer has read), so two
+    /// holds with one trail before them may be at different calls of the
+    /// program. Set and used within one action.
+    calls: Vec<u32>,
     /// The node whose held call RUN makes as it stands (a write toward a
     /// peer still open, an observation): the call is not held again. Set
     /// and used within one action.
@@ -283,6 +290,7 @@ impl Supervisor {
             greeted: vec![false; cfg.nodes as usize],
             crash_due: vec![false; cfg.nodes as usize],
             trails: vec![Trail::default(); cfg.nodes as usize],
+            calls: vec![0; cfg.nodes as usize],
             nonlocal: false,
             let_run: None,
             starting: false,
@@ -316,6 +324,7 @@ impl Supervisor {
         self.kill_all();
         self.clear_output();
         self.crash_due.fill(false);
+        self.calls.fill(0);
         // A node's memory as it starts is a function of its number alone.
         for n in 0..self.cfg.nodes {
             self.trails[n as usize] = Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&[n])), holds: 0, acted: 0 };
@@ -465,6 +474,7 @@ impl Supervisor {
         let watch = self.crash_points();
         let before = if watch { self.world.effects_of(n) } else { 0 };
         let seen = self.world.seen_by_others(n);
+        self.calls[n as usize] = self.calls[n as usize].wrapping_add(1);
         let answer = self.handle(n, notif);
         // RUN's leave to make a held call as it stands is for that call.
         self.let_run = None;
@@ -510,7 +520,8 @@ impl Supervisor {
     /// step's.
     fn trail_at_crash_point(&mut self, n: u8) -> Trail {
         let t = &mut self.trails[n as usize];
-        t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, 0]].concat()));
+        let calls = self.calls[n as usize].to_le_bytes();
+        t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, 0], &calls].concat()));
         *t
     }
 
@@ -534,7 +545,8 @@ impl Supervisor {
             });
         }
         t.holds += u8::from(counted);
-        t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, 1]].concat()));
+        let calls = self.calls[n as usize].to_le_bytes();
+        t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, 1], &calls].concat()));
         Ok(*t)
     }
 
@@ -622,6 +634,7 @@ impl Supervisor {
             let acted = trail.acted | if timed { Trail::TIMED } else { 0 };
             self.trails[n as usize] =
                 Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&key)), holds: trail.holds, acted };
+            self.calls[n as usize] = 0;
         }
         match *action {
             ProcessAction::Deliver { node, conn, part } if self.polling(node) => {

@@ -1076,7 +1076,8 @@ pub enum Blocked {
 pub struct Trail {
     /// A hash of what determines the memory: the surroundings the step
     /// began in (as the transition cache's key) and its action, and the
-    /// holds passed since; never 0 but for the default.
+    /// holds passed since, each with the calls the step made before it;
+    /// never 0 but for the default.
     pub hash: u64,
     /// The calls that do not wait held since the node last waited, bounded
     /// by
