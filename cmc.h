@@ -76,7 +76,7 @@ struct cmc_reply {
 struct cmc_view {
     uint32_t version;             /* CMC_VIEW_VERSION */
     uint32_t nodes;               /* 1..CMC_NODES_MAX */
-    uint32_t clock;               /* logical seconds, moved by TIMEOUT */
+    uint32_t clock;               /* whole logical seconds passed, moved by TIMEOUT */
     uint32_t replies;             /* entries used in `reply` */
     struct cmc_node_view node[CMC_NODES_MAX];  /* the first `nodes` are used */
     struct cmc_reply reply[CMC_REPLIES_MAX];   /* the ghost log, oldest first */

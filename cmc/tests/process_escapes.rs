@@ -181,10 +181,10 @@ fn class_2_code_before_main_runs_in_each_life_under_the_checker() {
         assert_eq!(word(s, 42) as i64, EPOCH_BASE, "node {n}: the library's real-time clock");
     }
     assert_eq!(replay(&c, &[]), start, "the same on every run");
-    // A life after a crash at logical second 1 runs it all again, then.
+    // A life after a crash at logical second 1 (a `T`) runs it all again, then.
     let w = replay(&c, &["TIMEOUT(0)", "CRASH(0)", "RESTART(0)"]);
     let s = &w.nodes[0].state;
-    assert_eq!(w.clock, 1);
+    assert_eq!(w.clock, 1000);
     assert_eq!(word(s, 16), 1, "the restarted life's .preinit_array reads the world's clock");
     assert_eq!(word(s, 24), 1_000_000_000, "and its rdtsc");
     assert_eq!(word(s, 42) as i64, EPOCH_BASE + 1, "and its library's constructor");

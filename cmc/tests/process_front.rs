@@ -93,10 +93,10 @@ fn a_timeout_wakes_a_read_with_t_and_an_accept_with_a_timer_connection() {
     let c = counter(0, 0, 2, 0);
     let w = replay(&c, &["TIMEOUT(1)"]);
     assert_eq!(w.nodes[1].state, [1, DONE, b'T', 0]);
-    assert_eq!(w.clock, 1);
+    assert_eq!(w.clock, 1000);
     let w = replay(&c, &["TIMEOUT(0)"]);
     assert_eq!(w.nodes[0].state, [0, ACCEPTING, 0, 1], "read 'T' from the timer connection, closed it");
-    assert_eq!(w.clock, 1);
+    assert_eq!(w.clock, 1000);
     assert_eq!(w.nodes[0].timer_conns, 1);
     assert_eq!(w.timeouts, 1);
 }
@@ -346,7 +346,7 @@ fn sigsuspend_waits_as_pause_does() {
 }
 
 /// Issue 11, item 2: a sleeping node is quiescent and TIMEOUT wakes it;
-/// the clock reaches the end of the sleep (a second at least); a sleep
+/// the clock reaches the end of the sleep (a millisecond at least); a sleep
 /// that is empty or has ended returns at once; `pause` waits for a signal,
 /// which nothing sends. They were errors ("sleeping ... not modelled").
 #[test]
@@ -369,10 +369,10 @@ fn a_sleeping_node_is_woken_by_timeout_at_the_end_of_its_sleep() {
     assert_eq!(
         seen,
         [
-            (vec![0, 0], Blocked::Sleep { until: 3 }, 0),
-            (vec![1, 3], Blocked::Sleep { until: 4 }, 3),
-            (vec![2, 4], Blocked::Sleep { until: 6 }, 4),
-            (vec![4, 6], Blocked::Pause, 6),
+            (vec![0, 0], Blocked::Sleep { until: 3000 }, 0),
+            (vec![1, 3], Blocked::Sleep { until: 3001 }, 3000),
+            (vec![2, 3], Blocked::Sleep { until: 5001 }, 3001),
+            (vec![4, 5], Blocked::Pause, 5001),
         ]
     );
     assert_eq!(w.timeouts, 2, "two TIMEOUTs left, and nothing to spend them on");

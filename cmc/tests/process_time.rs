@@ -113,15 +113,15 @@ fn so_rcvtimeo_gives_eagain_after_a_timeout() {
     let _serial = process_support::serial();
     let c = linux("rcvtimeo", 1, 6);
     let w = replay(&c, &[]);
-    assert!(matches!(w.nodes[0].blocked, Blocked::Accept { until: Some(1), .. }), "{:?}", w.nodes[0].blocked);
+    assert!(matches!(w.nodes[0].blocked, Blocked::Accept { until: Some(500), .. }), "{:?}", w.nodes[0].blocked);
     assert_eq!(enabled(&w), ["TIMEOUT(0)"]);
     let w = replay(&c, &RCVTIMEO_ACTIONS[..2]);
-    assert!(matches!(w.nodes[0].blocked, Blocked::Read { until: Some(2), .. }), "{:?}", w.nodes[0].blocked);
-    assert_eq!(w.clock, 1, "the accept's timeout ended at its deadline");
+    assert!(matches!(w.nodes[0].blocked, Blocked::Read { until: Some(1000), .. }), "{:?}", w.nodes[0].blocked);
+    assert_eq!(w.clock, 500, "the accept's timeout ended at its deadline");
 
     let w = replay(&c, &RCVTIMEO_ACTIONS);
     assert_eq!(w.nodes[0].state, NATIVE_RCVTIMEO);
-    assert_eq!(w.clock, 6, "six timeouts of half a second, each a logical second");
+    assert_eq!(w.clock, 3000, "six timeouts of half a second");
     assert!(matches!(w.nodes[0].blocked, Blocked::Accept { until: None, .. }), "parked, its timeout cleared");
     assert_eq!(enabled(&w), Vec::<String>::new(), "no TIMEOUT for a wait without a timeout");
 
@@ -181,13 +181,16 @@ fn deadline_order_moves_the_clock_to_each_deadline_in_turn() {
     let c = lease(TimeoutOrder::Deadline { drift_s: 0 }).config;
     let granted = ["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)"];
     let w = replay(&c, &granted);
-    assert_eq!((w.nodes[0].blocked, w.nodes[1].blocked), (Blocked::Sleep { until: 5 }, Blocked::Sleep { until: 1 }));
+    assert_eq!(
+        (w.nodes[0].blocked, w.nodes[1].blocked),
+        (Blocked::Sleep { until: 5000 }, Blocked::Sleep { until: 1000 })
+    );
     assert_eq!(enabled(&w), ["TIMEOUT(1)"], "only the earliest deadline");
     let w = replay(&c, &[&granted[..], &["TIMEOUT(1)"]].concat());
-    assert_eq!((w.clock, w.nodes[1].state.as_slice()), (1, &[1, 2][..]), "the holder's term ended");
+    assert_eq!((w.clock, w.nodes[1].state.as_slice()), (1000, &[1, 2][..]), "the holder's term ended");
     assert_eq!(enabled(&w), ["TIMEOUT(0)"]);
     let w = replay(&c, &[&granted[..], &["TIMEOUT(1)", "TIMEOUT(0)"]].concat());
-    assert_eq!((w.clock, w.nodes[0].state.as_slice()), (5, &[0, 2][..]), "then the grantor's wait");
+    assert_eq!((w.clock, w.nodes[0].state.as_slice()), (5000, &[0, 2][..]), "then the grantor's wait");
 }
 
 /// The example programs are written for the manual's `T` convention, and
@@ -231,8 +234,38 @@ fn select_writes_back_the_time_it_did_not_wait() {
     c.args = vec!["selectleft".to_string()];
     let w = replay(&c, &["ACCEPT(0, 1)", "TIMEOUT(1)", "DELIVER(0, 1.0)"]);
     assert_eq!(w.nodes[0].state, [1, 1, 5], "a vote, 1.5 s left");
-    assert!(matches!(w.nodes[0].blocked, Blocked::Poll { until: Some(3) }), "{:?}", w.nodes[0].blocked);
+    assert!(matches!(w.nodes[0].blocked, Blocked::Poll { until: Some(2500) }), "{:?}", w.nodes[0].blocked);
     let w = replay(&c, &["ACCEPT(0, 1)", "TIMEOUT(1)", "DELIVER(0, 1.0)", "TIMEOUT(0)"]);
     assert_eq!(w.nodes[0].state, [1, 0, 0], "none left");
     assert_eq!(w.nodes[0].blocked, Blocked::Pause, "the loop has ended");
+}
+
+/// The logical clock has milliseconds: a wait of less than a second ends
+/// when it asked, not at the next second. Node 1 of `millis.c` "tick"
+/// writes a byte every 200 ms; node 0 counts those that arrive in its first
+/// second, polling for the time left, and aborts at three (natively about
+/// five arrive: 10 of 10 runs abort). Node 0 of "tfd" reads a periodic
+/// 250 ms timerfd after a one-second sleep, and aborts at more than one
+/// expiration (natively four). Both passed while the clock had whole
+/// seconds (each 200 ms sleep, and each interval, took a second; the
+/// review's `tick` and `tfd`).
+#[test]
+fn waits_of_less_than_a_second_end_when_they_asked() {
+    let _serial = process_support::serial();
+    let mut tfd = linux("millis", 2, 3);
+    tfd.args = vec!["tfd".to_string()];
+    let w = replay(&tfd, &[]);
+    assert_eq!(w.nodes[0].blocked, Blocked::Sleep { until: 1000 });
+    let w = replay(&tfd, &["TIMEOUT(0)"]);
+    assert_eq!((w.clock, w.nodes[0].state.as_slice()), (1000, &[0, 2, 4][..]), "four expirations");
+    let mut tick = linux("millis", 2, 10);
+    tick.args = vec!["tick".to_string()];
+    let w = replay(&tick, &["ACCEPT(0, 1)"]);
+    assert_eq!(w.nodes[1].blocked, Blocked::Sleep { until: 200 });
+    for (c, trace_max) in [(tfd, 2), (tick, 12)] {
+        let r = search(&ProgramModel::new("millis", c));
+        assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+        assert_eq!(r.property.as_deref(), Some(cmc::process::NO_NODE_KILLED));
+        assert!(r.trace.len() <= trace_max, "{}", r.to_text());
+    }
 }

@@ -73,7 +73,7 @@ fn cmc_h_and_rust_agree_on_the_view_layout() {
 #[test]
 fn a_view_shows_states_durables_clock_and_replies() {
     let mut w = ProcessWorld::new(2, &Budgets::default());
-    w.clock = 3;
+    w.clock = 3_400;
     w.nodes[1].state = vec![1, 2, 3];
     w.nodes[1].durable = Some(vec![9]);
     w.replies.push((1, b"ok".to_vec()));

@@ -384,7 +384,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     let horizon = match world.timeout_order {
         TimeoutOrder::Any => None,
         TimeoutOrder::Deadline { drift_s } => {
-            world.earliest_deadline().map(|earliest| earliest.saturating_add(drift_s))
+            world.earliest_deadline().map(|earliest| earliest.saturating_add(u64::from(drift_s) * 1000))
         }
     };
     for n in 0..nodes {
@@ -395,7 +395,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         let clock_after = match (world.deadline(n), node.blocked) {
             (Some(deadline), _) => Some(deadline),
             (None, Blocked::Read { .. } | Blocked::Accept { .. }) if world.timeout_byte => {
-                Some(world.clock.saturating_add(1))
+                Some(world.clock.saturating_add(super::world::T_MS))
             }
             _ => None,
         };
@@ -589,7 +589,14 @@ mod tests {
     /// Two nodes blocked in `a` and `b`, the clock at `clock`, `timeouts`
     /// left, under `order` and `timeout_byte`: the nodes TIMEOUT is
     /// enabled for.
-    fn timeouts_enabled(a: Blocked, b: Blocked, clock: u32, timeouts: u8, order: TimeoutOrder, byte: bool) -> Vec<u8> {
+    fn timeouts_enabled(
+        a: Blocked,
+        b: Blocked,
+        clock: super::super::world::Millis,
+        timeouts: u8,
+        order: TimeoutOrder,
+        byte: bool,
+    ) -> Vec<u8> {
         let mut w = ProcessWorld::new(2, &crate::process::Budgets { timeouts, ..Default::default() });
         w.nodes[0].blocked = a;
         w.nodes[1].blocked = b;
@@ -606,15 +613,15 @@ mod tests {
         let sleep = |until| Blocked::Sleep { until };
         let (any, deadline) = (TimeoutOrder::Any, |drift_s| TimeoutOrder::Deadline { drift_s });
         // Any order: either sleeper may wake first.
-        assert_eq!(timeouts_enabled(sleep(1), sleep(5), 0, 2, any, false), [0, 1]);
+        assert_eq!(timeouts_enabled(sleep(1000), sleep(5000), 0, 2, any, false), [0, 1]);
         // Deadline order: the earliest, or within the drift of it.
-        assert_eq!(timeouts_enabled(sleep(1), sleep(5), 0, 2, deadline(0), false), [0]);
-        assert_eq!(timeouts_enabled(sleep(1), sleep(5), 0, 2, deadline(3), false), [0]);
-        assert_eq!(timeouts_enabled(sleep(1), sleep(5), 0, 2, deadline(4), false), [0, 1]);
-        assert_eq!(timeouts_enabled(sleep(1), sleep(1), 0, 2, deadline(0), false), [0, 1], "a tie");
+        assert_eq!(timeouts_enabled(sleep(1000), sleep(5000), 0, 2, deadline(0), false), [0]);
+        assert_eq!(timeouts_enabled(sleep(1000), sleep(5000), 0, 2, deadline(3), false), [0]);
+        assert_eq!(timeouts_enabled(sleep(1000), sleep(5000), 0, 2, deadline(4), false), [0, 1]);
+        assert_eq!(timeouts_enabled(sleep(1000), sleep(1000), 0, 2, deadline(0), false), [0, 1], "a tie");
         // No budget: only a wait the clock has passed, in either order.
-        assert_eq!(timeouts_enabled(sleep(1), sleep(5), 0, 0, any, false), Vec::<u8>::new());
-        assert_eq!(timeouts_enabled(sleep(1), sleep(5), 3, 0, deadline(4), false), [0]);
+        assert_eq!(timeouts_enabled(sleep(1000), sleep(5000), 0, 0, any, false), Vec::<u8>::new());
+        assert_eq!(timeouts_enabled(sleep(1000), sleep(5000), 3000, 0, deadline(4), false), [0]);
     }
 
     #[test]
@@ -623,14 +630,14 @@ mod tests {
         let accept = |until| Blocked::Accept { fd: 5, until };
         let any = TimeoutOrder::Any;
         assert_eq!(timeouts_enabled(read(None), accept(None), 0, 2, any, false), Vec::<u8>::new());
-        assert_eq!(timeouts_enabled(read(Some(2)), accept(Some(1)), 0, 2, any, false), [0, 1]);
+        assert_eq!(timeouts_enabled(read(Some(2000)), accept(Some(1000)), 0, 2, any, false), [0, 1]);
         assert_eq!(timeouts_enabled(read(None), accept(None), 0, 2, any, true), [0, 1], "the manual's `T`");
         // Under deadline order a `T` moves the clock one second, and may
         // not pass the earliest deadline (with the drift).
         let deadline = TimeoutOrder::Deadline { drift_s: 0 };
-        assert_eq!(timeouts_enabled(read(None), Blocked::Sleep { until: 1 }, 0, 2, deadline, true), [0, 1]);
-        assert_eq!(timeouts_enabled(read(None), Blocked::Sleep { until: 1 }, 1, 2, deadline, true), [1]);
-        assert_eq!(timeouts_enabled(read(None), Blocked::Pause, 7, 2, deadline, true), [0], "nothing to pass");
+        assert_eq!(timeouts_enabled(read(None), Blocked::Sleep { until: 1000 }, 0, 2, deadline, true), [0, 1]);
+        assert_eq!(timeouts_enabled(read(None), Blocked::Sleep { until: 1000 }, 1000, 2, deadline, true), [1]);
+        assert_eq!(timeouts_enabled(read(None), Blocked::Pause, 7000, 2, deadline, true), [0], "nothing to pass");
     }
 
     #[test]

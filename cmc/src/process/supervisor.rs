@@ -752,11 +752,17 @@ impl Supervisor {
                 // no budget, no time.
                 if !self.world.overdue(node) {
                     self.world.timeouts -= 1;
-                    self.world.clock = self.world.clock.checked_add(1).ok_or(ProcessError::Limit {
+                    // To the wait's deadline, which is after the clock; the
+                    // manual's `T` moves it one second.
+                    let to = match self.world.deadline(node) {
+                        Some(deadline) => Some(deadline),
+                        None => self.world.clock.checked_add(super::world::T_MS),
+                    };
+                    self.world.clock = to.ok_or(ProcessError::Limit {
                         node,
                         limit: "clock_max",
-                        max: u32::MAX as usize,
-                        detail: "the logical clock would pass its last second".to_string(),
+                        max: usize::MAX,
+                        detail: "the logical clock would pass its last millisecond".to_string(),
                     })?;
                 }
                 match self.world.nodes[node as usize].blocked {
@@ -806,7 +812,7 @@ impl Supervisor {
                     }
                     Blocked::Sleep { until } => {
                         // Late, never early: the clock reaches the sleep's
-                        // end, and moves one second at least.
+                        // end, a millisecond at least after it began.
                         self.world.clock = self.world.clock.max(until);
                         self.wake(node)?;
                     }

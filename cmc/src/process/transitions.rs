@@ -53,7 +53,7 @@ struct Transition {
     conns: Vec<(Label, Conn)>,
     /// Replies appended to the ghost log.
     replies: Vec<(u8, Vec<u8>)>,
-    clock: u32,
+    clock: super::world::Millis,
     /// Budgets spent: crashes, drops, timeouts.
     spent: [u8; 3],
     /// The most messages in flight when the run checked the limit, less

@@ -57,7 +57,8 @@ pub struct CmcView {
     pub version: u32,
     /// Nodes used in `node`, 1 to [`limits::NODES_MAX`].
     pub nodes: u32,
-    /// The logical clock, in seconds, moved only by TIMEOUT.
+    /// The logical clock, in whole seconds passed (the world keeps
+    /// milliseconds), moved only by TIMEOUT.
     pub clock: u32,
     /// Entries used in `reply`.
     pub replies: u32,
@@ -88,7 +89,7 @@ impl CmcView {
         let mut v = Box::new(CmcView {
             version: VIEW_VERSION,
             nodes: world.nodes.len() as u32,
-            clock: world.clock,
+            clock: u32::try_from(world.clock / 1000).unwrap_or(u32::MAX),
             replies: world.replies.len() as u32,
             node: [empty; limits::NODES_MAX],
             reply: [CmcReply { node: 0, len: 0, bytes: [0; limits::WRITE_BYTES_MAX] }; limits::REPLIES_MAX],

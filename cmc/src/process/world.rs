@@ -13,7 +13,7 @@
 //!
 //! Encoding, in order (integers little endian):
 //!
-//! 1. budgets left: crashes, drops, timeouts (one byte each); the clock (u32);
+//! 1. budgets left: crashes, drops, timeouts (one byte each); the clock (u64, milliseconds);
 //! 2. per node: life (tag, i32 status), blocked-in (tag, fd, and for a
 //!    sleep, or a read or an accept with a receive timeout, the logical
 //!    second it ends, u32), clients
@@ -786,22 +786,30 @@ impl Disk {
     }
 }
 
-/// A timerfd's setting, in logical seconds.
+/// A logical time or span, in milliseconds: the clock, a deadline, an
+/// interval. The clock starts at 0 and only TIMEOUT moves it.
+pub type Millis = u64;
+
+/// How far a TIMEOUT that reads the manual's `T` moves the clock: one
+/// second, as the manual says.
+pub const T_MS: Millis = 1000;
+
+/// A timerfd's setting, in logical milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimerFd {
     /// When it next expires (`None`: disarmed). It has expired once the
     /// clock reaches it, whoever moved the clock.
-    pub deadline: Option<u32>,
-    /// Seconds between expirations after the first (0: once).
-    pub interval: u32,
+    pub deadline: Option<Millis>,
+    /// Milliseconds between expirations after the first (0: once).
+    pub interval: Millis,
     /// What `CLOCK_REALTIME` and its kin add to the logical clock, for an
     /// absolute setting: 0 for the monotonic clocks.
     pub realtime: bool,
 }
 
 impl TimerFd {
-    /// Whether it has expired at logical second `clock`.
-    pub fn expired(&self, clock: u32) -> bool {
+    /// Whether it has expired at logical time `clock`.
+    pub fn expired(&self, clock: Millis) -> bool {
         self.deadline.is_some_and(|d| d <= clock)
     }
 }
@@ -941,34 +949,34 @@ pub enum Blocked {
     Accept {
         /// The listening socket.
         fd: i32,
-        /// With a receive timeout (`SO_RCVTIMEO`), the logical second it
+        /// With a receive timeout (`SO_RCVTIMEO`), the logical time it
         /// ends at: TIMEOUT then fails the call with EAGAIN.
-        until: Option<u32>,
+        until: Option<Millis>,
     },
     /// A read of a connection with nothing received.
     Read {
         /// The connection's descriptor.
         fd: i32,
-        /// With a receive timeout (`SO_RCVTIMEO`), the logical second it
+        /// With a receive timeout (`SO_RCVTIMEO`), the logical time it
         /// ends at: TIMEOUT then fails the call with EAGAIN (or returns
         /// what a `MSG_WAITALL` receive has).
-        until: Option<u32>,
+        until: Option<Millis>,
     },
     /// `nanosleep`, `clock_nanosleep` (and so `sleep`, `usleep`): asleep
-    /// until logical second `until`; TIMEOUT wakes it.
+    /// until logical time `until`; TIMEOUT wakes it.
     Sleep {
-        /// The logical second it wakes at.
-        until: u32,
+        /// The logical time it wakes at.
+        until: Millis,
     },
     /// `pause`: only a signal would end it, and none is modelled, so no
     /// action does.
     Pause,
     /// `poll` or `ppoll` with nothing ready, waiting for what the node's
-    /// `watch` names, and with a timeout until logical second `until`
+    /// `watch` names, and with a timeout until logical time `until`
     /// (`None`: none, so TIMEOUT ends it only to expire a watched timer).
     Poll {
-        /// The logical second its timeout ends at, if it has one.
-        until: Option<u32>,
+        /// The logical time its timeout ends at, if it has one.
+        until: Option<Millis>,
     },
     /// A read of timerfd `fd`, armed and not expired: TIMEOUT expires it.
     Timer {
@@ -1002,11 +1010,11 @@ pub enum Blocked {
         /// node is then in the middle of its step. The default where it
         /// waited first (its memory is its reported state's).
         trail: Trail,
-        /// The whole seconds its timeout had left when it woke, for a call
+        /// The milliseconds its timeout had left when it woke, for a call
         /// that writes back the time it did not wait (`select`,
         /// `pselect6`, `ppoll`, after a wait with a timeout); `None`
         /// otherwise.
-        left: Option<u32>,
+        left: Option<Millis>,
     },
     /// A read of connection `fd` that does not wait (non-blocking,
     /// `MSG_DONTWAIT`, a zero receive timeout), with nothing received while
@@ -1141,8 +1149,10 @@ impl fmt::Display for Blocked {
         match *self {
             Blocked::Accept { fd, until: None } => write!(f, "Accept {{ fd: {fd} }}"),
             Blocked::Read { fd, until: None } => write!(f, "Read {{ fd: {fd} }}"),
-            Blocked::Accept { fd, until: Some(until) } => write!(f, "Accept {{ fd: {fd}, until: {until} }}"),
-            Blocked::Read { fd, until: Some(until) } => write!(f, "Read {{ fd: {fd}, until: {until} }}"),
+            Blocked::Accept { fd, until: Some(until) } => write!(f, "Accept {{ fd: {fd}, until: {until} ms }}"),
+            Blocked::Read { fd, until: Some(until) } => write!(f, "Read {{ fd: {fd}, until: {until} ms }}"),
+            Blocked::Sleep { until } => write!(f, "Sleep {{ until: {until} ms }}"),
+            Blocked::Poll { until: Some(until) } => write!(f, "Poll {{ until: {until} ms }}"),
             // The trail is the checker's: a trace shows where the node is.
             Blocked::CrashPoint { .. } => write!(f, "held at a crash point"),
             Blocked::Woken { .. } => write!(f, "Woken"),
@@ -1270,9 +1280,9 @@ pub struct ProcessWorld {
     pub drops: u8,
     /// Timeouts left on this path.
     pub timeouts: u8,
-    /// Logical seconds, moved only by TIMEOUT (to a wait's deadline, or
-    /// one second on for the manual's `T`).
-    pub clock: u32,
+    /// Logical milliseconds, moved only by TIMEOUT (to a wait's deadline,
+    /// or one second on for the manual's `T`).
+    pub clock: Millis,
     /// The run's `stream` setting (a read may get part of a message, or
     /// two merged): a constant of the run, like the node count, so not in
     /// the encoding.
@@ -1336,12 +1346,12 @@ impl ProcessWorld {
         }
     }
 
-    /// When node `n`'s wait ends by itself, in logical seconds: the end of
+    /// When node `n`'s wait ends by itself, in logical time: the end of
     /// its sleep, of its read's or accept's receive timeout, of its poll's
     /// timeout or of the earliest armed timer its poll watches, or its
     /// timer's expiry; `None` for a wait only an action ends (a read or
     /// an accept without a timeout, a poll without either).
-    pub fn deadline(&self, n: u8) -> Option<u32> {
+    pub fn deadline(&self, n: u8) -> Option<Millis> {
         let node = &self.nodes[n as usize];
         let armed = |fd: &i32| node.timers.get(fd).and_then(|t| t.deadline);
         match node.blocked {
@@ -1356,7 +1366,7 @@ impl ProcessWorld {
     /// The earliest deadline of every node's wait ([`Self::deadline`]),
     /// if any node waits for one: under deadline order, the clock is
     /// never more than the drift past it.
-    pub fn earliest_deadline(&self) -> Option<u32> {
+    pub fn earliest_deadline(&self) -> Option<Millis> {
         (0..self.nodes.len() as u8).filter_map(|n| self.deadline(n)).min()
     }
 
@@ -1861,10 +1871,10 @@ mod tests {
         }
         let (a, b) = (bytes(&none), bytes(&many));
         let first_difference = a.iter().zip(&b).position(|(x, y)| x != y);
-        // Budgets and clock (7), life (5), blocked (3), counters (3),
+        // Budgets and clock (11), life (5), blocked (3), counters (3),
         // random bytes used (8), the empty state (1), no durable record (1),
         // nothing to recover nor partly written (3).
-        let count_at = 7 + 5 + 3 + 3 + 8 + 1 + 1 + 3;
+        let count_at = 11 + 5 + 3 + 3 + 8 + 1 + 1 + 3;
         assert_eq!(first_difference, Some(count_at), "{:?}\n{:?}", &a[..count_at + 4], &b[..count_at + 4]);
     }
 
@@ -1876,8 +1886,9 @@ mod tests {
             let (a, b) = (bytes(a), bytes(b));
             a.iter().zip(&b).position(|(x, y)| x != y)
         };
-        // The node (31 bytes) and its descriptor count.
-        let node_end = 31 + 1;
+        // The node (35 bytes, budgets and clock included) and its
+        // descriptor count.
+        let node_end = 35 + 1;
         let mut replies = one_node();
         replies.replies = vec![(0, Vec::new()); 256];
         assert_eq!(first_difference(&one_node(), &replies), Some(node_end + 2), "after the connection count");
@@ -2030,9 +2041,9 @@ mod tests {
         seen.dedup();
         assert_eq!(seen.len(), worlds.len());
         // A world without any of them is written as before they existed:
-        // budgets and clock (7), the node (25), no connection (2), no
+        // budgets and clock (11), the node (25), no connection (2), no
         // reply (1).
-        assert_eq!(bytes(&one_node()).len(), 35);
+        assert_eq!(bytes(&one_node()).len(), 39);
     }
 
     /// Objects inside a node are numbered by the lowest descriptor of

@@ -37,8 +37,8 @@ use super::super::ProcessAction;
 use super::super::ProcessError;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
-use super::super::world::{Blocked, Label, Trail, VFd};
-use super::time::read_timespec;
+use super::super::world::{Blocked, Label, Millis, Trail, VFd};
+use super::time::{millis, read_timespec};
 use super::{Answer, refuse};
 
 /// Descriptors in one poll.
@@ -52,8 +52,8 @@ const OUT: i16 = libc::POLLOUT | libc::POLLWRNORM;
 enum Wait {
     /// Not at all (a timeout of zero).
     No,
-    /// Until a logical second.
-    Until(u32),
+    /// Until a logical time.
+    Until(Millis),
     /// Until something is ready (a negative timeout, or none).
     Forever,
 }
@@ -377,12 +377,12 @@ impl Supervisor {
         self.answer(n, &notif, answer)
     }
 
-    /// The whole seconds node `n`'s held wait (`notif`) has left of its
+    /// The milliseconds node `n`'s held wait (`notif`) has left of its
     /// timeout, where the call writes back the time it did not wait
     /// (`select`, `pselect6`, `ppoll`, as Linux's `poll_select_finish`
     /// does): from the deadline of the wait, or what a woken wait kept
     /// when it woke. `None` for any other wait.
-    fn time_left(&self, n: u8, notif: &Notif) -> Option<u32> {
+    fn time_left(&self, n: u8, notif: &Notif) -> Option<Millis> {
         let at = match notif.nr {
             libc::SYS_select | libc::SYS_pselect6 => notif.args[4],
             libc::SYS_ppoll => notif.args[2],
@@ -399,11 +399,11 @@ impl Supervisor {
     }
 
     /// Writes back into the held call's timeout what it did not wait of
-    /// it: what it asked for less the whole seconds that passed (the
-    /// deadline was its length rounded up to whole seconds, `after`), none
+    /// it: what it asked for less the milliseconds that passed (the
+    /// deadline was its length rounded up to a millisecond, `after`), none
     /// after its time was up. An errno where the timeout cannot be read or
     /// written.
-    fn write_time_left(&self, notif: &Notif, left: u32) -> Option<i32> {
+    fn write_time_left(&self, notif: &Notif, left: Millis) -> Option<i32> {
         let (at, micro) = match notif.nr {
             libc::SYS_select => (notif.args[4], true),
             libc::SYS_pselect6 => (notif.args[4], false),
@@ -413,9 +413,8 @@ impl Supervisor {
         let sec = i64::from_ne_bytes(b[0..8].try_into().unwrap_or_default());
         let frac = i64::from_ne_bytes(b[8..16].try_into().unwrap_or_default());
         let nsec = if micro { frac * 1000 } else { frac };
-        let whole = sec.saturating_add((nsec > 0) as i64).max(1);
-        let passed = whole.saturating_sub(left as i64).max(0);
-        let total = (sec as i128 * 1_000_000_000 + nsec as i128 - passed as i128 * 1_000_000_000).max(0);
+        let passed = millis(sec, nsec).max(1).saturating_sub(left);
+        let total = (sec as i128 * 1_000_000_000 + nsec as i128 - passed as i128 * 1_000_000).max(0);
         let (sec, nsec) = ((total / 1_000_000_000) as i64, (total % 1_000_000_000) as i64);
         let frac = if micro { nsec / 1000 } else { nsec };
         let out = [sec.to_ne_bytes(), frac.to_ne_bytes()].concat();

@@ -7,7 +7,7 @@
 //!
 //! A receive timeout is how a program asks for one (`set_read_timeout`
 //! in Rust's `std`): a read, `recv` or `accept` that finds nothing then
-//! waits with a deadline, the logical second its timeout ends at
+//! waits with a deadline, the logical millisecond its timeout ends at
 //! (`Blocked::Read`, `Blocked::Accept`), and TIMEOUT ends it with EAGAIN
 //! (a `MSG_WAITALL` receive returns what it has, if anything), as Linux
 //! does once the time has passed. A timeout of zero jiffies (a negative
@@ -97,8 +97,8 @@ fn timeval(jiffies: Option<u64>) -> [u8; TIMEVAL_BYTES] {
 pub(super) enum Wait {
     /// Until an action, without a deadline (no receive timeout).
     Forever,
-    /// Until an action, or TIMEOUT at this logical second.
-    Until(u32),
+    /// Until an action, or TIMEOUT at this logical time.
+    Until(super::super::world::Millis),
     /// Not at all: a receive timeout of zero, EAGAIN at once.
     Never,
 }
@@ -168,10 +168,10 @@ impl Supervisor {
             None => Wait::Forever,
             Some(0) => Wait::Never,
             Some(j) => {
-                // The logical second that covers the timeout's end: a
-                // started second counts whole, as for sleeps.
-                let seconds = j.div_ceil(SocketTimeouts::HZ);
-                Wait::Until(u32::try_from((self.world.clock as u64).saturating_add(seconds)).unwrap_or(u32::MAX))
+                // The logical millisecond that covers the timeout's end
+                // (a jiffy is 4 ms at HZ 250: exact).
+                let ms = (j as u64).saturating_mul(1000).div_ceil(SocketTimeouts::HZ as u64);
+                Wait::Until(self.world.clock.saturating_add(ms))
             }
         }
     }

@@ -12,10 +12,10 @@
 //!
 //! Sleeps: `nanosleep` and `clock_nanosleep` (relative, or absolute on a
 //! clock the logical clock drives) hold the node asleep until a logical
-//! second, `Blocked::Sleep`: one that has ended already, or is empty,
-//! returns at once. TIMEOUT wakes a sleeping node, and the clock reaches
-//! the sleep's end (a second at least, as every TIMEOUT): a sleep may end
-//! late, never early.
+//! millisecond (the end rounded up), `Blocked::Sleep`: one that has ended
+//! already, or is empty, returns at once. TIMEOUT wakes a sleeping node,
+//! and the clock reaches the sleep's end (a millisecond at least): a sleep
+//! may end late, never early.
 //!
 //! It owns the answers to the clock's calls and the start of a sleep; it
 //! does not move the clock (that is TIMEOUT, in the supervisor's `apply`),
@@ -26,8 +26,23 @@ use nix::libc;
 use super::super::ProcessError;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
-use super::super::world::Blocked;
+use super::super::world::{Blocked, Millis};
 use super::{Answer, refuse};
+
+/// The logical time `t` as a timespec's seconds and nanoseconds.
+pub(super) fn sec_nsec(t: Millis) -> (i64, i64) {
+    ((t / 1000) as i64, (t % 1000) as i64 * 1_000_000)
+}
+
+/// The milliseconds that cover `sec` seconds and `nsec` nanoseconds,
+/// rounded up (a wait ends late, never early); 0 for a negative span.
+pub(super) fn millis(sec: i64, nsec: i64) -> Millis {
+    if sec < 0 || (sec == 0 && nsec <= 0) {
+        return 0;
+    }
+    let part = (nsec.max(0) as u64).div_ceil(1_000_000);
+    (sec as u64).saturating_mul(1000).saturating_add(part)
+}
 
 /// Clock ticks per second of `times` (`USER_HZ`).
 const TICKS_PER_SECOND: i64 = 100;
@@ -86,7 +101,7 @@ pub(super) fn on_getcpu(c: &Notif, cpu: u32) -> Answer {
     Answer::Val(0)
 }
 
-/// `CLOCK_REALTIME` at logical second 0 (2026-01-01T00:00:00Z). Monotonic
+/// `CLOCK_REALTIME` at logical time 0 (2026-01-01T00:00:00Z). Monotonic
 /// clocks start at 0.
 pub const EPOCH_BASE: i64 = 1_767_225_600;
 
@@ -150,27 +165,29 @@ pub(super) fn on_clock_getres(n: u8, c: &Notif) -> Answer {
 impl Supervisor {
     /// `clock_gettime`: the logical clock, on every clock a node may read.
     pub(super) fn on_clock_gettime(&self, n: u8, c: &Notif) -> Answer {
-        let sec = match clock(n, c.args[0] as i32) {
+        let (sec, nsec) = sec_nsec(self.world.clock);
+        let (sec, nsec) = match clock(n, c.args[0] as i32) {
             None => return Answer::Err(libc::EINVAL),
-            Some(Clock::Cpu) => 0,
-            Some(Clock::Real) => EPOCH_BASE + self.world.clock as i64,
-            Some(Clock::Monotonic) => self.world.clock as i64,
-            Some(Clock::Coarse(base)) => base + self.world.clock as i64,
+            Some(Clock::Cpu) => (0, 0),
+            Some(Clock::Real) => (EPOCH_BASE + sec, nsec),
+            Some(Clock::Monotonic) => (sec, nsec),
+            // The last tick the clock passed.
+            Some(Clock::Coarse(base)) => (base + sec, nsec - nsec % COARSE_NS),
         };
-        let ts = [sec.to_ne_bytes(), 0i64.to_ne_bytes()].concat();
+        let ts = [sec.to_ne_bytes(), nsec.to_ne_bytes()].concat();
         if notif::write_mem(c.pid, c.args[1], &ts) { Answer::Val(0) } else { Answer::Err(libc::EFAULT) }
     }
 
     pub(super) fn on_gettimeofday(&self, c: &Notif) -> Answer {
-        let sec = EPOCH_BASE + self.world.clock as i64;
-        let tv = [sec.to_ne_bytes(), 0i64.to_ne_bytes()].concat();
+        let (sec, nsec) = sec_nsec(self.world.clock);
+        let tv = [(EPOCH_BASE + sec).to_ne_bytes(), (nsec / 1000).to_ne_bytes()].concat();
         let ok_tv = c.args[0] == 0 || notif::write_mem(c.pid, c.args[0], &tv);
         let ok_tz = c.args[1] == 0 || notif::write_mem(c.pid, c.args[1], &[0u8; 8]);
         if ok_tv && ok_tz { Answer::Val(0) } else { Answer::Err(libc::EFAULT) }
     }
 
     pub(super) fn on_time(&self, c: &Notif) -> Answer {
-        let sec = EPOCH_BASE + self.world.clock as i64;
+        let sec = EPOCH_BASE + sec_nsec(self.world.clock).0;
         if c.args[0] != 0 && !notif::write_mem(c.pid, c.args[0], &sec.to_ne_bytes()) {
             Answer::Err(libc::EFAULT)
         } else {
@@ -178,7 +195,7 @@ impl Supervisor {
         }
     }
 
-    /// `nanosleep(req, rem)`: asleep until the logical second that
+    /// `nanosleep(req, rem)`: asleep until the logical millisecond that
     /// covers `req` from now; at once if `req` is zero.
     pub(super) fn on_nanosleep(&self, c: &Notif) -> Result<Answer, ProcessError> {
         Ok(match read_timespec(c, c.args[0]) {
@@ -206,20 +223,16 @@ impl Supervisor {
                 _ => Answer::Hold(Blocked::Sleep { until: self.after(sec, nsec) }),
             });
         }
-        // The logical second at which `req` is reached, rounded up.
-        let end = (sec - base).saturating_add((nsec > 0) as i64);
-        Ok(if end <= self.world.clock as i64 {
-            Answer::Val(0)
-        } else {
-            Answer::Hold(Blocked::Sleep { until: u32::try_from(end).unwrap_or(u32::MAX) })
-        })
+        // The logical millisecond at which `req` is reached, rounded up.
+        let end = millis(sec.saturating_sub(base), nsec);
+        Ok(if end <= self.world.clock { Answer::Val(0) } else { Answer::Hold(Blocked::Sleep { until: end }) })
     }
 
-    /// The logical second by which `sec` seconds and `nsec` nanoseconds
-    /// (not both zero) have passed from now: one at least.
-    pub(super) fn after(&self, sec: i64, nsec: i64) -> u32 {
-        let whole = sec.saturating_add((nsec > 0) as i64).max(1);
-        u32::try_from((self.world.clock as i64).saturating_add(whole)).unwrap_or(u32::MAX)
+    /// The logical time by which `sec` seconds and `nsec` nanoseconds (not
+    /// both zero) have passed from now, rounded up to a millisecond: one
+    /// at least.
+    pub(super) fn after(&self, sec: i64, nsec: i64) -> Millis {
+        self.world.clock.saturating_add(millis(sec, nsec).max(1))
     }
 
     /// Wakes node `n` from its sleep: the call returns 0.
@@ -231,7 +244,7 @@ impl Supervisor {
 
     /// `times`: the logical clock in ticks, and no CPU time used.
     pub(super) fn on_times(&self, c: &Notif) -> Answer {
-        let ticks = self.world.clock as i64 * TICKS_PER_SECOND;
+        let ticks = (self.world.clock / (1000 / TICKS_PER_SECOND as u64)) as i64;
         if c.args[0] == 0 {
             return Answer::Val(ticks);
         }
@@ -242,7 +255,7 @@ impl Supervisor {
     /// memory, one process.
     pub(super) fn on_sysinfo(&self, c: &Notif) -> Answer {
         let mut info = [0u8; SYSINFO_BYTES];
-        put(&mut info, 0, self.world.clock as i64);
+        put(&mut info, 0, sec_nsec(self.world.clock).0);
         put(&mut info, 32, SYSINFO_TOTAL_RAM as i64);
         put(&mut info, 40, SYSINFO_FREE_RAM as i64);
         info[80..82].copy_from_slice(&1u16.to_ne_bytes());
@@ -276,7 +289,9 @@ impl Supervisor {
         put(&mut tx, 48, 2); // constant
         put(&mut tx, 56, 1); // precision (us)
         put(&mut tx, 64, 32_768_000); // tolerance (ppm << 16)
-        put(&mut tx, 72, EPOCH_BASE + self.world.clock as i64); // time.tv_sec
+        let (sec, nsec) = sec_nsec(self.world.clock);
+        put(&mut tx, 72, EPOCH_BASE + sec); // time.tv_sec
+        put(&mut tx, 80, nsec / 1000); // time.tv_usec
         put(&mut tx, 88, 10_000); // tick (us)
         Ok(written(c, at, &tx, libc::TIME_ERROR as i64))
     }

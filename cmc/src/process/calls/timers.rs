@@ -1,15 +1,15 @@
 //! Timers: `timerfd_create`, `timerfd_settime`, `timerfd_gettime`, and
 //! reads of a timerfd. A timerfd is the world's (`VFd::Timer`, its
-//! setting a `TimerFd` in logical seconds: the next expiry and the
+//! setting a `TimerFd` in logical milliseconds: the next expiry and the
 //! interval), so no kernel timer runs beside the checker and a snapshot's
 //! forks share none. It has expired once the logical clock reaches its
 //! deadline, whichever action moved the clock; a read of an expired timer
 //! returns the expirations since (one, and one per whole interval past)
 //! and re-arms a periodic one. Reading an armed timer that has not
 //! expired waits (`Blocked::Timer`) until TIMEOUT moves the clock to its
-//! deadline, one second at least; reading a disarmed one waits for ever,
-//! as on the kernel (`Blocked::Pause`). A non-blocking timerfd answers
-//! EAGAIN instead. Sub-second settings round up to whole seconds, as
+//! deadline, a millisecond at least; reading a disarmed one waits for
+//! ever, as on the kernel (`Blocked::Pause`). A non-blocking timerfd
+//! answers EAGAIN instead. Settings round up to whole milliseconds, as
 //! sleeps do.
 //!
 //! It owns the timers' calls and reads; polls of a timerfd are `poll`'s,
@@ -22,7 +22,7 @@ use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
 use super::super::world::{Blocked, TimerFd, VFd};
 use super::Answer;
-use super::time::{EPOCH_BASE, read_timespec};
+use super::time::{EPOCH_BASE, millis, read_timespec, sec_nsec};
 
 /// `struct itimerspec`: the interval, then the value, each a timespec.
 const ITIMERSPEC_BYTES: usize = 32;
@@ -73,16 +73,15 @@ impl Supervisor {
             if flags & !(libc::TFD_TIMER_ABSTIME | libc::TFD_TIMER_CANCEL_ON_SET) != 0 {
                 return Ok(Answer::Err(libc::EINVAL));
             }
-            let whole = |(sec, nsec): (i64, i64)| sec.saturating_add((nsec > 0) as i64);
             let deadline = match value {
                 (0, 0) => None,
                 _ if flags & libc::TFD_TIMER_ABSTIME != 0 => {
                     let base = if timer.realtime { EPOCH_BASE } else { 0 };
-                    Some(u32::try_from((whole(value) - base).max(0)).unwrap_or(u32::MAX))
+                    Some(millis(value.0.saturating_sub(base), value.1))
                 }
                 _ => Some(self.after(value.0, value.1)),
             };
-            let interval = u32::try_from(whole(interval)).unwrap_or(u32::MAX);
+            let interval = millis(interval.0, interval.1);
             (c.args[3], Some(TimerFd { deadline, interval, realtime: timer.realtime }))
         };
         if old_at != 0 {
@@ -90,16 +89,19 @@ impl Supervisor {
             // expired unread, the next one after now), and the interval.
             let left = match timer.deadline {
                 None => 0,
-                Some(d) if d > clock => (d - clock) as i64,
+                Some(d) if d > clock => d - clock,
                 Some(_) if timer.interval == 0 => 0,
                 Some(d) => {
                     let i = timer.interval;
-                    (i - (clock - d) % i) as i64
+                    i - (clock - d) % i
                 }
             };
             let mut old = [0u8; ITIMERSPEC_BYTES];
-            old[0..8].copy_from_slice(&(timer.interval as i64).to_ne_bytes());
-            old[16..24].copy_from_slice(&left.to_ne_bytes());
+            for (at, t) in [(0, timer.interval), (16, left)] {
+                let (sec, nsec) = sec_nsec(t);
+                old[at..at + 8].copy_from_slice(&sec.to_ne_bytes());
+                old[at + 8..at + 16].copy_from_slice(&nsec.to_ne_bytes());
+            }
             if !notif::write_mem(c.pid, old_at, &old) {
                 return Ok(Answer::Err(libc::EFAULT));
             }

@@ -1,0 +1,118 @@
+/* The millisecond clock's regression program (cmc/tests/process_time.rs):
+ * two waits of less than a second, each of which a run on Linux takes as
+ * it asked. Each passed while the logical clock had whole seconds (a wait
+ * ended at the next second, so ten 100 ms waits took ten seconds); the
+ * review's `tick` and `tfd`.
+ *
+ *   cmc-example millis NODE MODE
+ *
+ *   "tick" node 1 dials node 0 and writes a byte every 200 ms; node 0
+ *          counts the bytes that arrive in its first second (by
+ *          CLOCK_MONOTONIC, polling for the time left) and aborts at three
+ *          or more (natively about five arrive: 10 of 10 runs abort).
+ *   "tfd"  node 0 arms a periodic timerfd of 250 ms, sleeps a second and
+ *          reads the expirations, aborting at more than one (natively
+ *          four: 10 of 10 abort). Node 1 only listens.
+ *
+ * State: {node, phase, count}.
+ */
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmc.h"
+
+static void report(uint8_t a, uint8_t b, uint8_t c)
+{
+    uint8_t s[3] = {a, b, c};
+    cmc_record_write(CMC_STATE_FD, s, 3);
+}
+
+static long long now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+static int tick(int node)
+{
+    if (node == 0) {
+        int l = cmc_listen(0);
+        report(0, 0, 0);
+        int c = accept(l, NULL, NULL);
+        if (c < 0)
+            return 3;
+        long long end = now_ms() + 1000;
+        uint8_t count = 0;
+        report(0, 1, 0);
+        for (long long left; (left = end - now_ms()) > 0;) {
+            struct pollfd p = {c, POLLIN, 0};
+            if (poll(&p, 1, (int)left) > 0) {
+                char b[8];
+                if (read(c, b, sizeof b) <= 0)
+                    return 4;
+                count += now_ms() < end;
+            }
+            report(0, 1, count);
+        }
+        report(0, 2, count);
+        if (count >= 3)
+            abort(); /* the path under test: a burst */
+        pause();
+        return 0;
+    }
+    report(1, 0, 0);
+    int c = cmc_dial(0);
+    if (c < 0)
+        return 2;
+    for (uint8_t i = 1; i <= 8; i++) {
+        write(c, "h", 1);
+        report(1, i, 0);
+        struct timespec d = {0, 200 * 1000000};
+        nanosleep(&d, NULL);
+    }
+    pause();
+    return 0;
+}
+
+static int tfd(int node)
+{
+    if (node == 0) {
+        int t = timerfd_create(CLOCK_MONOTONIC, 0);
+        struct itimerspec its = {{0, 250000000}, {0, 250000000}};
+        timerfd_settime(t, 0, &its, NULL);
+        report(0, 0, 0);
+        sleep(1);
+        report(0, 1, 0);
+        uint64_t e = 0;
+        if (read(t, &e, 8) != 8)
+            return 3;
+        report(0, 2, (uint8_t)e);
+        if (e > 1)
+            abort(); /* the path under test: expirations to catch up */
+        pause();
+        return 0;
+    }
+    int l = cmc_listen(1);
+    report(1, 0, 0);
+    for (;;)
+        if (close(accept(l, NULL, NULL)) != 0)
+            pause();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return 1;
+    int node = atoi(argv[1]);
+    if (strcmp(argv[2], "tick") == 0)
+        return tick(node);
+    if (strcmp(argv[2], "tfd") == 0)
+        return tfd(node);
+    return 1;
+}
