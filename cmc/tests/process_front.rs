@@ -242,6 +242,30 @@ fn clock_randomness_and_heap_addresses_are_the_same_on_every_run() {
     assert_ne!(a.nodes[0].state[32..], a.nodes[1].state[32..], "each node has its own stream");
 }
 
+/// Each life of a node is a process of its own, with a pid of its own, as
+/// on Linux: node 0's pid is 1000 in its first life, 1008 after one
+/// RESTART, 1016 after two; node 1's stays 1001. Every life had 1000 (the
+/// review's `pidlife`, a node that keeps its pid durably and takes a
+/// restart's "new incarnation" path where it differs, passed: natively 10
+/// of 10 runs abort after `kill -9` and a restart).
+#[test]
+fn each_life_of_a_node_has_a_pid_of_its_own() {
+    let _serial = process_support::serial();
+    let mut c = config("probe", 2);
+    c.budgets.crashes = 2;
+    let pid = |w: &cmc::process::ProcessWorld, n: usize| {
+        u32::from_ne_bytes(w.nodes[n].state[56..60].try_into().unwrap()) as i64
+    };
+    let w = replay(&c, &["CRASH(0)", "RESTART(0)"]);
+    assert_eq!((pid(&w, 0), pid(&w, 1)), (VIRTUAL_PID_BASE + 8, VIRTUAL_PID_BASE + 1));
+    assert_eq!(w.pid(0), VIRTUAL_PID_BASE + 8);
+    let w = replay(&c, &["CRASH(0)", "RESTART(0)", "CRASH(0)", "RESTART(0)"]);
+    assert_eq!(pid(&w, 0), VIRTUAL_PID_BASE + 16);
+    let once = replay(&c, &["CRASH(0)", "RESTART(0)"]);
+    let never = replay(&c, &[]);
+    assert_eq!(once.nodes[0].state[..32], never.nodes[0].state[..32], "its clocks are as in its first life");
+}
+
 fn probe_error(mode: &str, stall: Duration) -> ProcessError {
     let mut c = config("probe", 1);
     c.args = vec![mode.to_string()];

@@ -920,8 +920,15 @@ impl Supervisor {
                     return Err(not_enabled());
                 }
                 // A fresh process that recovers from fd 193 and its data
-                // directory.
-                self.world.nodes[node as usize].life = Life::Live;
+                // directory, with a pid of its own.
+                let w = &mut self.world.nodes[node as usize];
+                w.restarts = w.restarts.checked_add(1).ok_or(ProcessError::Limit {
+                    node,
+                    limit: "restarts_per_node_max",
+                    max: u8::MAX as usize,
+                    detail: "one RESTART too many".to_string(),
+                })?;
+                w.life = Life::Live;
                 self.new_life(node)?;
             }
         }

@@ -14,9 +14,10 @@
 //! Encoding, in order (integers little endian):
 //!
 //! 1. budgets left: crashes, drops, timeouts (one byte each); the clock (u64, milliseconds);
-//! 2. per node: life (tag, i32 status), blocked-in (tag, fd, and for a
+//! 2. per node: life (tag, i32 status, and where the tag's bit 4 says so
+//!    its lives before this one, a byte), blocked-in (tag, fd, and for a
 //!    sleep, or a read or an accept with a receive timeout, the logical
-//!    second it ends, u32), clients
+//!    millisecond it ends, u64), clients
 //!    left, dials, timer connections, random bytes used (u64), the state
 //!    record (length, bytes), the durable record (a presence byte, then
 //!    length and bytes), what reads of fd 193 will return in this life,
@@ -1178,6 +1179,9 @@ pub struct NodeWorld {
     pub dials: u8,
     /// Timer connections made so far at this node.
     pub timer_conns: u8,
+    /// Its lives before this one (its RESTARTs): each life is a process
+    /// of its own, with a pid of its own ([`ProcessWorld::pid`]).
+    pub restarts: u8,
     /// Bytes drawn from its random stream so far, in every life.
     pub random_used: u64,
     /// The last record written to fd 3 (empty until the first).
@@ -1306,6 +1310,14 @@ pub struct ProcessWorld {
 }
 
 impl ProcessWorld {
+    /// Node `n`'s pid in its life: `VIRTUAL_PID_BASE` plus the node, and
+    /// [`limits::NODES_MAX`](super::limits::NODES_MAX) more for each life
+    /// before (on Linux a restarted process has a new pid).
+    pub fn pid(&self, n: u8) -> i64 {
+        let restarts = self.nodes.get(n as usize).map_or(0, |node| node.restarts);
+        super::calls::VIRTUAL_PID_BASE + n as i64 + super::limits::NODES_MAX as i64 * restarts as i64
+    }
+
     /// A world before any node has started.
     pub fn new(nodes: u8, budgets: &super::Budgets) -> ProcessWorld {
         let node = NodeWorld {
@@ -1314,6 +1326,7 @@ impl ProcessWorld {
             clients_left: budgets.clients,
             dials: 0,
             timer_conns: 0,
+            restarts: 0,
             random_used: 0,
             state: Vec::new(),
             durable: None,
@@ -1561,8 +1574,14 @@ impl ProcessWorld {
         let locals = !node.locals.is_empty();
         // Bit 5: it has sockets with timeouts, written last.
         let timeouts = !node.socket_timeouts.is_empty();
-        out.push(tag | (extended as u8) << 7 | (locals as u8) << 6 | (timeouts as u8) << 5);
+        // Bit 4: it has lives before this one, their count after the
+        // status.
+        let restarted = node.restarts > 0;
+        out.push(tag | (extended as u8) << 7 | (locals as u8) << 6 | (timeouts as u8) << 5 | (restarted as u8) << 4);
         out.extend_from_slice(&status.to_le_bytes());
+        if restarted {
+            out.push(node.restarts);
+        }
         // A read or an accept with a timeout has a tag of its own, so a
         // world without one is written as before timeouts existed.
         let (tag, fd) = match node.blocked {

@@ -76,11 +76,7 @@ impl Supervisor {
         follow: bool,
     ) -> Result<super::paths::Resolved, ProcessError> {
         let through = |fd: i32| self.through(n, fd);
-        let node = super::paths::Node {
-            pid: c.pid,
-            vpid: (super::processes::VIRTUAL_PID_BASE + n as i64) as u32,
-            through: &through,
-        };
+        let node = super::paths::Node { pid: c.pid, vpid: self.world.pid(n) as u32, through: &through };
         let from_dir = matches!(self.world.nodes[n as usize].fds.get(&dirfd), Some(VFd::Dir { .. }));
         let resolved = match (&self.cfg.data_dir, from_dir && path.first() != Some(&b'/')) {
             (Some(dir), true) => {
@@ -729,7 +725,7 @@ impl Supervisor {
         if path.last() == Some(&b'/') {
             return None;
         }
-        let (pid, vpid) = (c.pid, (super::processes::VIRTUAL_PID_BASE + n as i64) as u32);
+        let (pid, vpid) = (c.pid, self.world.pid(n) as u32);
         let own = format!("/proc/{pid}");
         let thread = format!("{own}/task/{pid}");
         let last = path.rsplit(|&b| b == b'/').next().unwrap_or(&[]);

@@ -30,7 +30,6 @@ use super::super::supervisor::Supervisor;
 use super::super::world::{Local, ProcessWorld, VFd};
 use super::super::{ProcessError, syscalls};
 use super::disk::DataPath;
-use super::processes::VIRTUAL_PID_BASE;
 use super::{Answer, HELLO_REQUEST, paths, refuse};
 
 /// An open's directory, path and flags, whichever call made it.
@@ -1060,7 +1059,7 @@ impl Supervisor {
             Err(errno) => return Ok(Answer::Err(errno)),
             Ok(Some(why)) => {
                 // Its own /proc entry by the pid it knows, not the real one.
-                let path = paths::virtual_name(&file.shown, c.pid, (VIRTUAL_PID_BASE + n as i64) as u32);
+                let path = paths::virtual_name(&file.shown, c.pid, self.world.pid(n) as u32);
                 return Err(ProcessError::File { node: n, call, path, detail: why.to_string() });
             }
             Ok(None) => {}
@@ -1083,11 +1082,7 @@ impl Supervisor {
         }
         // Only the start stub's own set-up runs here: no descriptor is the
         // world's yet.
-        let node = paths::Node {
-            pid: c.pid,
-            vpid: (VIRTUAL_PID_BASE + n as i64) as u32,
-            through: &|_| paths::Through::Kernel,
-        };
+        let node = paths::Node { pid: c.pid, vpid: self.world.pid(n) as u32, through: &|_| paths::Through::Kernel };
         let file = paths::resolve(&node, open.dirfd, &open.path, follows(open.flags));
         if file.is_char_device(1, 3) || file.shown == format!("/proc/{}/mem", c.pid) {
             return Ok(Answer::Continue);

@@ -32,7 +32,6 @@ use super::super::supervisor::Supervisor;
 use super::super::world::{Blocked, Local, PairEnd, VFd};
 use super::super::{ProcessError, limits, syscalls};
 use super::buffers::{gather, iovecs, scatter};
-use super::processes::VIRTUAL_PID_BASE;
 use super::{Answer, refuse};
 
 /// `O_NOTIFICATION_PIPE` (a pipe of kernel notifications), which is
@@ -715,7 +714,7 @@ impl Supervisor {
                         // Made by the node itself: its virtual pid, the user
                         // and group it runs as.
                         let mut cred = Vec::with_capacity(12);
-                        cred.extend_from_slice(&((VIRTUAL_PID_BASE + n as i64) as i32).to_ne_bytes());
+                        cred.extend_from_slice(&(self.world.pid(n) as i32).to_ne_bytes());
                         cred.extend_from_slice(&unsafe { libc::geteuid() }.to_ne_bytes());
                         cred.extend_from_slice(&unsafe { libc::getegid() }.to_ne_bytes());
                         cred

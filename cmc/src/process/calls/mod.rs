@@ -321,7 +321,7 @@ impl Supervisor {
             libc::SYS_getcpu => Ok(on_getcpu(c, self.cpu.unwrap_or(0) as u32)),
             libc::SYS_adjtimex | libc::SYS_clock_adjtime => self.on_adjtimex(n, c),
             libc::SYS_getrandom => Ok(self.on_getrandom(n, c)),
-            libc::SYS_getpid | libc::SYS_gettid | libc::SYS_getppid => Ok(on_getpid(n, c)),
+            libc::SYS_getpid | libc::SYS_gettid | libc::SYS_getppid => Ok(on_getpid(self.world.pid(n), c)),
             libc::SYS_kill | libc::SYS_tkill | libc::SYS_tgkill => self.on_kill(n, c),
             libc::SYS_dup | libc::SYS_dup2 | libc::SYS_dup3 => self.on_dup(n, c, vfd),
             libc::SYS_close_range => self.on_close_range(n, c),
@@ -338,7 +338,7 @@ impl Supervisor {
             libc::SYS_poll | libc::SYS_ppoll => self.on_poll(n, c),
             libc::SYS_nanosleep => self.on_nanosleep(c),
             libc::SYS_clock_nanosleep => self.on_clock_nanosleep(c),
-            libc::SYS_clock_getres => Ok(on_clock_getres(n, c)),
+            libc::SYS_clock_getres => Ok(on_clock_getres(self.world.pid(n), c)),
             // Waiting for a signal: none comes to a node but its own.
             libc::SYS_pause | libc::SYS_rt_sigsuspend => Ok(Answer::Hold(Blocked::Pause)),
             // The end of the process, which the supervisor sees.
@@ -350,15 +350,15 @@ impl Supervisor {
             libc::SYS_timerfd_settime | libc::SYS_timerfd_gettime => self.on_timerfd_time(n, c),
             // The process as the node's: a daemon with a virtual pid, its
             // own session and group, fixed limits, one CPU, a fixed name.
-            libc::SYS_set_tid_address => Ok(on_getpid(n, c)),
+            libc::SYS_set_tid_address => Ok(on_getpid(self.world.pid(n), c)),
             libc::SYS_getpgrp | libc::SYS_getpgid | libc::SYS_getsid | libc::SYS_setpgid | libc::SYS_setsid => {
-                Ok(on_process_group(n, c))
+                Ok(on_process_group(self.world.pid(n), c))
             }
             libc::SYS_uname => Ok(on_uname(c)),
             libc::SYS_personality => on_personality(n, c),
-            libc::SYS_setrlimit | libc::SYS_prlimit64 => on_rlimit(n, c),
+            libc::SYS_setrlimit | libc::SYS_prlimit64 => on_rlimit(n, self.world.pid(n), c),
             libc::SYS_sched_getaffinity | libc::SYS_sched_setaffinity => {
-                on_affinity(n, c, self.cpu.unwrap_or(0) as u32)
+                on_affinity(n, self.world.pid(n), c, self.cpu.unwrap_or(0) as u32)
             }
             libc::SYS_sched_getparam
             | libc::SYS_sched_getscheduler

@@ -21,8 +21,9 @@ use super::super::supervisor::Supervisor;
 use super::super::world::{Blocked, VFd};
 use super::{Answer, forbid, refuse};
 
-/// `getpid()` of node i is `VIRTUAL_PID_BASE + i`: real pids differ on every
-/// replay (research, pitfall 3).
+/// `getpid()` of node i in its first life is `VIRTUAL_PID_BASE + i`, and
+/// `NODES_MAX` more in each life after (`ProcessWorld::pid`): real pids
+/// differ on every replay (research, pitfall 3).
 pub const VIRTUAL_PID_BASE: i64 = 1000;
 
 /// Whether process `pid` blocks signal `sig` (`SigBlk` of its status). An
@@ -43,11 +44,12 @@ fn ignored(pid: i32, sig: i32) -> bool {
     mask.is_some_and(|m| m & (1u64 << (sig - 1)) != 0)
 }
 
-/// `getpid` and `gettid` are the node's virtual pid; `getppid` is 1.
-pub(super) fn on_getpid(n: u8, c: &Notif) -> Answer {
+/// `getpid` and `gettid` are the node's virtual pid in its life, `me`;
+/// `getppid` is 1.
+pub(super) fn on_getpid(me: i64, c: &Notif) -> Answer {
     match c.nr {
         libc::SYS_getppid => Answer::Val(1),
-        _ => Answer::Val(VIRTUAL_PID_BASE + n as i64),
+        _ => Answer::Val(me),
     }
 }
 
@@ -71,8 +73,7 @@ pub(super) fn on_madvise(n: u8, c: &Notif) -> Result<Answer, ProcessError> {
 /// virtual pid; its parent (pid 1, init) leads its own. So `setsid` fails
 /// with EPERM as for any group leader, and `setpgid` of itself to its own
 /// group changes nothing.
-pub(super) fn on_process_group(n: u8, c: &Notif) -> Answer {
-    let me = VIRTUAL_PID_BASE + n as i64;
+pub(super) fn on_process_group(me: i64, c: &Notif) -> Answer {
     let who = |arg: u64| match arg as i32 as i64 {
         0 => Some(me),
         p if p == me || p == 1 => Some(p),
@@ -131,12 +132,12 @@ pub(super) fn on_personality(n: u8, c: &Notif) -> Result<Answer, ProcessError> {
 /// and core files. CPU time would count from zero in every fork, files are
 /// the world's, and the others limit kernel objects a node cannot make:
 /// each is refused by name.
-pub(super) fn on_rlimit(n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+pub(super) fn on_rlimit(n: u8, me: i64, c: &Notif) -> Result<Answer, ProcessError> {
     let (pid, resource, new) = match c.nr {
         libc::SYS_prlimit64 => (c.args[0] as i32 as i64, c.args[1] as u32, c.args[2]),
         _ => (0, c.args[0] as u32, c.args[1]),
     };
-    if pid != 0 && pid != VIRTUAL_PID_BASE + n as i64 {
+    if pid != 0 && pid != me {
         return refuse(n, c, "the resource limits of another process");
     }
     if new == 0 {
@@ -166,10 +167,10 @@ const CPU_MASK_BYTES: usize = 8;
 /// `sched_getaffinity`: the node runs on one processor, the one the checker
 /// pinned it to (as `getcpu` says). `sched_setaffinity` may only keep it
 /// there.
-pub(super) fn on_affinity(n: u8, c: &Notif, cpu: u32) -> Result<Answer, ProcessError> {
+pub(super) fn on_affinity(n: u8, me: i64, c: &Notif, cpu: u32) -> Result<Answer, ProcessError> {
     let cpu = cpu.min(63);
     let pid = c.args[0] as i32 as i64;
-    if pid != 0 && pid != VIRTUAL_PID_BASE + n as i64 {
+    if pid != 0 && pid != me {
         return Ok(Answer::Err(libc::ESRCH));
     }
     let len = c.args[1] as usize;
@@ -274,7 +275,7 @@ impl Supervisor {
     /// ESRCH (none is visible to a node); of a process group or user, which
     /// would read the machine's processes, refused.
     pub(super) fn on_sched_query(&self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
-        let me = VIRTUAL_PID_BASE + n as i64;
+        let me = self.world.pid(n);
         let (which, who) = match c.nr {
             libc::SYS_getpriority => (Some(c.args[0] as i32), c.args[1] as i32 as i64),
             libc::SYS_ioprio_get => (Some(c.args[0] as i32 - 1), c.args[1] as i32 as i64),
@@ -321,7 +322,7 @@ impl Supervisor {
         let Some(header) = notif::read_mem(c.pid, c.args[0], 8) else { return Ok(Answer::Err(libc::EFAULT)) };
         let version = u32::from_ne_bytes([header[0], header[1], header[2], header[3]]);
         let pid = i32::from_ne_bytes([header[4], header[5], header[6], header[7]]) as i64;
-        if pid != 0 && pid != VIRTUAL_PID_BASE + n as i64 {
+        if pid != 0 && pid != self.world.pid(n) {
             return Ok(Answer::Err(libc::ESRCH));
         }
         let Some(p) = self.procs[n as usize].as_ref() else { return Ok(Answer::Err(libc::ESRCH)) };
@@ -461,7 +462,7 @@ impl Supervisor {
                 detail: "SIGPIPE is blocked: the EPIPE's signal would be pending when the node waits, and a fork of it (a snapshot's) would not have it".to_string(),
             });
         }
-        signal_from(&p.pidfd, libc::SIGPIPE, (VIRTUAL_PID_BASE + n as i64) as i32);
+        signal_from(&p.pidfd, libc::SIGPIPE, self.world.pid(n) as i32);
         Ok(())
     }
 
@@ -471,7 +472,7 @@ impl Supervisor {
     /// nodes, or to anything else, are not modelled, nor are stop signals (a
     /// stopped node would only stall).
     pub(super) fn on_kill(&self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
-        let me = VIRTUAL_PID_BASE + n as i64;
+        let me = self.world.pid(n);
         let (targets, sig) = match c.nr {
             libc::SYS_tgkill => (&c.args[..2], c.args[2] as i32),
             _ => (&c.args[..1], c.args[1] as i32),

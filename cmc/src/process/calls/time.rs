@@ -127,7 +127,7 @@ const COARSE_NS: i64 = 4_000_000;
 /// clocks of a process or thread by pid (`clock_getcpuclockid`), the
 /// node's own (0 or its virtual pid) only. `None` (EINVAL) for anything
 /// else: an unused number, another process, a clock of a descriptor.
-fn clock(n: u8, id: i32) -> Option<Clock> {
+fn clock(me: i64, id: i32) -> Option<Clock> {
     Some(match id {
         libc::CLOCK_REALTIME | libc::CLOCK_TAI | libc::CLOCK_REALTIME_ALARM => Clock::Real,
         libc::CLOCK_REALTIME_COARSE => Clock::Coarse(EPOCH_BASE),
@@ -139,7 +139,7 @@ fn clock(n: u8, id: i32) -> Option<Clock> {
         id if id < 0 => {
             // `(~pid << 3) | type`: type 3 is a descriptor's clock.
             let pid = !(id >> 3) as i64;
-            let own = pid == 0 || pid == super::VIRTUAL_PID_BASE + n as i64;
+            let own = pid == 0 || pid == me;
             if id & 3 == 3 || !own {
                 return None;
             }
@@ -150,8 +150,8 @@ fn clock(n: u8, id: i32) -> Option<Clock> {
 }
 
 /// `clock_getres`: a nanosecond, but a tick for the coarse clocks.
-pub(super) fn on_clock_getres(n: u8, c: &Notif) -> Answer {
-    let ns = match clock(n, c.args[0] as i32) {
+pub(super) fn on_clock_getres(me: i64, c: &Notif) -> Answer {
+    let ns = match clock(me, c.args[0] as i32) {
         None => return Answer::Err(libc::EINVAL),
         Some(Clock::Coarse(_)) => COARSE_NS,
         Some(_) => 1,
@@ -166,7 +166,7 @@ impl Supervisor {
     /// `clock_gettime`: the logical clock, on every clock a node may read.
     pub(super) fn on_clock_gettime(&self, n: u8, c: &Notif) -> Answer {
         let (sec, nsec) = sec_nsec(self.world.clock);
-        let (sec, nsec) = match clock(n, c.args[0] as i32) {
+        let (sec, nsec) = match clock(self.world.pid(n), c.args[0] as i32) {
             None => return Answer::Err(libc::EINVAL),
             Some(Clock::Cpu) => (0, 0),
             Some(Clock::Real) => (EPOCH_BASE + sec, nsec),
