@@ -170,7 +170,7 @@ impl Supervisor {
             Some(j) => {
                 // The logical millisecond that covers the timeout's end
                 // (a jiffy is 4 ms at HZ 250: exact).
-                let ms = (j as u64).saturating_mul(1000).div_ceil(SocketTimeouts::HZ as u64);
+                let ms = j.saturating_mul(1000).div_ceil(SocketTimeouts::HZ);
                 Wait::Until(self.world.clock.saturating_add(ms))
             }
         }

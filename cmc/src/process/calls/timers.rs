@@ -152,7 +152,7 @@ impl Supervisor {
                 k
             }
         };
-        if notif::write_mem(c.pid, c.args[1], &(count as u64).to_ne_bytes()) {
+        if notif::write_mem(c.pid, c.args[1], &count.to_ne_bytes()) {
             Answer::Val(8)
         } else {
             Answer::Err(libc::EFAULT)
