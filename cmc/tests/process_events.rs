@@ -48,7 +48,7 @@ fn event_loop_steps(how: &str) {
     assert!(matches!(w.nodes[1].blocked, Blocked::ReadNow { .. }), "{how}: {:?}", w.nodes[1].blocked);
     let replay = |c: &cmc::process::Config, tail: &[&str]| replay(c, &[&["RUN(1)"; 3][..], tail].concat());
     let w = replay(&c, &[]);
-    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: Some(2000) }, "{how}");
+    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: Some(2001) }, "{how}");
     assert_eq!(w.nodes[1].blocked, Blocked::Poll { until: None });
     let conn: Label = "1.0".parse().unwrap();
     assert_eq!(w.conns[&conn].to_target, [b"hi".to_vec()], "sent without blocking");
@@ -75,12 +75,12 @@ fn event_loop_steps(how: &str) {
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)", "RUN(1)", "EOF(0, 1.0)"]);
     assert_eq!(w.nodes[0].state, [1, 1, 1, 0, 2], "read 0 and closed");
     assert!(w.conns.is_empty(), "both ends done");
-    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: Some(2000) });
+    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: Some(2001) });
 
     let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)", "RUN(1)", "EOF(0, 1.0)", "TIMEOUT(0)"]);
     assert_eq!(w.nodes[0].state, [1, 1, 1, 1, 2], "the poll timed out");
-    assert_eq!(w.clock, 2000, "at the end of the poll's timeout");
-    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: Some(4000) });
+    assert_eq!(w.clock, 2001, "at the first millisecond after the poll's timeout");
+    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: Some(4002) });
     assert!(enabled(&w).is_empty(), "no timeout left");
 }
 
@@ -138,9 +138,9 @@ fn timerfds_expire_when_timeout_moves_the_clock_to_them() {
             (vec![0, 0, 0], 0),
             (vec![1, 3, 1], 3000),
             (vec![2, 5, 1], 5000),
-            (vec![3, 1, 1], 6000),
-            (vec![4, 16, 5], 16_000),
-            (vec![5, 1, 0], 17_000),
+            (vec![3, 1, 1], 6001),
+            (vec![4, 16, 5], 16_002),
+            (vec![5, 1, 0], 17_003),
         ],
         "after the 10-second sleep the periodic timer counted 5 expirations (7, 9, 11, 13, 15)"
     );
@@ -225,14 +225,14 @@ fn an_overdue_wait_wakes_without_budget_and_an_empty_poll_is_a_sleep() {
     let waits: Vec<Blocked> = w.nodes.iter().map(|n| n.blocked).collect();
     assert_eq!(
         waits,
-        [Blocked::Sleep { until: 5000 }, Blocked::Poll { until: Some(10_000) }, Blocked::Poll { until: Some(15_000) }]
+        [Blocked::Sleep { until: 5001 }, Blocked::Poll { until: Some(10_001) }, Blocked::Poll { until: Some(15_001) }]
     );
     assert_eq!(enabled(&w), ["TIMEOUT(0)", "TIMEOUT(1)", "TIMEOUT(2)"]);
     let w = replay(&c, &["TIMEOUT(2)"]);
-    assert_eq!((w.clock, w.timeouts, w.nodes[2].state.clone()), (15_000, 0, vec![1, 15]));
+    assert_eq!((w.clock, w.timeouts, w.nodes[2].state.clone()), (15_001, 0, vec![1, 15]));
     assert_eq!(enabled(&w), ["TIMEOUT(0)", "TIMEOUT(1)"], "both overdue, no budget left");
     let w = replay(&c, &["TIMEOUT(2)", "TIMEOUT(0)", "TIMEOUT(1)"]);
-    assert_eq!(w.clock, 15_000, "waking an overdue wait takes no time");
+    assert_eq!(w.clock, 15_001, "waking an overdue wait takes no time");
     assert!(w.nodes.iter().all(|n| n.state == [1, 15] && n.blocked == Blocked::Pause), "{w:?}");
     assert!(enabled(&w).is_empty());
 }

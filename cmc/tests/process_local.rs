@@ -195,7 +195,7 @@ fn polls_over_pipes_and_eventfds_wait_as_on_the_kernel() {
     let mut c = local("poll", &[]);
     c.budgets.timeouts = 1;
     let w = replay(&c, &[]);
-    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: Some(1000) });
+    assert_eq!(w.nodes[0].blocked, Blocked::Poll { until: Some(1001) });
     assert_eq!(enabled(&w), ["TIMEOUT(0)"]);
     let w = replay(&c, &["TIMEOUT(0)"]);
     assert_eq!(w.nodes[0].state, NATIVE_POLL);

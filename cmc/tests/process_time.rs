@@ -113,15 +113,15 @@ fn so_rcvtimeo_gives_eagain_after_a_timeout() {
     let _serial = process_support::serial();
     let c = linux("rcvtimeo", 1, 6);
     let w = replay(&c, &[]);
-    assert!(matches!(w.nodes[0].blocked, Blocked::Accept { until: Some(500), .. }), "{:?}", w.nodes[0].blocked);
+    assert!(matches!(w.nodes[0].blocked, Blocked::Accept { until: Some(504), .. }), "{:?}", w.nodes[0].blocked);
     assert_eq!(enabled(&w), ["TIMEOUT(0)"]);
     let w = replay(&c, &RCVTIMEO_ACTIONS[..2]);
-    assert!(matches!(w.nodes[0].blocked, Blocked::Read { until: Some(1000), .. }), "{:?}", w.nodes[0].blocked);
-    assert_eq!(w.clock, 500, "the accept's timeout ended at its deadline");
+    assert!(matches!(w.nodes[0].blocked, Blocked::Read { until: Some(1008), .. }), "{:?}", w.nodes[0].blocked);
+    assert_eq!(w.clock, 504, "the accept's timeout ended at its deadline");
 
     let w = replay(&c, &RCVTIMEO_ACTIONS);
     assert_eq!(w.nodes[0].state, NATIVE_RCVTIMEO);
-    assert_eq!(w.clock, 3000, "six timeouts of half a second");
+    assert_eq!(w.clock, 3024, "six timeouts of half a second, each a jiffy late");
     assert!(matches!(w.nodes[0].blocked, Blocked::Accept { until: None, .. }), "parked, its timeout cleared");
     assert_eq!(enabled(&w), Vec::<String>::new(), "no TIMEOUT for a wait without a timeout");
 
@@ -183,14 +183,14 @@ fn deadline_order_moves_the_clock_to_each_deadline_in_turn() {
     let w = replay(&c, &granted);
     assert_eq!(
         (w.nodes[0].blocked, w.nodes[1].blocked),
-        (Blocked::Sleep { until: 5000 }, Blocked::Sleep { until: 1000 })
+        (Blocked::Sleep { until: 5001 }, Blocked::Sleep { until: 1001 })
     );
     assert_eq!(enabled(&w), ["TIMEOUT(1)"], "only the earliest deadline");
     let w = replay(&c, &[&granted[..], &["TIMEOUT(1)"]].concat());
-    assert_eq!((w.clock, w.nodes[1].state.as_slice()), (1000, &[1, 2][..]), "the holder's term ended");
+    assert_eq!((w.clock, w.nodes[1].state.as_slice()), (1001, &[1, 2][..]), "the holder's term ended");
     assert_eq!(enabled(&w), ["TIMEOUT(0)"]);
     let w = replay(&c, &[&granted[..], &["TIMEOUT(1)", "TIMEOUT(0)"]].concat());
-    assert_eq!((w.clock, w.nodes[0].state.as_slice()), (5000, &[0, 2][..]), "then the grantor's wait");
+    assert_eq!((w.clock, w.nodes[0].state.as_slice()), (5001, &[0, 2][..]), "then the grantor's wait");
 }
 
 /// The example programs are written for the manual's `T` convention, and
@@ -233,8 +233,8 @@ fn select_writes_back_the_time_it_did_not_wait() {
     let mut c = linux("probe", 2, 2);
     c.args = vec!["selectleft".to_string()];
     let w = replay(&c, &["ACCEPT(0, 1)", "TIMEOUT(1)", "DELIVER(0, 1.0)"]);
-    assert_eq!(w.nodes[0].state, [1, 1, 5], "a vote, 1.5 s left");
-    assert!(matches!(w.nodes[0].blocked, Blocked::Poll { until: Some(2500) }), "{:?}", w.nodes[0].blocked);
+    assert_eq!(w.nodes[0].state, [1, 1, 4], "a vote, 1.499 s left (the sleep took 1.001 s)");
+    assert!(matches!(w.nodes[0].blocked, Blocked::Poll { until: Some(2501) }), "{:?}", w.nodes[0].blocked);
     let w = replay(&c, &["ACCEPT(0, 1)", "TIMEOUT(1)", "DELIVER(0, 1.0)", "TIMEOUT(0)"]);
     assert_eq!(w.nodes[0].state, [1, 0, 0], "none left");
     assert_eq!(w.nodes[0].blocked, Blocked::Pause, "the loop has ended");
@@ -255,17 +255,41 @@ fn waits_of_less_than_a_second_end_when_they_asked() {
     let mut tfd = linux("millis", 2, 3);
     tfd.args = vec!["tfd".to_string()];
     let w = replay(&tfd, &[]);
-    assert_eq!(w.nodes[0].blocked, Blocked::Sleep { until: 1000 });
+    assert_eq!(w.nodes[0].blocked, Blocked::Sleep { until: 1001 });
     let w = replay(&tfd, &["TIMEOUT(0)"]);
-    assert_eq!((w.clock, w.nodes[0].state.as_slice()), (1000, &[0, 2, 4][..]), "four expirations");
+    assert_eq!((w.clock, w.nodes[0].state.as_slice()), (1001, &[0, 2, 4][..]), "four expirations");
     let mut tick = linux("millis", 2, 10);
     tick.args = vec!["tick".to_string()];
     let w = replay(&tick, &["ACCEPT(0, 1)"]);
-    assert_eq!(w.nodes[1].blocked, Blocked::Sleep { until: 200 });
+    assert_eq!(w.nodes[1].blocked, Blocked::Sleep { until: 201 });
     for (c, trace_max) in [(tfd, 2), (tick, 12)] {
         let r = search(&ProgramModel::new("millis", c));
         assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
         assert_eq!(r.property.as_deref(), Some(cmc::process::NO_NODE_KILLED));
         assert!(r.trace.len() <= trace_max, "{}", r.to_text());
+    }
+}
+
+/// Time passes between two reads of a clock, as on Linux: each read adds a
+/// nanosecond to what the node's clocks say after it, and its CPU-time
+/// clocks count them. Node 0 of `millis.c` "rtt" reads CLOCK_MONOTONIC
+/// twice and aborts if time passed; "cpu" reads its CPU time around a busy
+/// loop (natively 10 of 10 runs of each abort). Both passed while a clock
+/// stood still between TIMEOUTs and CPU time read 0 (the review's `misc`
+/// probes). And a wait ends late, never early: "over" reads the clock
+/// around a 1 ms sleep and aborts if more passed (natively 10 of 10, by the
+/// timer slack); it passed while a wait ended exactly on time (the
+/// review's `over`).
+#[test]
+fn time_passes_between_two_reads_of_a_clock_and_a_wait_ends_late() {
+    let _serial = process_support::serial();
+    for mode in ["rtt", "cpu", "over"] {
+        let mut c = linux("millis", 2, 1);
+        c.args = vec![mode.to_string()];
+        let w = replay(&c, &[]);
+        assert!(w.nodes[0].clock_reads >= 1, "{mode}: {}", w.nodes[0].clock_reads);
+        let r = search(&ProgramModel::new("millis", c));
+        assert_eq!(r.verdict, Verdict::Violation, "{mode}: {}", r.to_text());
+        assert_eq!(r.property.as_deref(), Some(cmc::process::NO_NODE_KILLED), "{mode}");
     }
 }

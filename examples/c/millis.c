@@ -13,7 +13,18 @@
  *   "tfd"  node 0 arms a periodic timerfd of 250 ms, sleeps a second and
  *          reads the expirations, aborting at more than one (natively
  *          four: 10 of 10 abort). Node 1 only listens.
- *
+ *   "over" node 0 reads CLOCK_MONOTONIC around a 1 ms sleep and aborts if
+ *          it took more than 1 ms (natively it always does, by the timer
+ *          slack at least: 10 of 10 abort). It passed while a wait ended
+ *          exactly on time (the review's `over`). Node 1 only listens.
+ *   "rtt"  node 0 reads CLOCK_MONOTONIC twice and aborts if time passed
+ *          between (natively it always does: 10 of 10 abort).
+ *   "cpu"  node 0 reads its CPU time, spins a while without a call, reads
+ *          it again and aborts if it grew (10 of 10).
+ *          The last two passed while the clock stood still between
+ *          TIMEOUTs and CPU time read 0 (the review's `misc` rtt and
+ *          cpuclock). Node 1 only listens.
+
  * State: {node, phase, count}.
  */
 #include <poll.h>
@@ -105,6 +116,34 @@ static int tfd(int node)
             pause();
 }
 
+static int elapsed(int node, clockid_t which, long slept_ns)
+{
+    if (node == 0) {
+        struct timespec a, b;
+        report(0, 0, 0);
+        clock_gettime(which, &a);
+        if (slept_ns > 0) {
+            struct timespec d = {0, slept_ns};
+            nanosleep(&d, NULL);
+        } else if (which != CLOCK_MONOTONIC) {
+            for (volatile long i = 0; i < 50000000; i++) /* busy, no call */
+                ;
+        }
+        clock_gettime(which, &b);
+        report(0, 1, 0);
+        long long passed = (b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
+        if (passed > slept_ns)
+            abort(); /* the path under test: more time passed */
+        pause();
+        return 0;
+    }
+    int l = cmc_listen(1);
+    report(1, 0, 0);
+    for (;;)
+        if (close(accept(l, NULL, NULL)) != 0)
+            pause();
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
@@ -114,5 +153,11 @@ int main(int argc, char **argv)
         return tick(node);
     if (strcmp(argv[2], "tfd") == 0)
         return tfd(node);
+    if (strcmp(argv[2], "rtt") == 0)
+        return elapsed(node, CLOCK_MONOTONIC, 0);
+    if (strcmp(argv[2], "cpu") == 0)
+        return elapsed(node, CLOCK_PROCESS_CPUTIME_ID, 0);
+    if (strcmp(argv[2], "over") == 0)
+        return elapsed(node, CLOCK_MONOTONIC, 1000000);
     return 1;
 }

@@ -60,6 +60,11 @@ pub use world::{
 pub mod limits {
     /// Nodes in a model.
     pub const NODES_MAX: usize = 8;
+    /// Reads of a clock by one node, over its lives: each adds a
+    /// nanosecond to what its clocks say after it
+    /// (`NodeWorld::clock_reads`), so what it reads stays within a
+    /// millisecond of the logical clock.
+    pub const CLOCK_READS_MAX: usize = 999_999;
     /// Bytes in one write on a connection (and in the client request).
     pub const WRITE_BYTES_MAX: usize = 64;
     /// Messages in flight over all connections.

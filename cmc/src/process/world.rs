@@ -15,7 +15,8 @@
 //!
 //! 1. budgets left: crashes, drops, timeouts (one byte each); the clock (u64, milliseconds);
 //! 2. per node: life (tag, i32 status, and where the tag's bit 4 says so
-//!    its lives before this one, a byte), blocked-in (tag, fd, and for a
+//!    its lives before this one, a byte, and where bit 3 does its clock
+//!    reads, u32), blocked-in (tag, fd, and for a
 //!    sleep, or a read or an accept with a receive timeout, the logical
 //!    millisecond it ends, u64), clients
 //!    left, dials, timer connections, random bytes used (u64), the state
@@ -1184,6 +1185,11 @@ pub struct NodeWorld {
     pub restarts: u8,
     /// Bytes drawn from its random stream so far, in every life.
     pub random_used: u64,
+    /// Reads of a clock so far, in every life (`clock_gettime`,
+    /// `gettimeofday`, and so `rdtsc`): each adds a nanosecond to what the
+    /// node's clocks say after it, as on Linux two reads differ, and its
+    /// CPU-time clocks say that many nanoseconds.
+    pub clock_reads: u32,
     /// The last record written to fd 3 (empty until the first).
     pub state: Vec<u8>,
     /// The last record written to fd 193, kept across crashes.
@@ -1328,6 +1334,7 @@ impl ProcessWorld {
             timer_conns: 0,
             restarts: 0,
             random_used: 0,
+            clock_reads: 0,
             state: Vec::new(),
             durable: None,
             recovery: Vec::new(),
@@ -1575,12 +1582,22 @@ impl ProcessWorld {
         // Bit 5: it has sockets with timeouts, written last.
         let timeouts = !node.socket_timeouts.is_empty();
         // Bit 4: it has lives before this one, their count after the
-        // status.
+        // status; bit 3: it has read a clock, the count after that.
         let restarted = node.restarts > 0;
-        out.push(tag | (extended as u8) << 7 | (locals as u8) << 6 | (timeouts as u8) << 5 | (restarted as u8) << 4);
+        let read_clock = node.clock_reads > 0;
+        out.push(
+            tag | (extended as u8) << 7
+                | (locals as u8) << 6
+                | (timeouts as u8) << 5
+                | (restarted as u8) << 4
+                | (read_clock as u8) << 3,
+        );
         out.extend_from_slice(&status.to_le_bytes());
         if restarted {
             out.push(node.restarts);
+        }
+        if read_clock {
+            out.extend_from_slice(&node.clock_reads.to_le_bytes());
         }
         // A read or an accept with a timeout has a tag of its own, so a
         // world without one is written as before timeouts existed.

@@ -312,8 +312,8 @@ impl Supervisor {
                 Ok(self.list_host(n, c, fd))
             }
             libc::SYS_getdents64 => Ok(self.on_getdents(n, c, vfd)),
-            libc::SYS_clock_gettime => Ok(self.on_clock_gettime(n, c)),
-            libc::SYS_gettimeofday => Ok(self.on_gettimeofday(c)),
+            libc::SYS_clock_gettime => self.on_clock_gettime(n, c),
+            libc::SYS_gettimeofday => self.on_gettimeofday(n, c),
             libc::SYS_time => Ok(self.on_time(c)),
             libc::SYS_times => Ok(self.on_times(c)),
             libc::SYS_sysinfo => Ok(self.on_sysinfo(c)),

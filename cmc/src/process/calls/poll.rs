@@ -38,7 +38,7 @@ use super::super::ProcessError;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
 use super::super::world::{Blocked, Label, Millis, Trail, VFd};
-use super::time::{millis, read_timespec};
+use super::time::{read_timespec, wait_span};
 use super::{Answer, refuse};
 
 /// Descriptors in one poll.
@@ -400,7 +400,7 @@ impl Supervisor {
 
     /// Writes back into the held call's timeout what it did not wait of
     /// it: what it asked for less the milliseconds that passed (the
-    /// deadline was its length rounded up to a millisecond, `after`), none
+    /// deadline was the first millisecond after its end, `after`), none
     /// after its time was up. An errno where the timeout cannot be read or
     /// written.
     fn write_time_left(&self, notif: &Notif, left: Millis) -> Option<i32> {
@@ -413,7 +413,7 @@ impl Supervisor {
         let sec = i64::from_ne_bytes(b[0..8].try_into().unwrap_or_default());
         let frac = i64::from_ne_bytes(b[8..16].try_into().unwrap_or_default());
         let nsec = if micro { frac * 1000 } else { frac };
-        let passed = millis(sec, nsec).max(1).saturating_sub(left);
+        let passed = wait_span(sec, nsec).saturating_sub(left);
         let total = (sec as i128 * 1_000_000_000 + nsec as i128 - passed as i128 * 1_000_000).max(0);
         let (sec, nsec) = ((total / 1_000_000_000) as i64, (total % 1_000_000_000) as i64);
         let frac = if micro { nsec / 1000 } else { nsec };
@@ -464,7 +464,11 @@ impl Supervisor {
                 let b = notif::read_mem(c.pid, c.args[4], 16).ok_or(libc::EFAULT)?;
                 let sec = i64::from_ne_bytes(b[0..8].try_into().map_err(|_| libc::EFAULT)?);
                 let usec = i64::from_ne_bytes(b[8..16].try_into().map_err(|_| libc::EFAULT)?);
-                if sec < 0 || !(0..1_000_000).contains(&usec) {
+                // As the kernel's `kern_select`: whole seconds of the
+                // microseconds carry over (1,500,000 is 1.5 s), and a
+                // negative time is EINVAL.
+                let (sec, usec) = (sec.saturating_add(usec / 1_000_000), usec % 1_000_000);
+                if sec < 0 || usec < 0 {
                     return Err(libc::EINVAL);
                 }
                 Ok(if (sec, usec) == (0, 0) { Wait::No } else { Wait::Until(self.after(sec, usec * 1000)) })

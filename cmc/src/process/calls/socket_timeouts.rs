@@ -168,9 +168,11 @@ impl Supervisor {
             None => Wait::Forever,
             Some(0) => Wait::Never,
             Some(j) => {
-                // The logical millisecond that covers the timeout's end
-                // (a jiffy is 4 ms at HZ 250: exact).
-                let ms = j.saturating_mul(1000).div_ceil(SocketTimeouts::HZ);
+                // A jiffy after the timeout's end: the kernel's timer
+                // counts from the next tick (measured: a 4 ms timeout
+                // ends after about 8 ms, 100 ms after 104 to 108; the
+                // review's `rcvlate` and `race5dl`).
+                let ms = j.saturating_add(1).saturating_mul(1000).div_ceil(SocketTimeouts::HZ);
                 Wait::Until(self.world.clock.saturating_add(ms))
             }
         }

@@ -23,10 +23,10 @@
 
 use nix::libc;
 
-use super::super::ProcessError;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
 use super::super::world::{Blocked, Millis};
+use super::super::{ProcessError, limits};
 use super::{Answer, refuse};
 
 /// The logical time `t` as a timespec's seconds and nanoseconds.
@@ -35,13 +35,23 @@ pub(super) fn sec_nsec(t: Millis) -> (i64, i64) {
 }
 
 /// The milliseconds that cover `sec` seconds and `nsec` nanoseconds,
-/// rounded up (a wait ends late, never early); 0 for a negative span.
+/// rounded up; 0 for a negative span.
 pub(super) fn millis(sec: i64, nsec: i64) -> Millis {
     if sec < 0 || (sec == 0 && nsec <= 0) {
         return 0;
     }
     let part = (nsec.max(0) as u64).div_ceil(1_000_000);
     (sec as u64).saturating_mul(1000).saturating_add(part)
+}
+
+/// How long a wait of `sec` seconds and `nsec` nanoseconds (not both
+/// zero) lasts: to the first whole millisecond after its end. Linux ends a
+/// wait late, never early (a sleep's or a poll's by the timer slack, 50 µs
+/// at least; the review's `over` probe, a 1 ms sleep that took more than
+/// 1 ms, aborts in 10 of 10 native runs).
+pub(super) fn wait_span(sec: i64, nsec: i64) -> Millis {
+    let ns = (sec.max(0) as u64).saturating_mul(1_000_000_000).saturating_add(nsec.max(0) as u64);
+    ns / 1_000_000 + 1
 }
 
 /// Clock ticks per second of `times` (`USER_HZ`).
@@ -163,27 +173,55 @@ pub(super) fn on_clock_getres(me: i64, c: &Notif) -> Answer {
 }
 
 impl Supervisor {
-    /// `clock_gettime`: the logical clock, on every clock a node may read.
-    pub(super) fn on_clock_gettime(&self, n: u8, c: &Notif) -> Answer {
+    /// What node `n`'s clocks say now, as seconds and nanoseconds of the
+    /// monotonic clock, and its CPU time in nanoseconds: the logical clock
+    /// and a nanosecond per read before this one, which this read counts
+    /// (`NodeWorld::clock_reads`; on Linux two reads differ, and a process
+    /// that runs uses CPU time).
+    fn read_clock(&mut self, n: u8, c: &Notif) -> Result<((i64, i64), i64), ProcessError> {
+        let node = &mut self.world.nodes[n as usize];
+        let reads = node.clock_reads;
+        if reads as usize >= limits::CLOCK_READS_MAX {
+            return Err(ProcessError::Limit {
+                node: n,
+                limit: "clock_reads_max",
+                max: limits::CLOCK_READS_MAX,
+                detail: format!(
+                    "{} reads a clock once more: a node that reads a clock a million times (a wait that spins on \
+                     it) would see it pass the logical clock by a millisecond; make it wait in a call",
+                    super::super::syscalls::describe(c.nr)
+                ),
+            });
+        }
+        node.clock_reads += 1;
         let (sec, nsec) = sec_nsec(self.world.clock);
-        let (sec, nsec) = match clock(self.world.pid(n), c.args[0] as i32) {
-            None => return Answer::Err(libc::EINVAL),
-            Some(Clock::Cpu) => (0, 0),
-            Some(Clock::Real) => (EPOCH_BASE + sec, nsec),
-            Some(Clock::Monotonic) => (sec, nsec),
-            // The last tick the clock passed.
-            Some(Clock::Coarse(base)) => (base + sec, nsec - nsec % COARSE_NS),
-        };
-        let ts = [sec.to_ne_bytes(), nsec.to_ne_bytes()].concat();
-        if notif::write_mem(c.pid, c.args[1], &ts) { Answer::Val(0) } else { Answer::Err(libc::EFAULT) }
+        Ok(((sec, nsec + reads as i64), reads as i64))
     }
 
-    pub(super) fn on_gettimeofday(&self, c: &Notif) -> Answer {
-        let (sec, nsec) = sec_nsec(self.world.clock);
-        let tv = [(EPOCH_BASE + sec).to_ne_bytes(), (nsec / 1000).to_ne_bytes()].concat();
-        let ok_tv = c.args[0] == 0 || notif::write_mem(c.pid, c.args[0], &tv);
+    /// `clock_gettime`: the logical clock, on every clock a node may read.
+    pub(super) fn on_clock_gettime(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        let Some(which) = clock(self.world.pid(n), c.args[0] as i32) else { return Ok(Answer::Err(libc::EINVAL)) };
+        let ((sec, nsec), cpu) = self.read_clock(n, c)?;
+        let (sec, nsec) = match which {
+            Clock::Cpu => (0, cpu),
+            Clock::Real => (EPOCH_BASE + sec, nsec),
+            Clock::Monotonic => (sec, nsec),
+            // The last tick the clock passed.
+            Clock::Coarse(base) => (base + sec, nsec - nsec % COARSE_NS),
+        };
+        let ts = [sec.to_ne_bytes(), nsec.to_ne_bytes()].concat();
+        Ok(if notif::write_mem(c.pid, c.args[1], &ts) { Answer::Val(0) } else { Answer::Err(libc::EFAULT) })
+    }
+
+    pub(super) fn on_gettimeofday(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+        // Only a read of the time counts as one.
+        let ok_tv = c.args[0] == 0 || {
+            let ((sec, nsec), _) = self.read_clock(n, c)?;
+            let tv = [(EPOCH_BASE + sec).to_ne_bytes(), (nsec / 1000).to_ne_bytes()].concat();
+            notif::write_mem(c.pid, c.args[0], &tv)
+        };
         let ok_tz = c.args[1] == 0 || notif::write_mem(c.pid, c.args[1], &[0u8; 8]);
-        if ok_tv && ok_tz { Answer::Val(0) } else { Answer::Err(libc::EFAULT) }
+        Ok(if ok_tv && ok_tz { Answer::Val(0) } else { Answer::Err(libc::EFAULT) })
     }
 
     pub(super) fn on_time(&self, c: &Notif) -> Answer {
@@ -223,16 +261,17 @@ impl Supervisor {
                 _ => Answer::Hold(Blocked::Sleep { until: self.after(sec, nsec) }),
             });
         }
-        // The logical millisecond at which `req` is reached, rounded up.
-        let end = millis(sec.saturating_sub(base), nsec);
+        // The first logical millisecond after `req`.
+        let (sec, nsec) = (sec.saturating_sub(base), nsec);
+        let end = if sec < 0 { 0 } else { wait_span(sec, nsec) };
         Ok(if end <= self.world.clock { Answer::Val(0) } else { Answer::Hold(Blocked::Sleep { until: end }) })
     }
 
-    /// The logical time by which `sec` seconds and `nsec` nanoseconds (not
-    /// both zero) have passed from now, rounded up to a millisecond: one
-    /// at least.
+    /// When a wait of `sec` seconds and `nsec` nanoseconds (not both zero)
+    /// made now ends: the first logical millisecond after its end
+    /// ([`wait_span`]).
     pub(super) fn after(&self, sec: i64, nsec: i64) -> Millis {
-        self.world.clock.saturating_add(millis(sec, nsec).max(1))
+        self.world.clock.saturating_add(wait_span(sec, nsec))
     }
 
     /// Wakes node `n` from its sleep: the call returns 0.

@@ -79,7 +79,9 @@ impl Supervisor {
                     let base = if timer.realtime { EPOCH_BASE } else { 0 };
                     Some(millis(value.0.saturating_sub(base), value.1))
                 }
-                _ => Some(self.after(value.0, value.1)),
+                // A timer expires when it was set to (rounded up to a
+                // millisecond); a read that waits for it wakes then.
+                _ => Some(self.world.clock.saturating_add(millis(value.0, value.1).max(1))),
             };
             let interval = millis(interval.0, interval.1);
             (c.args[3], Some(TimerFd { deadline, interval, realtime: timer.realtime }))
