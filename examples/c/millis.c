@@ -13,6 +13,10 @@
  *   "tfd"  node 0 arms a periodic timerfd of 250 ms, sleeps a second and
  *          reads the expirations, aborting at more than one (natively
  *          four: 10 of 10 abort). Node 1 only listens.
+ *   "tfdget" node 0 sets a timerfd to 1.5 ms, every 1.5 ms, reads it back
+ *          and aborts where it reads no more than it set, the interval
+ *          exactly (natively 10 of 10). It passed while the setting was
+ *          kept rounded up to a millisecond (the review's `tfdval`).
  *   "over" node 0 reads CLOCK_MONOTONIC around a 1 ms sleep and aborts if
  *          it took more than 1 ms (natively it always does, by the timer
  *          slack at least: 10 of 10 abort). It passed while a wait ended
@@ -48,6 +52,16 @@ static long long now_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/* Node 1 of the modes where only node 0 acts. */
+__attribute__((noreturn)) static int listen_only(void)
+{
+    int l = cmc_listen(1);
+    report(1, 0, 0);
+    for (;;)
+        if (close(accept(l, NULL, NULL)) != 0)
+            pause();
 }
 
 static int tick(int node)
@@ -109,11 +123,7 @@ static int tfd(int node)
         pause();
         return 0;
     }
-    int l = cmc_listen(1);
-    report(1, 0, 0);
-    for (;;)
-        if (close(accept(l, NULL, NULL)) != 0)
-            pause();
+    return listen_only();
 }
 
 static int elapsed(int node, clockid_t which, long slept_ns)
@@ -137,11 +147,25 @@ static int elapsed(int node, clockid_t which, long slept_ns)
         pause();
         return 0;
     }
-    int l = cmc_listen(1);
-    report(1, 0, 0);
-    for (;;)
-        if (close(accept(l, NULL, NULL)) != 0)
-            pause();
+    return listen_only();
+}
+
+static int tfdget(int node)
+{
+    if (node == 0) {
+        int t = timerfd_create(CLOCK_MONOTONIC, 0);
+        struct itimerspec its = {{0, 1500000}, {0, 1500000}}, got;
+        timerfd_settime(t, 0, &its, NULL);
+        timerfd_gettime(t, &got);
+        int back = got.it_interval.tv_sec == 0 && got.it_interval.tv_nsec == 1500000 && got.it_value.tv_sec == 0 &&
+                   got.it_value.tv_nsec <= 1500000 && got.it_value.tv_nsec > 1000000;
+        report(0, 1, (uint8_t)back);
+        if (back)
+            abort(); /* the path under test: read back as set */
+        pause();
+        return 0;
+    }
+    return listen_only();
 }
 
 int main(int argc, char **argv)
@@ -153,6 +177,8 @@ int main(int argc, char **argv)
         return tick(node);
     if (strcmp(argv[2], "tfd") == 0)
         return tfd(node);
+    if (strcmp(argv[2], "tfdget") == 0)
+        return tfdget(node);
     if (strcmp(argv[2], "rtt") == 0)
         return elapsed(node, CLOCK_MONOTONIC, 0);
     if (strcmp(argv[2], "cpu") == 0)

@@ -796,23 +796,32 @@ pub type Millis = u64;
 /// second, as the manual says.
 pub const T_MS: Millis = 1000;
 
-/// A timerfd's setting, in logical milliseconds.
+/// A timerfd's setting, in nanoseconds of the logical clock, as the kernel
+/// keeps it (`timerfd_gettime` reads back what was set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimerFd {
-    /// When it next expires (`None`: disarmed). It has expired once the
-    /// clock reaches it, whoever moved the clock.
-    pub deadline: Option<Millis>,
-    /// Milliseconds between expirations after the first (0: once).
-    pub interval: Millis,
+    /// When it next expires, in nanoseconds (`None`: disarmed). It has
+    /// expired once the clock reaches it, whoever moved the clock; a wait
+    /// for it ends at the millisecond that covers it
+    /// ([`TimerFd::wakes_at`]).
+    pub deadline: Option<u64>,
+    /// Nanoseconds between expirations after the first (0: once).
+    pub interval: u64,
     /// What `CLOCK_REALTIME` and its kin add to the logical clock, for an
     /// absolute setting: 0 for the monotonic clocks.
     pub realtime: bool,
 }
 
 impl TimerFd {
+    /// When a wait for its next expiry ends: the logical millisecond that
+    /// covers it.
+    pub fn wakes_at(&self) -> Option<Millis> {
+        self.deadline.map(|d| d.div_ceil(1_000_000))
+    }
+
     /// Whether it has expired at logical time `clock`.
     pub fn expired(&self, clock: Millis) -> bool {
-        self.deadline.is_some_and(|d| d <= clock)
+        self.deadline.is_some_and(|d| d <= clock.saturating_mul(1_000_000))
     }
 }
 
@@ -1373,7 +1382,7 @@ impl ProcessWorld {
     /// an accept without a timeout, a poll without either).
     pub fn deadline(&self, n: u8) -> Option<Millis> {
         let node = &self.nodes[n as usize];
-        let armed = |fd: &i32| node.timers.get(fd).and_then(|t| t.deadline);
+        let armed = |fd: &i32| node.timers.get(fd).and_then(|t| t.wakes_at());
         match node.blocked {
             Blocked::Sleep { until } => Some(until),
             Blocked::Read { until, .. } | Blocked::Accept { until, .. } => until,

@@ -34,16 +34,6 @@ pub(super) fn sec_nsec(t: Millis) -> (i64, i64) {
     ((t / 1000) as i64, (t % 1000) as i64 * 1_000_000)
 }
 
-/// The milliseconds that cover `sec` seconds and `nsec` nanoseconds,
-/// rounded up; 0 for a negative span.
-pub(super) fn millis(sec: i64, nsec: i64) -> Millis {
-    if sec < 0 || (sec == 0 && nsec <= 0) {
-        return 0;
-    }
-    let part = (nsec.max(0) as u64).div_ceil(1_000_000);
-    (sec as u64).saturating_mul(1000).saturating_add(part)
-}
-
 /// How long a wait of `sec` seconds and `nsec` nanoseconds (not both
 /// zero) lasts: to the first whole millisecond after its end. Linux ends a
 /// wait late, never early (a sleep's or a poll's by the timer slack, 50 µs

@@ -1,16 +1,16 @@
 //! Timers: `timerfd_create`, `timerfd_settime`, `timerfd_gettime`, and
 //! reads of a timerfd. A timerfd is the world's (`VFd::Timer`, its
-//! setting a `TimerFd` in logical milliseconds: the next expiry and the
+//! setting a `TimerFd` in nanoseconds of the logical clock: the next expiry and the
 //! interval), so no kernel timer runs beside the checker and a snapshot's
 //! forks share none. It has expired once the logical clock reaches its
 //! deadline, whichever action moved the clock; a read of an expired timer
 //! returns the expirations since (one, and one per whole interval past)
 //! and re-arms a periodic one. Reading an armed timer that has not
 //! expired waits (`Blocked::Timer`) until TIMEOUT moves the clock to its
-//! deadline, a millisecond at least; reading a disarmed one waits for
-//! ever, as on the kernel (`Blocked::Pause`). A non-blocking timerfd
-//! answers EAGAIN instead. Settings round up to whole milliseconds, as
-//! sleeps do.
+//! deadline (the millisecond that covers it); reading a disarmed one
+//! waits for ever, as on the kernel (`Blocked::Pause`). A non-blocking
+//! timerfd answers EAGAIN instead. `timerfd_gettime` reads back the
+//! setting as it was made, to the nanosecond.
 //!
 //! It owns the timers' calls and reads; polls of a timerfd are `poll`'s,
 //! and moving the clock is TIMEOUT's.
@@ -22,10 +22,19 @@ use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
 use super::super::world::{Blocked, TimerFd, VFd};
 use super::Answer;
-use super::time::{EPOCH_BASE, millis, read_timespec, sec_nsec};
+use super::time::{EPOCH_BASE, read_timespec};
 
 /// `struct itimerspec`: the interval, then the value, each a timespec.
 const ITIMERSPEC_BYTES: usize = 32;
+
+/// `sec` seconds and `nsec` nanoseconds in nanoseconds; 0 for a negative
+/// time.
+fn nanos(sec: i64, nsec: i64) -> u64 {
+    if sec < 0 {
+        return 0;
+    }
+    (sec as u64).saturating_mul(1_000_000_000).saturating_add(nsec.max(0) as u64)
+}
 
 impl Supervisor {
     /// `timerfd_create(clock, flags)`: a disarmed timer in the world.
@@ -54,7 +63,7 @@ impl Supervisor {
     /// cur)`.
     pub(super) fn on_timerfd_time(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
         let fd = c.args[0] as i32;
-        let clock = self.world.clock;
+        let clock = self.world.clock.saturating_mul(1_000_000);
         let Some(&timer) = self.world.nodes[n as usize].timers.get(&fd) else {
             return Ok(Answer::Err(if self.owns(n, fd) { libc::EINVAL } else { libc::EBADF }));
         };
@@ -77,13 +86,11 @@ impl Supervisor {
                 (0, 0) => None,
                 _ if flags & libc::TFD_TIMER_ABSTIME != 0 => {
                     let base = if timer.realtime { EPOCH_BASE } else { 0 };
-                    Some(millis(value.0.saturating_sub(base), value.1))
+                    Some(nanos(value.0.saturating_sub(base), value.1))
                 }
-                // A timer expires when it was set to (rounded up to a
-                // millisecond); a read that waits for it wakes then.
-                _ => Some(self.world.clock.saturating_add(millis(value.0, value.1).max(1))),
+                _ => Some(clock.saturating_add(nanos(value.0, value.1))),
             };
-            let interval = millis(interval.0, interval.1);
+            let interval = nanos(interval.0, interval.1);
             (c.args[3], Some(TimerFd { deadline, interval, realtime: timer.realtime }))
         };
         if old_at != 0 {
@@ -100,9 +107,8 @@ impl Supervisor {
             };
             let mut old = [0u8; ITIMERSPEC_BYTES];
             for (at, t) in [(0, timer.interval), (16, left)] {
-                let (sec, nsec) = sec_nsec(t);
-                old[at..at + 8].copy_from_slice(&sec.to_ne_bytes());
-                old[at + 8..at + 16].copy_from_slice(&nsec.to_ne_bytes());
+                old[at..at + 8].copy_from_slice(&((t / 1_000_000_000) as i64).to_ne_bytes());
+                old[at + 8..at + 16].copy_from_slice(&((t % 1_000_000_000) as i64).to_ne_bytes());
             }
             if !notif::write_mem(c.pid, old_at, &old) {
                 return Ok(Answer::Err(libc::EFAULT));
@@ -140,7 +146,7 @@ impl Supervisor {
     /// count), the timer re-armed or disarmed.
     /// The read was checked by `read_timer` (an 8-byte `read`).
     fn take_expirations(&mut self, n: u8, c: &Notif, fd: i32) -> Answer {
-        let clock = self.world.clock;
+        let clock = self.world.clock.saturating_mul(1_000_000);
         let Some(timer) = self.world.nodes[n as usize].timers.get_mut(&fd) else { return Answer::Err(libc::EINVAL) };
         let Some(deadline) = timer.deadline else { return Answer::Err(libc::EAGAIN) };
         let count = match timer.interval {
@@ -165,7 +171,7 @@ impl Supervisor {
     /// its deadline, and the read returns its expirations.
     pub(in crate::process) fn expire_timer(&mut self, n: u8, fd: i32) -> Result<(), ProcessError> {
         let notif = self.held(n)?;
-        if let Some(d) = self.world.nodes[n as usize].timers.get(&fd).and_then(|t| t.deadline) {
+        if let Some(d) = self.world.nodes[n as usize].timers.get(&fd).and_then(|t| t.wakes_at()) {
             self.world.clock = self.world.clock.max(d);
         }
         self.world.nodes[n as usize].blocked = Blocked::Nothing;
