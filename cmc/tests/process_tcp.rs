@@ -636,3 +636,25 @@ fn a_held_nodes_trail_keeps_what_its_peer_shut() {
         assert_eq!((r.distinct_states, r.generated_states), (runs[0].distinct_states, runs[0].generated_states));
     }
 }
+
+/// A peer may reset a connection between two calls of a node's step in
+/// more ways than a close of the connection: node 0 of "lclose" closes its
+/// listener with node 1's second connection still in its accept queue;
+/// node 0 of "shutrdwr" accepts it and shuts it both ways, so node 1's "x"
+/// arrives after the shutdown and draws a reset. Node 1 aborts where its
+/// next write fails (natively 10 of 10 runs of each). Both passed while a
+/// write toward an open peer was made at once (the review's `lclose`,
+/// `shutrdwr`, against efedd43's parent).
+#[test]
+fn a_listeners_close_or_a_shutdown_may_reset_a_write_mid_step() {
+    let _serial = process_support::serial();
+    let runs: [(&str, &[&str]); 2] = [
+        ("lclose", &["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "EOF(1, 1.1)"]),
+        ("shutrdwr", &["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "ACCEPT(0, 1)", "RUN(1)"]),
+    ];
+    for (mode, expected) in runs {
+        // The reset comes first, or the shutdown does, and the held write
+        // finds it.
+        assert_eq!(killed(tcp(mode)), expected, "{mode}");
+    }
+}

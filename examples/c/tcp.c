@@ -188,6 +188,15 @@
  *              answer; a trail that left the peer's socket out made the
  *              two shutdowns one process, and it passed with the default
  *              snapshots (the review's `share`).
+ *   "lclose"   node 1 dials twice (B, then A), writes "g" on B, is busy
+ *              and writes "x" on A; node 0 accepts B only, reads its "g"
+ *              and closes its listener, A still in its accept queue (a
+ *              reset). Node 1 aborts where "x" fails (natively 10 of 10).
+ *   "shutrdwr" as "lclose", with node 0 accepting A and shutting it both
+ *              ways; node 1's "x" arrives after the shutdown (a reset), and
+ *              it aborts where its next write, "y", fails (10 of 10). Both
+ *              passed while a write toward an open peer was made at once
+ *              (the review's `lclose`, `shutrdwr`).
  *   "redial"   node 0 accepts and reads; node 1 reads, and once its
  *              connection ends (node 0 crashed: ECONNRESET) dials node 0
  *              again: {errno of the read, errno of the dial}
@@ -351,6 +360,25 @@ static int server(const char *mode)
         if (k != 0)
             abort(); /* the bug: what came meanwhile may be there */
         set(0, 0);
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "lclose") == 0 || strcmp(mode, "shutrdwr") == 0) {
+        set(0, 1);
+        report();
+        struct pollfd p = {c, POLLIN, 0};
+        poll(&p, 1, -1);
+        read(c, b, 1); /* "g" */
+        if (strcmp(mode, "lclose") == 0) {
+            close(l); /* A never accepted: a reset */
+        } else {
+            int a = accept(l, NULL, NULL);
+            set(0, 2);
+            report();
+            shutdown(a, SHUT_RDWR); /* what arrives after: a reset */
+        }
+        set(0, 3);
         report();
         pause();
         return 0;
@@ -616,6 +644,30 @@ static int client(const char *mode)
     if (strcmp(mode, "fionread") == 0 || strcmp(mode, "waitallnb") == 0) {
         write(c, "hi", 2);
         report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "lclose") == 0 || strcmp(mode, "shutrdwr") == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        int a = cmc_dial(0);
+        if (a < 0)
+            return 2;
+        write(c, "g", 1);
+        for (volatile long i = 0; i < 50000000; i++) /* busy, no call */
+            ;
+        long r = write(a, "x", 1);
+        if (strcmp(mode, "lclose") == 0 && r < 0)
+            abort(); /* the listener's close reset A before "x" */
+        set(0, 1);
+        report();
+        if (strcmp(mode, "shutrdwr") == 0) {
+            for (volatile long i = 0; i < 50000000; i++) /* busy, no call */
+                ;
+            if (write(a, "y", 1) < 0)
+                abort(); /* "x" arrived after the shutdown: a reset */
+            set(0, 2);
+            report();
+        }
         pause();
         return 0;
     }
