@@ -18,7 +18,7 @@
 //! and properties), the path is relative to the declaring crate's
 //! `CARGO_MANIFEST_DIR`, `nodes` is required, and the keys that mean
 //! nothing for a program (`core`, `network`, `dups`, `deadlock`) are errors;
-//! `timeout_byte`, `timeout_order` and `timeout_drift_s` (how TIMEOUT ends a
+//! `timeout_byte`, `timeout_order` and `timeout_drift_s` or `timeout_drift_ms` (how TIMEOUT ends a
 //! program's waits) are a program's only.
 //!
 //! ```ignore
@@ -67,6 +67,7 @@ const KEYS: &[(&str, &str)] = &[
     ("timeout_byte", "a program: true, the manual's `T` (any read or accept may time out)"),
     ("timeout_order", "a program: any (the default) or deadline"),
     ("timeout_drift_s", "a program under timeout_order = deadline: seconds of clock drift, 0 by default"),
+    ("timeout_drift_ms", "a program under timeout_order = deadline: milliseconds of clock drift (or timeout_drift_s)"),
 ];
 
 /// Declares a model as a test. See the crate documentation for the keys.
@@ -96,6 +97,7 @@ const PROGRAMS_ONLY: &[(&str, &str)] = &[
     ("timeout_byte", "a core's timers fire as FIRE actions; the `T` convention is for programs' reads and accepts"),
     ("timeout_order", "a core's timers fire in any order; the order of deadlines is for programs' waits"),
     ("timeout_drift_s", "a core's timers fire in any order; the order of deadlines is for programs' waits"),
+    ("timeout_drift_ms", "a core's timers fire in any order; the order of deadlines is for programs' waits"),
 ];
 
 /// The keys as parsed, each with its span for later errors.
@@ -115,6 +117,7 @@ struct Keys {
     timeout_byte: Option<bool>,
     timeout_order: Option<(String, Span)>,
     timeout_drift_s: Option<(u64, Span)>,
+    timeout_drift_ms: Option<(u64, Span)>,
     search: Option<(String, Span)>,
     depth_max: Option<(u64, Span)>,
     walks: Option<(u64, Span)>,
@@ -277,6 +280,7 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
                 "timeout_byte" => k.timeout_byte = Some(boolean(value, &key)?),
                 "timeout_order" => k.timeout_order = Some(word(value, &key, &["any", "deadline"])?),
                 "timeout_drift_s" => k.timeout_drift_s = Some(int(value, &key, 0, u32::MAX as u64)?),
+                "timeout_drift_ms" => k.timeout_drift_ms = Some(int(value, &key, 0, u64::MAX)?),
                 "search" => k.search = Some(word(value, &key, &["bfs", "dfs", "simulate"])?),
                 "depth_max" => k.depth_max = Some(int(value, &key, 1, u32::MAX as u64)?),
                 "walks" => k.walks = Some(int(value, &key, 1, u64::MAX)?),
@@ -328,10 +332,14 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
     if let (Some((1.., span)), Some(("fifo", _))) = (k.dups, k.network.as_ref().map(|(n, s)| (n.as_str(), s))) {
         push(error(span, "`dups` needs `network = bag` (FIFO never duplicates)"));
     }
-    if let (Some((_, span)), false) =
-        (k.timeout_drift_s, matches!(&k.timeout_order, Some((order, _)) if order == "deadline"))
-    {
-        push(error(span, "`timeout_drift_s` needs `timeout_order = deadline`"));
+    let deadline = matches!(&k.timeout_order, Some((order, _)) if order == "deadline");
+    for (name, drift) in [("timeout_drift_s", k.timeout_drift_s), ("timeout_drift_ms", k.timeout_drift_ms)] {
+        if let (Some((_, span)), false) = (drift, deadline) {
+            push(error(span, &format!("`{name}` needs `timeout_order = deadline`")));
+        }
+    }
+    if let (Some(_), Some((_, span))) = (k.timeout_drift_s, k.timeout_drift_ms) {
+        push(error(span, "give `timeout_drift_s` or `timeout_drift_ms`, not both"));
     }
     if k.program.is_none() {
         for (key, span) in &k.given {
@@ -419,13 +427,17 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
         },
     };
     let timeout_byte = keys.timeout_byte.unwrap_or(false);
-    let timeout_order = match (keys.timeout_order.as_ref().map(|(o, _)| o.as_str()), keys.timeout_drift_s) {
-        (Some("deadline"), drift) => {
-            let drift_s = drift.map_or(0, |(d, _)| d as u32);
-            quote!(::core::option::Option::Some(::cmc::harness::TimeoutOrderKey::Deadline { drift_s: #drift_s }))
+    let drift_ms = match (keys.timeout_drift_s, keys.timeout_drift_ms) {
+        (_, Some((ms, _))) => ms,
+        (Some((s, _)), None) => s * 1000,
+        (None, None) => 0,
+    };
+    let timeout_order = match keys.timeout_order.as_ref().map(|(o, _)| o.as_str()) {
+        Some("deadline") => {
+            quote!(::core::option::Option::Some(::cmc::harness::TimeoutOrderKey::Deadline { drift_ms: #drift_ms }))
         }
-        (Some(_), _) => quote!(::core::option::Option::Some(::cmc::harness::TimeoutOrderKey::Any)),
-        (None, _) => quote!(::core::option::Option::None),
+        Some(_) => quote!(::core::option::Option::Some(::cmc::harness::TimeoutOrderKey::Any)),
+        None => quote!(::core::option::Option::None),
     };
     let states_max = opt_u64(keys.states_max);
     let time_max_s = opt_u64(keys.time_max_s);
@@ -694,6 +706,14 @@ mod tests {
                 "`timeout_drift_s` needs `timeout_order = deadline`",
             ),
             (quote!(program = "p", nodes = 3, timeout_order = earliest), "`timeout_order` is one of any, deadline"),
+            (
+                quote!(program = "p", nodes = 3, timeout_drift_ms = 4),
+                "`timeout_drift_ms` needs `timeout_order = deadline`",
+            ),
+            (
+                quote!(program = "p", nodes = 3, timeout_order = deadline, timeout_drift_s = 1, timeout_drift_ms = 4),
+                "give `timeout_drift_s` or `timeout_drift_ms`, not both",
+            ),
         ] {
             let e = error_of(args.clone()).unwrap_or_else(|| panic!("{args} compiles"));
             assert!(e.contains(message), "{e}");

@@ -55,11 +55,12 @@ pub enum Expect {
 pub enum TimeoutOrderKey {
     /// `timeout_order = any`: any wait may time out first.
     Any,
-    /// `timeout_order = deadline`, with `timeout_drift_s = N` (0 without
-    /// it): the earliest deadlines first, within N seconds.
+    /// `timeout_order = deadline`, with `timeout_drift_s = N` or
+    /// `timeout_drift_ms = N` (0 without either): the earliest deadlines
+    /// first, within N seconds or milliseconds.
     Deadline {
-        /// `timeout_drift_s`.
-        drift_s: u32,
+        /// The drift, in milliseconds.
+        drift_ms: u64,
     },
 }
 
@@ -297,7 +298,7 @@ pub fn prepare_program(
     c.timeout_order = match a.timeout_order {
         None => c.timeout_order,
         Some(TimeoutOrderKey::Any) => crate::process::TimeoutOrder::Any,
-        Some(TimeoutOrderKey::Deadline { drift_s }) => crate::process::TimeoutOrder::Deadline { drift_s },
+        Some(TimeoutOrderKey::Deadline { drift_ms }) => crate::process::TimeoutOrder::Deadline { drift_ms },
     };
     if let Some(p) = a.preload {
         c.preload = Some(p.to_path_buf());

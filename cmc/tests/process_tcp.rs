@@ -393,7 +393,7 @@ fn a_write_toward_a_peer_still_open_may_find_it_closed() {
     assert_eq!(killed(c), TWOWRITE);
     let mut c = tcp("dlwrite");
     c.budgets.timeouts = 2;
-    c.timeout_order = TimeoutOrder::Deadline { drift_s: 0 };
+    c.timeout_order = TimeoutOrder::Deadline { drift_ms: 0 };
     assert_eq!(killed(c), DLWRITE);
 }
 
@@ -436,7 +436,7 @@ fn a_write_may_come_after_a_close_its_own_step_drew() {
     );
     let mut c = tcp("dlfin");
     c.budgets.timeouts = 2;
-    c.timeout_order = TimeoutOrder::Deadline { drift_s: 0 };
+    c.timeout_order = TimeoutOrder::Deadline { drift_ms: 0 };
     assert_eq!(
         killed(c),
         ["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)", "TIMEOUT(1)", "TIMEOUT(0)", "EOF(1, 1.0)"]

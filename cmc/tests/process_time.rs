@@ -165,11 +165,11 @@ fn a_lease_that_relies_on_deadline_order_passes_under_it_and_is_a_violation_unde
     );
 
     for drift_s in [0, 3] {
-        let r = search(&lease(TimeoutOrder::Deadline { drift_s }));
+        let r = search(&lease(TimeoutOrder::Deadline { drift_ms: drift_s * 1000 }));
         assert_eq!(r.verdict, Verdict::Pass, "drift {drift_s} s\n{}", r.to_text());
     }
     // A drift as large as the margin lets the grantor's wait end first.
-    let r = search(&lease(TimeoutOrder::Deadline { drift_s: 4 }));
+    let r = search(&lease(TimeoutOrder::Deadline { drift_ms: 4000 }));
     assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
 }
 
@@ -178,7 +178,7 @@ fn a_lease_that_relies_on_deadline_order_passes_under_it_and_is_a_violation_unde
 #[test]
 fn deadline_order_moves_the_clock_to_each_deadline_in_turn() {
     let _serial = process_support::serial();
-    let c = lease(TimeoutOrder::Deadline { drift_s: 0 }).config;
+    let c = lease(TimeoutOrder::Deadline { drift_ms: 0 }).config;
     let granted = ["ACCEPT(0, 1)", "DELIVER(0, 1.0)", "DELIVER(1, 1.0)"];
     let w = replay(&c, &granted);
     assert_eq!(

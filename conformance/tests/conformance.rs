@@ -275,7 +275,7 @@ fn the_timeouts_programs_agree_with_linux() {
     // before the grantor's 5-second wait, as on Linux (each walk waits
     // out both in real time: few walks).
     let mut lease = untimed_config("lease_order", 2, 2);
-    lease.timeout_order = cmc::process::TimeoutOrder::Deadline { drift_s: 0 };
+    lease.timeout_order = cmc::process::TimeoutOrder::Deadline { drift_ms: 0 };
     outcomes.extend(walks(&lease, "lease_order", 2, 6));
     let t = summarize("timeouts", &outcomes, &[], started);
     assert!(t.whole >= 1, "some schedule is followed to its end");

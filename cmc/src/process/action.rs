@@ -383,8 +383,8 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     // drift past the earliest deadline of any wait, none if none waits.
     let horizon = match world.timeout_order {
         TimeoutOrder::Any => None,
-        TimeoutOrder::Deadline { drift_s } => {
-            world.earliest_deadline().map(|earliest| earliest.saturating_add(u64::from(drift_s) * 1000))
+        TimeoutOrder::Deadline { drift_ms } => {
+            world.earliest_deadline().map(|earliest| earliest.saturating_add(drift_ms))
         }
     };
     for n in 0..nodes {
@@ -611,7 +611,7 @@ mod tests {
     #[test]
     fn timeout_is_enabled_by_deadlines_and_their_order() {
         let sleep = |until| Blocked::Sleep { until };
-        let (any, deadline) = (TimeoutOrder::Any, |drift_s| TimeoutOrder::Deadline { drift_s });
+        let (any, deadline) = (TimeoutOrder::Any, |drift_s: u64| TimeoutOrder::Deadline { drift_ms: drift_s * 1000 });
         // Any order: either sleeper may wake first.
         assert_eq!(timeouts_enabled(sleep(1000), sleep(5000), 0, 2, any, false), [0, 1]);
         // Deadline order: the earliest, or within the drift of it.
@@ -619,6 +619,10 @@ mod tests {
         assert_eq!(timeouts_enabled(sleep(1000), sleep(5000), 0, 2, deadline(3), false), [0]);
         assert_eq!(timeouts_enabled(sleep(1000), sleep(5000), 0, 2, deadline(4), false), [0, 1]);
         assert_eq!(timeouts_enabled(sleep(1000), sleep(1000), 0, 2, deadline(0), false), [0, 1], "a tie");
+        // A drift of milliseconds (`timeout_drift_ms`).
+        let ms = |drift_ms| TimeoutOrder::Deadline { drift_ms };
+        assert_eq!(timeouts_enabled(sleep(1000), sleep(1004), 0, 2, ms(3), false), [0]);
+        assert_eq!(timeouts_enabled(sleep(1000), sleep(1004), 0, 2, ms(4), false), [0, 1]);
         // No budget: only a wait the clock has passed, in either order.
         assert_eq!(timeouts_enabled(sleep(1000), sleep(5000), 0, 0, any, false), Vec::<u8>::new());
         assert_eq!(timeouts_enabled(sleep(1000), sleep(5000), 3000, 0, deadline(4), false), [0]);
@@ -634,7 +638,7 @@ mod tests {
         assert_eq!(timeouts_enabled(read(None), accept(None), 0, 2, any, true), [0, 1], "the manual's `T`");
         // Under deadline order a `T` moves the clock one second, and may
         // not pass the earliest deadline (with the drift).
-        let deadline = TimeoutOrder::Deadline { drift_s: 0 };
+        let deadline = TimeoutOrder::Deadline { drift_ms: 0 };
         assert_eq!(timeouts_enabled(read(None), Blocked::Sleep { until: 1000 }, 0, 2, deadline, true), [0, 1]);
         assert_eq!(timeouts_enabled(read(None), Blocked::Sleep { until: 1000 }, 1000, 2, deadline, true), [1]);
         assert_eq!(timeouts_enabled(read(None), Blocked::Pause, 7000, 2, deadline, true), [0], "nothing to pass");

@@ -21,6 +21,7 @@
 //! timeout_byte = false            # true: the manual's `T` (any read or accept may time out)
 //! timeout_order = "any"           # "deadline": TIMEOUT wakes the earliest deadlines first
 //! timeout_drift_s = 0             # deadline order: how far the nodes' clocks may disagree
+//!                                 # (or timeout_drift_ms, in milliseconds)
 //! crash_points = true             # false: a node crashes only at quiescence (the manual's)
 //! data_dir = "data"               # the nodes' data directory, its files in the world
 //! crash_states = "ext4"           # what a crash may leave of it: "ext4" or "prefix"
@@ -103,8 +104,10 @@ struct Raw {
     timeout_byte: bool,
     /// `any` or `deadline`: which waits a TIMEOUT may end first.
     timeout_order: Option<String>,
-    /// Under deadline order, how far the nodes' clocks may disagree.
+    /// Under deadline order, how far the nodes' clocks may disagree, in
+    /// seconds or in milliseconds (one of the two).
     timeout_drift_s: Option<i64>,
+    timeout_drift_ms: Option<i64>,
     /// A crash may fall between two calls of a node (the default); false:
     /// only at quiescence.
     #[serde(default = "yes")]
@@ -299,15 +302,27 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
         timeouts: budget("timeouts", raw.timeouts)?,
         clients: budget("clients", raw.clients)?,
     };
-    let timeout_order = match (raw.timeout_order.as_deref(), raw.timeout_drift_s) {
-        (None | Some("any"), None) => TimeoutOrder::Any,
-        (None | Some("any"), Some(_)) => {
-            return Err(key("timeout_drift_s", "applies to timeout_order = \"deadline\" only".into()));
+    let drift = match (raw.timeout_drift_s, raw.timeout_drift_ms) {
+        (Some(_), Some(_)) => {
+            return Err(key("timeout_drift_ms", "give timeout_drift_s or timeout_drift_ms, not both".into()));
         }
-        (Some("deadline"), drift) => TimeoutOrder::Deadline {
-            drift_s: u32::try_from(drift.unwrap_or(0))
-                .map_err(|_| key("timeout_drift_s", format!("{} is not 0 to {}", drift.unwrap_or(0), u32::MAX)))?,
-        },
+        (Some(s), None) => Some((
+            "timeout_drift_s",
+            u32::try_from(s).map_err(|_| key("timeout_drift_s", format!("{s} is not 0 to {}", u32::MAX)))? as u64
+                * 1000,
+        )),
+        (None, Some(ms)) => Some((
+            "timeout_drift_ms",
+            u64::try_from(ms).map_err(|_| key("timeout_drift_ms", format!("{ms} is not 0 or more")))?,
+        )),
+        (None, None) => None,
+    };
+    let timeout_order = match (raw.timeout_order.as_deref(), drift) {
+        (None | Some("any"), None) => TimeoutOrder::Any,
+        (None | Some("any"), Some((name, _))) => {
+            return Err(key(name, "applies to timeout_order = \"deadline\" only".into()));
+        }
+        (Some("deadline"), drift) => TimeoutOrder::Deadline { drift_ms: drift.map_or(0, |(_, ms)| ms) },
         (Some(other), _) => return Err(key("timeout_order", format!("`{other}` (expected any or deadline)"))),
     };
     let too_large = |k: &'static str, m: u64| usize::try_from(m).map_err(|_| key(k, format!("{m} is too large")));
@@ -441,9 +456,11 @@ mod tests {
         let text = "program = \"p\"\nnodes = 2\ntimeout_byte = true\ntimeout_order = \"deadline\"\n";
         let p = parse(text, Path::new("m.toml")).unwrap_or_else(|e| panic!("{e}"));
         assert!(p.timeout_byte);
-        assert_eq!(p.timeout_order, TimeoutOrder::Deadline { drift_s: 0 });
+        assert_eq!(p.timeout_order, TimeoutOrder::Deadline { drift_ms: 0 });
         let p = parse(&format!("{text}timeout_drift_s = 3\n"), Path::new("m.toml")).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(p.timeout_order, TimeoutOrder::Deadline { drift_s: 3 });
+        assert_eq!(p.timeout_order, TimeoutOrder::Deadline { drift_ms: 3000 });
+        let p = parse(&format!("{text}timeout_drift_ms = 4\n"), Path::new("m.toml")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.timeout_order, TimeoutOrder::Deadline { drift_ms: 4 });
         let p = parse("program = \"p\"\nnodes = 2\ntimeout_order = \"any\"\n", Path::new("m.toml"))
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(p.timeout_order, TimeoutOrder::Any);
@@ -460,6 +477,12 @@ mod tests {
             ("program = \"p\"\nnodes = 1\ntimeout_order = \"earliest\"\n", "timeout_order"),
             ("program = \"p\"\nnodes = 1\ntimeout_drift_s = 1\n", "timeout_drift_s"),
             ("program = \"p\"\nnodes = 1\ntimeout_order = \"deadline\"\ntimeout_drift_s = -1\n", "timeout_drift_s"),
+            ("program = \"p\"\nnodes = 1\ntimeout_drift_ms = 1\n", "timeout_drift_ms"),
+            ("program = \"p\"\nnodes = 1\ntimeout_order = \"deadline\"\ntimeout_drift_ms = -1\n", "timeout_drift_ms"),
+            (
+                "program = \"p\"\nnodes = 1\ntimeout_order = \"deadline\"\ntimeout_drift_s = 1\ntimeout_drift_ms = 1\n",
+                "timeout_drift_ms",
+            ),
             ("program = \"p\"\nnodes = 1\ncrash_states = \"xfs\"\n", "crash_states"),
         ] {
             let err = parse(text, Path::new("m.toml")).err().unwrap_or_else(|| panic!("{text}: accepted"));

@@ -850,19 +850,20 @@ impl SocketTimeouts {
 }
 
 /// Which waits TIMEOUT may end, and in what order: a constant of the run,
-/// like `stream` (model-file keys `timeout_order`, `timeout_drift_s`).
+/// like `stream` (model-file keys `timeout_order`, `timeout_drift_s` or
+/// `timeout_drift_ms`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TimeoutOrder {
     /// Any wait may time out first, whatever its deadline: the
     /// over-approximation, the default.
     #[default]
     Any,
-    /// TIMEOUT wakes only a wait whose deadline is at most `drift_s`
-    /// seconds after the earliest deadline of every node's wait, so the
-    /// clock never passes the earliest by more than the drift.
+    /// TIMEOUT wakes only a wait whose deadline is at most `drift_ms`
+    /// milliseconds after the earliest deadline of every node's wait, so
+    /// the clock never passes the earliest by more than the drift.
     Deadline {
-        /// How far the nodes' clocks may disagree, in seconds.
-        drift_s: u32,
+        /// How far the nodes' clocks may disagree, in milliseconds.
+        drift_ms: u64,
     },
 }
 
