@@ -335,7 +335,7 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
     let deadline = matches!(&k.timeout_order, Some((order, _)) if order == "deadline");
     for (name, drift) in [("timeout_drift_s", k.timeout_drift_s), ("timeout_drift_ms", k.timeout_drift_ms)] {
         if let (Some((_, span)), false) = (drift, deadline) {
-            push(error(span, &format!("`{name}` needs `timeout_order = deadline`")));
+            push(error(span, format!("`{name}` needs `timeout_order = deadline`")));
         }
     }
     if let (Some(_), Some((_, span))) = (k.timeout_drift_s, k.timeout_drift_ms) {
