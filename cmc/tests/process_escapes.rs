@@ -67,6 +67,10 @@ fn class_1_default_allow_kernel_objects_a_node_makes_are_refused_by_name() {
     }
     assert_refused("memfd", "memfd_create", "outside the world");
     assert_refused("rlimit-cpu", "prlimit64", "RLIMIT_CPU");
+    // Its own limits by its own (virtual) pid are the real process's: the
+    // virtual pid reached the kernel, which found no such process (the
+    // review of e8091fa).
+    assert_eq!(replay(&escape("rlimit-own", &[]), &[]).nodes[0].state, [1, 1, 1, 1]);
     assert_refused("shared-ro", "mmap", "shared mapping");
     // The one call the filter passes on one descriptor: a node's own
     // descriptor of that number would have reached the kernel (a

@@ -136,11 +136,11 @@ fn timerfds_expire_when_timeout_moves_the_clock_to_them() {
         states,
         [
             (vec![0, 0, 0], 0),
-            (vec![1, 3, 1], 3000),
-            (vec![2, 5, 1], 5000),
-            (vec![3, 1, 1], 6001),
-            (vec![4, 16, 5], 16_002),
-            (vec![5, 1, 0], 17_003),
+            (vec![1, 3, 1], 3001),
+            (vec![2, 5, 1], 5001),
+            (vec![3, 1, 1], 6002),
+            (vec![4, 16, 5], 16_003),
+            (vec![5, 1, 0], 17_004),
         ],
         "after the 10-second sleep the periodic timer counted 5 expirations (7, 9, 11, 13, 15)"
     );

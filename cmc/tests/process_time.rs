@@ -293,3 +293,26 @@ fn time_passes_between_two_reads_of_a_clock_and_a_wait_ends_late() {
         assert_eq!(r.property.as_deref(), Some(cmc::process::NO_NODE_KILLED), "{mode}");
     }
 }
+
+/// What a node's clocks say is what it may have read: a timer set and read
+/// back at once has less left ("tfdleft"); a timer set, absolute, to the
+/// time just read has expired ("tfdabs"), and a sleep until it returns at
+/// once ("absnow"); a select answered at once writes back less than it
+/// asked ("selnow"); a new life's CPU time starts from none ("cpulife",
+/// after a crash). Each of `millis.c`'s node 0 aborts on what Linux gives
+/// (natively 10 of 10 runs of each, 4 of 5 of "cpulife"); each passed (the
+/// review of 0b000d2: the timers and sleeps compared with the logical
+/// clock, not with what the node's clocks said, and CPU time ran over
+/// lives).
+#[test]
+fn a_nodes_clocks_say_what_it_may_have_read() {
+    let _serial = process_support::serial();
+    for mode in ["tfdleft", "tfdabs", "absnow", "selnow", "cpulife"] {
+        let mut c = linux("millis", 2, 1);
+        c.args = vec![mode.to_string()];
+        c.budgets.crashes = u8::from(mode == "cpulife");
+        let r = search(&ProgramModel::new("millis", c));
+        assert_eq!(r.verdict, Verdict::Violation, "{mode}: {}", r.to_text());
+        assert_eq!(r.property.as_deref(), Some(cmc::process::NO_NODE_KILLED), "{mode}");
+    }
+}

@@ -23,6 +23,11 @@
  *                 now the world's).
  *   "rlimit-cpu"  set RLIMIT_CPU: CPU time would count from zero in every
  *                 fork.
+ *   "rlimit-own"  read and set RLIMIT_NOFILE by prlimit of its own pid,
+ *                 as getpid() says, and read it back by getrlimit:
+ *                 {prlimit read, its soft limit is getrlimit's, set, read
+ *                 back} (1, 1, 1, 1 natively; the virtual pid reached the
+ *                 kernel, which found no such process).
  *   "shared-ro"   map its own executable read-only and shared: a mapping
  *                 of the file's pages, which a snapshot's forks share.
  *   "offset"      its own executable, opened in main, is a counter too:
@@ -418,6 +423,17 @@ int main(int argc, char **argv)
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
         unsigned char state[1] = {(fcntl(fd, F_GETFL) & O_NONBLOCK) != 0};
         report(state, 1);
+        return wait_in_accept(node);
+    }
+    if (strcmp(mode, "rlimit-own") == 0) {
+        struct rlimit got = {0, 0}, again = {0, 0}, set;
+        unsigned char state[4];
+        state[0] = prlimit(getpid(), RLIMIT_NOFILE, NULL, &got) == 0;
+        state[1] = getrlimit(RLIMIT_NOFILE, &again) == 0 && again.rlim_cur == got.rlim_cur;
+        set = (struct rlimit){got.rlim_cur / 2, got.rlim_max};
+        state[2] = prlimit(getpid(), RLIMIT_NOFILE, &set, NULL) == 0;
+        state[3] = getrlimit(RLIMIT_NOFILE, &again) == 0 && again.rlim_cur == got.rlim_cur / 2;
+        report(state, 4);
         return wait_in_accept(node);
     }
     if (strcmp(mode, "rlimit-cpu") == 0) {

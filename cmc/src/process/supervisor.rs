@@ -929,6 +929,7 @@ impl Supervisor {
                     detail: "one RESTART too many".to_string(),
                 })?;
                 w.life = Life::Live;
+                w.life_clock_reads = 0;
                 self.new_life(node)?;
             }
         }

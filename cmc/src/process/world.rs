@@ -16,7 +16,7 @@
 //! 1. budgets left: crashes, drops, timeouts (one byte each); the clock (u64, milliseconds);
 //! 2. per node: life (tag, i32 status, and where the tag's bit 4 says so
 //!    its lives before this one, a byte, and where bit 3 does its clock
-//!    reads, u32), blocked-in (tag, fd, and for a
+//!    reads, over its lives and in this one, two u32), blocked-in (tag, fd, and for a
 //!    sleep, or a read or an accept with a receive timeout, the logical
 //!    millisecond it ends, u64), clients
 //!    left, dials, timer connections, random bytes used (u64), the state
@@ -819,9 +819,10 @@ impl TimerFd {
         self.deadline.map(|d| d.div_ceil(1_000_000))
     }
 
-    /// Whether it has expired at logical time `clock`.
-    pub fn expired(&self, clock: Millis) -> bool {
-        self.deadline.is_some_and(|d| d <= clock.saturating_mul(1_000_000))
+    /// Whether it has expired for a node whose clocks say `now_ns`
+    /// ([`ProcessWorld::now_ns`]).
+    pub fn expired(&self, now_ns: u64) -> bool {
+        self.deadline.is_some_and(|d| d <= now_ns)
     }
 }
 
@@ -1196,10 +1197,13 @@ pub struct NodeWorld {
     /// Bytes drawn from its random stream so far, in every life.
     pub random_used: u64,
     /// Reads of a clock so far, in every life (`clock_gettime`,
-    /// `gettimeofday`, and so `rdtsc`): each adds a nanosecond to what the
-    /// node's clocks say after it, as on Linux two reads differ, and its
-    /// CPU-time clocks say that many nanoseconds.
+    /// `gettimeofday`, and so `rdtsc`, and `timerfd_gettime`):
+    /// each adds a nanosecond to what the node's clocks say after it
+    /// ([`ProcessWorld::now_ns`]), as on Linux two reads differ.
     pub clock_reads: u32,
+    /// Those of this life: its CPU-time clocks say that many nanoseconds
+    /// (a new process starts from none).
+    pub life_clock_reads: u32,
     /// The last record written to fd 3 (empty until the first).
     pub state: Vec<u8>,
     /// The last record written to fd 193, kept across crashes.
@@ -1326,6 +1330,14 @@ pub struct ProcessWorld {
 }
 
 impl ProcessWorld {
+    /// What node `n`'s clocks say now, in nanoseconds of the logical
+    /// clock: the clock, and a nanosecond for each of its reads before
+    /// (`NodeWorld::clock_reads`).
+    pub fn now_ns(&self, n: u8) -> u64 {
+        let reads = self.nodes.get(n as usize).map_or(0, |node| node.clock_reads);
+        self.clock.saturating_mul(1_000_000).saturating_add(reads as u64)
+    }
+
     /// Node `n`'s pid in its life: `VIRTUAL_PID_BASE` plus the node, and
     /// [`limits::NODES_MAX`](super::limits::NODES_MAX) more for each life
     /// before (on Linux a restarted process has a new pid).
@@ -1345,6 +1357,7 @@ impl ProcessWorld {
             restarts: 0,
             random_used: 0,
             clock_reads: 0,
+            life_clock_reads: 0,
             state: Vec::new(),
             durable: None,
             recovery: Vec::new(),
@@ -1608,6 +1621,7 @@ impl ProcessWorld {
         }
         if read_clock {
             out.extend_from_slice(&node.clock_reads.to_le_bytes());
+            out.extend_from_slice(&node.life_clock_reads.to_le_bytes());
         }
         // A read or an accept with a timeout has a tag of its own, so a
         // world without one is written as before timeouts existed.

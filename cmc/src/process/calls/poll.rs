@@ -48,6 +48,18 @@ const POLLFDS_MAX: usize = 1024;
 pub(in crate::process) const IN: i16 = libc::POLLIN | libc::POLLRDNORM;
 const OUT: i16 = libc::POLLOUT | libc::POLLWRNORM;
 
+/// Whether call `c` writes back into its timeout the time it did not wait
+/// (`select`, `pselect6`, `ppoll` with a timeout, as Linux's
+/// `poll_select_finish` does).
+fn writes_back(c: &Notif) -> bool {
+    let at = match c.nr {
+        libc::SYS_select | libc::SYS_pselect6 => c.args[4],
+        libc::SYS_ppoll => c.args[2],
+        _ => return false,
+    };
+    at != 0
+}
+
 /// How long a poll may wait.
 enum Wait {
     /// Not at all (a timeout of zero).
@@ -193,7 +205,7 @@ impl Supervisor {
     /// A waiting call of any kind: answered at once if anything it watches
     /// is ready or it does not wait, else held with its wait in the world.
     fn on_wait(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
-        let wait = match self.wait_of(c) {
+        let wait = match self.wait_of(n, c) {
             Ok(w) => w,
             Err(e) => return Ok(Answer::Err(e)),
         };
@@ -229,6 +241,12 @@ impl Supervisor {
             *watch.entry(fd).or_insert(0) |= events;
         }
         let ready = owned.iter().any(|entry| self.readiness(n, entry.0, entry.1) != 0);
+        // What a call that writes back its time left has of its timeout
+        // when answered now: all of it.
+        let left = match wait {
+            Wait::Until(until) if writes_back(c) => Some(until.saturating_sub(self.world.clock)),
+            _ => None,
+        };
         if ready || matches!(wait, Wait::No) {
             // Answered now: something is ready, or the poll does not wait.
             // Held first (a woken wait) while more it watches is on its
@@ -239,11 +257,14 @@ impl Supervisor {
             if !self.watches_both_ends(n, &watch) {
                 let before = std::mem::replace(&mut self.world.nodes[n as usize].watch, watch);
                 if self.stays_woken(n) {
-                    return Ok(Answer::Hold(Blocked::Woken { trail: Trail::default(), left: None }));
+                    return Ok(Answer::Hold(Blocked::Woken { trail: Trail::default(), left }));
                 }
                 self.world.nodes[n as usize].watch = before;
             }
-            return self.write_answer(n, c, &call);
+            return Ok(match (self.write_answer(n, c, &call)?, left) {
+                (Answer::Val(k), Some(left)) => self.write_time_left(c, left).map_or(Answer::Val(k), Answer::Err),
+                (answer, _) => answer,
+            });
         }
         // (`Wait::No` is answered above.)
         let until = match wait {
@@ -383,12 +404,7 @@ impl Supervisor {
     /// does): from the deadline of the wait, or what a woken wait kept
     /// when it woke. `None` for any other wait.
     fn time_left(&self, n: u8, notif: &Notif) -> Option<Millis> {
-        let at = match notif.nr {
-            libc::SYS_select | libc::SYS_pselect6 => notif.args[4],
-            libc::SYS_ppoll => notif.args[2],
-            _ => return None,
-        };
-        if at == 0 {
+        if !writes_back(notif) {
             return None;
         }
         match self.world.nodes[n as usize].blocked {
@@ -413,8 +429,10 @@ impl Supervisor {
         let sec = i64::from_ne_bytes(b[0..8].try_into().unwrap_or_default());
         let frac = i64::from_ne_bytes(b[8..16].try_into().unwrap_or_default());
         let nsec = if micro { frac * 1000 } else { frac };
-        let passed = wait_span(sec, nsec).saturating_sub(left);
-        let total = (sec as i128 * 1_000_000_000 + nsec as i128 - passed as i128 * 1_000_000).max(0);
+        // Some time passes in any call, a nanosecond at least (the
+        // kernel writes back 1,499 µs of 1,500 µs answered at once).
+        let passed = (wait_span(sec, nsec).saturating_sub(left) as i128 * 1_000_000).max(1);
+        let total = (sec as i128 * 1_000_000_000 + nsec as i128 - passed).max(0);
         let (sec, nsec) = ((total / 1_000_000_000) as i64, (total % 1_000_000_000) as i64);
         let frac = if micro { nsec / 1000 } else { nsec };
         let out = [sec.to_ne_bytes(), frac.to_ne_bytes()].concat();
@@ -438,20 +456,20 @@ impl Supervisor {
         })
     }
 
-    fn wait_of(&self, c: &Notif) -> Result<Wait, i32> {
+    fn wait_of(&self, n: u8, c: &Notif) -> Result<Wait, i32> {
         let timespec = |at: u64| -> Result<Wait, i32> {
             if at == 0 {
                 return Ok(Wait::Forever);
             }
             Ok(match read_timespec(c, at)? {
                 (0, 0) => Wait::No,
-                (sec, nsec) => Wait::Until(self.after(sec, nsec)),
+                (sec, nsec) => Wait::Until(self.after(n, sec, nsec)),
             })
         };
         let ms = |ms: i32| match ms {
             ms if ms < 0 => Wait::Forever,
             0 => Wait::No,
-            ms => Wait::Until(self.after(ms as i64 / 1000, (ms as i64 % 1000) * 1_000_000)),
+            ms => Wait::Until(self.after(n, ms as i64 / 1000, (ms as i64 % 1000) * 1_000_000)),
         };
         match c.nr {
             libc::SYS_ppoll => timespec(c.args[2]),
@@ -471,7 +489,7 @@ impl Supervisor {
                 if sec < 0 || usec < 0 {
                     return Err(libc::EINVAL);
                 }
-                Ok(if (sec, usec) == (0, 0) { Wait::No } else { Wait::Until(self.after(sec, usec * 1000)) })
+                Ok(if (sec, usec) == (0, 0) { Wait::No } else { Wait::Until(self.after(n, sec, usec * 1000)) })
             }
             libc::SYS_epoll_wait | libc::SYS_epoll_pwait => Ok(ms(c.args[3] as i32)),
             _ => Ok(ms(c.args[2] as i32)),
@@ -642,7 +660,7 @@ impl Supervisor {
             // Refused where it would be watched (see `on_wait`, `on_epoll_ctl`).
             Some(VFd::Epoll) => 0,
             Some(VFd::Timer) => {
-                if node.timers.get(&fd).is_some_and(|t| t.expired(self.world.clock)) {
+                if node.timers.get(&fd).is_some_and(|t| t.expired(self.world.now_ns(n))) {
                     IN
                 } else {
                     0

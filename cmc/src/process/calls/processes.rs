@@ -140,10 +140,8 @@ pub(super) fn on_rlimit(n: u8, me: i64, c: &Notif) -> Result<Answer, ProcessErro
     if pid != 0 && pid != me {
         return refuse(n, c, "the resource limits of another process");
     }
-    if new == 0 {
-        return Ok(Answer::Continue);
-    }
-    match resource {
+    let allowed = match resource {
+        _ if new == 0 => Ok(Answer::Continue),
         libc::RLIMIT_NOFILE | libc::RLIMIT_STACK | libc::RLIMIT_CORE => Ok(Answer::Continue),
         r => {
             let name = match r {
@@ -157,7 +155,34 @@ pub(super) fn on_rlimit(n: u8, me: i64, c: &Notif) -> Result<Answer, ProcessErro
             };
             refuse(n, c, &format!("setting {name}"))
         }
+    };
+    if !matches!(allowed, Ok(Answer::Continue)) || pid == 0 {
+        return allowed;
     }
+    // `prlimit64` of its own virtual pid: the kernel would take it for
+    // another process's (or none), so the checker makes the call on the
+    // node's real process and copies what it gives.
+    let limit_of = |at: u64| -> Option<libc::rlimit> {
+        let b = notif::read_mem(c.pid, at, 16)?;
+        let word = |i: usize| u64::from_ne_bytes(b[i..i + 8].try_into().unwrap_or_default());
+        Some(libc::rlimit { rlim_cur: word(0), rlim_max: word(8) })
+    };
+    let new_limit = match new {
+        0 => None,
+        at => match limit_of(at) {
+            Some(l) => Some(l),
+            None => return Ok(Answer::Err(libc::EFAULT)),
+        },
+    };
+    let mut old = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let new_ptr = new_limit.as_ref().map_or(std::ptr::null(), |l| l as *const libc::rlimit);
+    // SAFETY: both pointers are to locals that outlive the call.
+    if unsafe { libc::prlimit(c.pid as libc::pid_t, resource as _, new_ptr, &mut old) } != 0 {
+        return Ok(Answer::Err(nix::errno::Errno::last() as i32));
+    }
+    let old_at = c.args[3];
+    let bytes = [old.rlim_cur.to_ne_bytes(), old.rlim_max.to_ne_bytes()].concat();
+    Ok(if old_at == 0 || notif::write_mem(c.pid, old_at, &bytes) { Answer::Val(0) } else { Answer::Err(libc::EFAULT) })
 }
 
 /// The size of the CPU mask the kernel copies (`cpumask_size()`, one long

@@ -169,6 +169,16 @@ impl Supervisor {
     /// (`NodeWorld::clock_reads`; on Linux two reads differ, and a process
     /// that runs uses CPU time).
     fn read_clock(&mut self, n: u8, c: &Notif) -> Result<((i64, i64), i64), ProcessError> {
+        let (now, cpu) = self.tick(n, c)?;
+        Ok((((now / 1_000_000_000) as i64, (now % 1_000_000_000) as i64), cpu as i64))
+    }
+
+    /// Node `n`'s read of its clocks by call `c`: what they say
+    /// ([`ProcessWorld::now_ns`](super::super::world::ProcessWorld::now_ns))
+    /// and its CPU time, in nanoseconds; the read counts, so the next says
+    /// a nanosecond more.
+    pub(super) fn tick(&mut self, n: u8, c: &Notif) -> Result<(u64, u64), ProcessError> {
+        let now = self.world.now_ns(n);
         let node = &mut self.world.nodes[n as usize];
         let reads = node.clock_reads;
         if reads as usize >= limits::CLOCK_READS_MAX {
@@ -184,8 +194,9 @@ impl Supervisor {
             });
         }
         node.clock_reads += 1;
-        let (sec, nsec) = sec_nsec(self.world.clock);
-        Ok(((sec, nsec + reads as i64), reads as i64))
+        let cpu = node.life_clock_reads;
+        node.life_clock_reads += 1;
+        Ok((now, cpu as u64))
     }
 
     /// `clock_gettime`: the logical clock, on every clock a node may read.
@@ -225,17 +236,17 @@ impl Supervisor {
 
     /// `nanosleep(req, rem)`: asleep until the logical millisecond that
     /// covers `req` from now; at once if `req` is zero.
-    pub(super) fn on_nanosleep(&self, c: &Notif) -> Result<Answer, ProcessError> {
+    pub(super) fn on_nanosleep(&self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
         Ok(match read_timespec(c, c.args[0]) {
             Err(e) => Answer::Err(e),
             Ok((0, 0)) => Answer::Val(0),
-            Ok((sec, nsec)) => Answer::Hold(Blocked::Sleep { until: self.after(sec, nsec) }),
+            Ok((sec, nsec)) => Answer::Hold(Blocked::Sleep { until: self.after(n, sec, nsec) }),
         })
     }
 
     /// `clock_nanosleep(clock, flags, req, rem)`: as `nanosleep`, or with
     /// `TIMER_ABSTIME` until `req` on `clock` (at once if it has passed).
-    pub(super) fn on_clock_nanosleep(&self, c: &Notif) -> Result<Answer, ProcessError> {
+    pub(super) fn on_clock_nanosleep(&self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
         let base = match c.args[0] as i32 {
             libc::CLOCK_REALTIME | libc::CLOCK_TAI => EPOCH_BASE,
             libc::CLOCK_MONOTONIC | libc::CLOCK_BOOTTIME => 0,
@@ -248,20 +259,29 @@ impl Supervisor {
         if c.args[1] as i32 & libc::TIMER_ABSTIME == 0 {
             return Ok(match (sec, nsec) {
                 (0, 0) => Answer::Val(0),
-                _ => Answer::Hold(Blocked::Sleep { until: self.after(sec, nsec) }),
+                _ => Answer::Hold(Blocked::Sleep { until: self.after(n, sec, nsec) }),
             });
         }
-        // The first logical millisecond after `req`.
-        let (sec, nsec) = (sec.saturating_sub(base), nsec);
-        let end = if sec < 0 { 0 } else { wait_span(sec, nsec) };
-        Ok(if end <= self.world.clock { Answer::Val(0) } else { Answer::Hold(Blocked::Sleep { until: end }) })
+        // At once where the node's clocks have passed `req` (it may have
+        // read it); else until the first logical millisecond after it.
+        let sec = sec.saturating_sub(base);
+        let end =
+            if sec < 0 { 0 } else { (sec as u64).saturating_mul(1_000_000_000).saturating_add(nsec.max(0) as u64) };
+        Ok(if end <= self.world.now_ns(n) {
+            Answer::Val(0)
+        } else {
+            Answer::Hold(Blocked::Sleep { until: end / 1_000_000 + 1 })
+        })
     }
 
     /// When a wait of `sec` seconds and `nsec` nanoseconds (not both zero)
-    /// made now ends: the first logical millisecond after its end
-    /// ([`wait_span`]).
-    pub(super) fn after(&self, sec: i64, nsec: i64) -> Millis {
-        self.world.clock.saturating_add(wait_span(sec, nsec))
+    /// that node `n` makes now ends: the first logical millisecond after
+    /// its end, from what the node's clocks say now
+    /// ([`ProcessWorld::now_ns`](super::super::world::ProcessWorld::now_ns)),
+    /// so that it never ends before the time it may have read and the wait.
+    pub(super) fn after(&self, n: u8, sec: i64, nsec: i64) -> Millis {
+        let span = (sec.max(0) as u64).saturating_mul(1_000_000_000).saturating_add(nsec.max(0) as u64);
+        self.world.now_ns(n).saturating_add(span) / 1_000_000 + 1
     }
 
     /// Wakes node `n` from its sleep: the call returns 0.
