@@ -180,7 +180,7 @@ fn class_2_code_before_main_runs_in_each_life_under_the_checker() {
         assert_eq!(&s[8..16], &random[8..16], "node {n}: the pointer guard, from AT_RANDOM");
         assert_eq!(word(s, 16), 0, "node {n}: .preinit_array's monotonic clock is the logical clock");
         // Each read of a clock adds a nanosecond to what the node's clocks
-        // say after it (`NodeWorld::clock_reads`).
+        // say after it (`ProcessWorld::clock_reads`).
         assert!(word(s, 24) < 1_000, "node {n}: .preinit_array's rdtsc is the logical clock in ns");
         assert!(word(s, 32) < word(s, 24), "node {n}: the IFUNC resolver's rdtsc, read before");
         assert_eq!(s[41], stream(n, 16, 1)[0], "node {n}: the library's urandom, after AT_RANDOM's");

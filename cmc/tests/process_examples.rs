@@ -237,7 +237,7 @@ fn election_keeps_one_leader_per_term() {
                 }),
             ],
         );
-        assert_eq!((w.distinct, w.bounded), (2470, true));
+        assert_eq!((w.distinct, w.bounded), (2492, true));
     });
 }
 

@@ -299,7 +299,9 @@ fn time_passes_between_two_reads_of_a_clock_and_a_wait_ends_late() {
 /// time just read has expired ("tfdabs"), and a sleep until it returns at
 /// once ("absnow"); a select answered at once writes back less than it
 /// asked ("selnow"); a new life's CPU time starts from none ("cpulife",
-/// after a crash). Each of `millis.c`'s node 0 aborts on what Linux gives
+/// after a crash); a time another node read and sent has passed ("sent":
+/// each node counted its own reads, the review's `clk`). Each of
+/// `millis.c`'s node 0 aborts on what Linux gives
 /// (natively 10 of 10 runs of each, 4 of 5 of "cpulife"); each passed (the
 /// review of 0b000d2: the timers and sleeps compared with the logical
 /// clock, not with what the node's clocks said, and CPU time ran over
@@ -307,7 +309,7 @@ fn time_passes_between_two_reads_of_a_clock_and_a_wait_ends_late() {
 #[test]
 fn a_nodes_clocks_say_what_it_may_have_read() {
     let _serial = process_support::serial();
-    for mode in ["tfdleft", "tfdabs", "absnow", "selnow", "cpulife"] {
+    for mode in ["tfdleft", "tfdabs", "absnow", "selnow", "cpulife", "sent"] {
         let mut c = linux("millis", 2, 1);
         c.args = vec![mode.to_string()];
         c.budgets.crashes = u8::from(mode == "cpulife");

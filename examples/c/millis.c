@@ -29,6 +29,11 @@
  *   "cpulife" a life reads its CPU time and keeps it durably; after a
  *          crash, the next life reads less (a new process starts from
  *          none; natively, after kill -9 and a restart).
+ *   "sent" node 1 reads the monotonic clock and sends what it read; node 0
+ *          sets a non-blocking timerfd, absolute, to it, and aborts where
+ *          it has expired (natively 10 of 10: one clock for every process).
+ *          It passed while each node counted its own reads of the clock
+ *          (the review's `clk`).
  *   "over" node 0 reads CLOCK_MONOTONIC around a 1 ms sleep and aborts if
  *          it took more than 1 ms (natively it always does, by the timer
  *          slack at least: 10 of 10 abort). It passed while a wait ended
@@ -241,6 +246,35 @@ static int seen(int node, const char *mode)
     return 0;
 }
 
+static int sent(int node)
+{
+    struct timespec t;
+    report((uint8_t)node, 0, 0);
+    if (node == 1) {
+        int c = cmc_dial(0);
+        for (int i = 0; i < 5; i++)
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        write(c, &t, sizeof t);
+        report(1, 1, 0);
+        pause();
+        return 0;
+    }
+    int l = cmc_listen(0);
+    int c = accept(l, NULL, NULL);
+    if (read(c, &t, sizeof t) != sizeof t)
+        return 3;
+    int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+    struct itimerspec at = {{0, 0}, t};
+    uint64_t e = 0;
+    timerfd_settime(tfd, TFD_TIMER_ABSTIME, &at, NULL);
+    int expired = read(tfd, &e, 8) == 8;
+    report(0, 1, (uint8_t)expired);
+    if (expired)
+        abort(); /* the path under test: the time another node read has passed */
+    pause();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
@@ -254,6 +288,8 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < sizeof seen_modes / sizeof *seen_modes; i++)
         if (strcmp(argv[2], seen_modes[i]) == 0)
             return seen(node, argv[2]);
+    if (strcmp(argv[2], "sent") == 0)
+        return sent(node);
     if (strcmp(argv[2], "tfdget") == 0)
         return tfdget(node);
     if (strcmp(argv[2], "rtt") == 0)

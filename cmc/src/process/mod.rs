@@ -60,10 +60,9 @@ pub use world::{
 pub mod limits {
     /// Nodes in a model.
     pub const NODES_MAX: usize = 8;
-    /// Reads of a clock by one node, over its lives: each adds a
-    /// nanosecond to what its clocks say after it
-    /// (`NodeWorld::clock_reads`), so what it reads stays within a
-    /// millisecond of the logical clock.
+    /// Reads of a clock by the nodes, over a path: each adds a nanosecond
+    /// to what the clocks say after it (`ProcessWorld::clock_reads`), so
+    /// what they say stays within a millisecond of the logical clock.
     pub const CLOCK_READS_MAX: usize = 999_999;
     /// Bytes in one write on a connection (and in the client request).
     pub const WRITE_BYTES_MAX: usize = 64;

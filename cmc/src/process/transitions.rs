@@ -54,6 +54,7 @@ struct Transition {
     /// Replies appended to the ghost log.
     replies: Vec<(u8, Vec<u8>)>,
     clock: super::world::Millis,
+    clock_reads: u32,
     /// Budgets spent: crashes, drops, timeouts.
     spent: [u8; 3],
     /// The most messages in flight when the run checked the limit, less
@@ -78,6 +79,7 @@ impl Transition {
         w.drops = w.drops.checked_sub(self.spent[1])?;
         w.timeouts = w.timeouts.checked_sub(self.spent[2])?;
         w.clock = self.clock;
+        w.clock_reads = self.clock_reads;
         w.nodes[n as usize] = self.node.clone();
         w.conns.retain(|l, c| !ProcessWorld::involves(n, l, c));
         w.conns.extend(self.conns.iter().cloned());
@@ -195,6 +197,7 @@ fn change(before: &ProcessWorld, after: &ProcessWorld, n: u8, in_flight_peak: Op
             .collect(),
         replies: after.replies.get(before.replies.len()..)?.to_vec(),
         clock: after.clock,
+        clock_reads: after.clock_reads,
         spent,
         in_flight_peak: in_flight_peak.map(|p| p as isize - before.in_flight() as isize),
     })

@@ -13,10 +13,11 @@
 //!
 //! Encoding, in order (integers little endian):
 //!
-//! 1. budgets left: crashes, drops, timeouts (one byte each); the clock (u64, milliseconds);
+//! 1. budgets left: crashes, drops, timeouts (one byte each); the clock
+//!    with the reads of it (`ProcessWorld::now_ns`, u64 nanoseconds);
 //! 2. per node: life (tag, i32 status, and where the tag's bit 4 says so
 //!    its lives before this one, a byte, and where bit 3 does its clock
-//!    reads, over its lives and in this one, two u32), blocked-in (tag, fd, and for a
+//!    reads in this life, u32), blocked-in (tag, fd, and for a
 //!    sleep, or a read or an accept with a receive timeout, the logical
 //!    millisecond it ends, u64), clients
 //!    left, dials, timer connections, random bytes used (u64), the state
@@ -1196,13 +1197,9 @@ pub struct NodeWorld {
     pub restarts: u8,
     /// Bytes drawn from its random stream so far, in every life.
     pub random_used: u64,
-    /// Reads of a clock so far, in every life (`clock_gettime`,
-    /// `gettimeofday`, and so `rdtsc`, and `timerfd_gettime`):
-    /// each adds a nanosecond to what the node's clocks say after it
-    /// ([`ProcessWorld::now_ns`]), as on Linux two reads differ.
-    pub clock_reads: u32,
-    /// Those of this life: its CPU-time clocks say that many nanoseconds
-    /// (a new process starts from none).
+    /// Its reads of a clock in this life ([`ProcessWorld::clock_reads`]):
+    /// its CPU-time clocks say that many nanoseconds (a new process starts
+    /// from none).
     pub life_clock_reads: u32,
     /// The last record written to fd 3 (empty until the first).
     pub state: Vec<u8>,
@@ -1307,6 +1304,13 @@ pub struct ProcessWorld {
     /// Logical milliseconds, moved only by TIMEOUT (to a wait's deadline,
     /// or one second on for the manual's `T`).
     pub clock: Millis,
+    /// Reads of a clock by any node so far (`clock_gettime`,
+    /// `gettimeofday`, and so `rdtsc`, and `timerfd_gettime`): each adds a
+    /// nanosecond to what the clocks say after it ([`Self::now_ns`]), as on
+    /// Linux two reads differ. Below a millisecond's worth
+    /// ([`limits::CLOCK_READS_MAX`](super::limits::CLOCK_READS_MAX)), so
+    /// the clock and the reads are written as one number.
+    pub clock_reads: u32,
     /// The run's `stream` setting (a read may get part of a message, or
     /// two merged): a constant of the run, like the node count, so not in
     /// the encoding.
@@ -1330,12 +1334,12 @@ pub struct ProcessWorld {
 }
 
 impl ProcessWorld {
-    /// What node `n`'s clocks say now, in nanoseconds of the logical
-    /// clock: the clock, and a nanosecond for each of its reads before
-    /// (`NodeWorld::clock_reads`).
-    pub fn now_ns(&self, n: u8) -> u64 {
-        let reads = self.nodes.get(n as usize).map_or(0, |node| node.clock_reads);
-        self.clock.saturating_mul(1_000_000).saturating_add(reads as u64)
+    /// What the clocks say now, in nanoseconds: the logical clock, and a
+    /// nanosecond for each read of a clock before ([`Self::clock_reads`]).
+    /// One clock for every node, as a machine has: a time one node read
+    /// and sent has passed for the others.
+    pub fn now_ns(&self) -> u64 {
+        self.clock.saturating_mul(1_000_000).saturating_add(self.clock_reads as u64)
     }
 
     /// Node `n`'s pid in its life: `VIRTUAL_PID_BASE` plus the node, and
@@ -1356,7 +1360,6 @@ impl ProcessWorld {
             timer_conns: 0,
             restarts: 0,
             random_used: 0,
-            clock_reads: 0,
             life_clock_reads: 0,
             state: Vec::new(),
             durable: None,
@@ -1379,6 +1382,7 @@ impl ProcessWorld {
             drops: budgets.drops,
             timeouts: budgets.timeouts,
             clock: 0,
+            clock_reads: 0,
             stream: false,
             timeout_byte: false,
             timeout_order: TimeoutOrder::Any,
@@ -1485,7 +1489,7 @@ impl ProcessWorld {
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.clear();
         out.extend_from_slice(&[self.crashes, self.drops, self.timeouts]);
-        out.extend_from_slice(&self.clock.to_le_bytes());
+        out.extend_from_slice(&self.now_ns().to_le_bytes());
         for n in 0..self.nodes.len() {
             self.push_node(n, out);
         }
@@ -1570,7 +1574,7 @@ impl ProcessWorld {
     /// Node `n`'s part, the clock, and every node's life, into `out`.
     fn encode_node_and_lives(&self, n: u8, out: &mut Vec<u8>) {
         self.encode_node(n, out);
-        out.extend_from_slice(&self.clock.to_le_bytes());
+        out.extend_from_slice(&self.now_ns().to_le_bytes());
         for node in &self.nodes {
             out.push(match node.life {
                 Life::Live => 0,
@@ -1605,9 +1609,10 @@ impl ProcessWorld {
         // Bit 5: it has sockets with timeouts, written last.
         let timeouts = !node.socket_timeouts.is_empty();
         // Bit 4: it has lives before this one, their count after the
-        // status; bit 3: it has read a clock, the count after that.
+        // status; bit 3: it has read a clock in this life, the count after
+        // that.
         let restarted = node.restarts > 0;
-        let read_clock = node.clock_reads > 0;
+        let read_clock = node.life_clock_reads > 0;
         out.push(
             tag | (extended as u8) << 7
                 | (locals as u8) << 6
@@ -1620,7 +1625,6 @@ impl ProcessWorld {
             out.push(node.restarts);
         }
         if read_clock {
-            out.extend_from_slice(&node.clock_reads.to_le_bytes());
             out.extend_from_slice(&node.life_clock_reads.to_le_bytes());
         }
         // A read or an accept with a timeout has a tag of its own, so a

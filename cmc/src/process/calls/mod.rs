@@ -336,8 +336,8 @@ impl Supervisor {
             }
             libc::SYS_epoll_ctl => self.on_epoll_ctl(n, c),
             libc::SYS_poll | libc::SYS_ppoll => self.on_poll(n, c),
-            libc::SYS_nanosleep => self.on_nanosleep(n, c),
-            libc::SYS_clock_nanosleep => self.on_clock_nanosleep(n, c),
+            libc::SYS_nanosleep => self.on_nanosleep(c),
+            libc::SYS_clock_nanosleep => self.on_clock_nanosleep(c),
             libc::SYS_clock_getres => Ok(on_clock_getres(self.world.pid(n), c)),
             // Waiting for a signal: none comes to a node but its own.
             libc::SYS_pause | libc::SYS_rt_sigsuspend => Ok(Answer::Hold(Blocked::Pause)),

@@ -205,7 +205,7 @@ impl Supervisor {
     /// A waiting call of any kind: answered at once if anything it watches
     /// is ready or it does not wait, else held with its wait in the world.
     fn on_wait(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
-        let wait = match self.wait_of(n, c) {
+        let wait = match self.wait_of(c) {
             Ok(w) => w,
             Err(e) => return Ok(Answer::Err(e)),
         };
@@ -456,20 +456,20 @@ impl Supervisor {
         })
     }
 
-    fn wait_of(&self, n: u8, c: &Notif) -> Result<Wait, i32> {
+    fn wait_of(&self, c: &Notif) -> Result<Wait, i32> {
         let timespec = |at: u64| -> Result<Wait, i32> {
             if at == 0 {
                 return Ok(Wait::Forever);
             }
             Ok(match read_timespec(c, at)? {
                 (0, 0) => Wait::No,
-                (sec, nsec) => Wait::Until(self.after(n, sec, nsec)),
+                (sec, nsec) => Wait::Until(self.after(sec, nsec)),
             })
         };
         let ms = |ms: i32| match ms {
             ms if ms < 0 => Wait::Forever,
             0 => Wait::No,
-            ms => Wait::Until(self.after(n, ms as i64 / 1000, (ms as i64 % 1000) * 1_000_000)),
+            ms => Wait::Until(self.after(ms as i64 / 1000, (ms as i64 % 1000) * 1_000_000)),
         };
         match c.nr {
             libc::SYS_ppoll => timespec(c.args[2]),
@@ -489,7 +489,7 @@ impl Supervisor {
                 if sec < 0 || usec < 0 {
                     return Err(libc::EINVAL);
                 }
-                Ok(if (sec, usec) == (0, 0) { Wait::No } else { Wait::Until(self.after(n, sec, usec * 1000)) })
+                Ok(if (sec, usec) == (0, 0) { Wait::No } else { Wait::Until(self.after(sec, usec * 1000)) })
             }
             libc::SYS_epoll_wait | libc::SYS_epoll_pwait => Ok(ms(c.args[3] as i32)),
             _ => Ok(ms(c.args[2] as i32)),
@@ -660,7 +660,7 @@ impl Supervisor {
             // Refused where it would be watched (see `on_wait`, `on_epoll_ctl`).
             Some(VFd::Epoll) => 0,
             Some(VFd::Timer) => {
-                if node.timers.get(&fd).is_some_and(|t| t.expired(self.world.now_ns(n))) {
+                if node.timers.get(&fd).is_some_and(|t| t.expired(self.world.now_ns())) {
                     IN
                 } else {
                     0

@@ -166,7 +166,7 @@ impl Supervisor {
     /// What node `n`'s clocks say now, as seconds and nanoseconds of the
     /// monotonic clock, and its CPU time in nanoseconds: the logical clock
     /// and a nanosecond per read before this one, which this read counts
-    /// (`NodeWorld::clock_reads`; on Linux two reads differ, and a process
+    /// (`ProcessWorld::clock_reads`; on Linux two reads differ, and a process
     /// that runs uses CPU time).
     fn read_clock(&mut self, n: u8, c: &Notif) -> Result<((i64, i64), i64), ProcessError> {
         let (now, cpu) = self.tick(n, c)?;
@@ -178,22 +178,22 @@ impl Supervisor {
     /// and its CPU time, in nanoseconds; the read counts, so the next says
     /// a nanosecond more.
     pub(super) fn tick(&mut self, n: u8, c: &Notif) -> Result<(u64, u64), ProcessError> {
-        let now = self.world.now_ns(n);
-        let node = &mut self.world.nodes[n as usize];
-        let reads = node.clock_reads;
+        let now = self.world.now_ns();
+        let reads = self.world.clock_reads;
         if reads as usize >= limits::CLOCK_READS_MAX {
             return Err(ProcessError::Limit {
                 node: n,
                 limit: "clock_reads_max",
                 max: limits::CLOCK_READS_MAX,
                 detail: format!(
-                    "{} reads a clock once more: a node that reads a clock a million times (a wait that spins on \
-                     it) would see it pass the logical clock by a millisecond; make it wait in a call",
+                    "{} reads a clock once more: nodes that read a clock a million times on one path (a wait that \
+                     spins on it) would see it pass the logical clock by a millisecond; make it wait in a call",
                     super::super::syscalls::describe(c.nr)
                 ),
             });
         }
-        node.clock_reads += 1;
+        self.world.clock_reads += 1;
+        let node = &mut self.world.nodes[n as usize];
         let cpu = node.life_clock_reads;
         node.life_clock_reads += 1;
         Ok((now, cpu as u64))
@@ -236,17 +236,17 @@ impl Supervisor {
 
     /// `nanosleep(req, rem)`: asleep until the logical millisecond that
     /// covers `req` from now; at once if `req` is zero.
-    pub(super) fn on_nanosleep(&self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+    pub(super) fn on_nanosleep(&self, c: &Notif) -> Result<Answer, ProcessError> {
         Ok(match read_timespec(c, c.args[0]) {
             Err(e) => Answer::Err(e),
             Ok((0, 0)) => Answer::Val(0),
-            Ok((sec, nsec)) => Answer::Hold(Blocked::Sleep { until: self.after(n, sec, nsec) }),
+            Ok((sec, nsec)) => Answer::Hold(Blocked::Sleep { until: self.after(sec, nsec) }),
         })
     }
 
     /// `clock_nanosleep(clock, flags, req, rem)`: as `nanosleep`, or with
     /// `TIMER_ABSTIME` until `req` on `clock` (at once if it has passed).
-    pub(super) fn on_clock_nanosleep(&self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+    pub(super) fn on_clock_nanosleep(&self, c: &Notif) -> Result<Answer, ProcessError> {
         let base = match c.args[0] as i32 {
             libc::CLOCK_REALTIME | libc::CLOCK_TAI => EPOCH_BASE,
             libc::CLOCK_MONOTONIC | libc::CLOCK_BOOTTIME => 0,
@@ -259,7 +259,7 @@ impl Supervisor {
         if c.args[1] as i32 & libc::TIMER_ABSTIME == 0 {
             return Ok(match (sec, nsec) {
                 (0, 0) => Answer::Val(0),
-                _ => Answer::Hold(Blocked::Sleep { until: self.after(n, sec, nsec) }),
+                _ => Answer::Hold(Blocked::Sleep { until: self.after(sec, nsec) }),
             });
         }
         // At once where the node's clocks have passed `req` (it may have
@@ -267,7 +267,7 @@ impl Supervisor {
         let sec = sec.saturating_sub(base);
         let end =
             if sec < 0 { 0 } else { (sec as u64).saturating_mul(1_000_000_000).saturating_add(nsec.max(0) as u64) };
-        Ok(if end <= self.world.now_ns(n) {
+        Ok(if end <= self.world.now_ns() {
             Answer::Val(0)
         } else {
             Answer::Hold(Blocked::Sleep { until: end / 1_000_000 + 1 })
@@ -275,13 +275,14 @@ impl Supervisor {
     }
 
     /// When a wait of `sec` seconds and `nsec` nanoseconds (not both zero)
-    /// that node `n` makes now ends: the first logical millisecond after
-    /// its end, from what the node's clocks say now
+    /// made now ends: the first logical millisecond after its end, from
+    /// what the clocks say now
     /// ([`ProcessWorld::now_ns`](super::super::world::ProcessWorld::now_ns)),
-    /// so that it never ends before the time it may have read and the wait.
-    pub(super) fn after(&self, n: u8, sec: i64, nsec: i64) -> Millis {
+    /// so that it never ends before a time a node may have read and the
+    /// wait.
+    pub(super) fn after(&self, sec: i64, nsec: i64) -> Millis {
         let span = (sec.max(0) as u64).saturating_mul(1_000_000_000).saturating_add(nsec.max(0) as u64);
-        self.world.now_ns(n).saturating_add(span) / 1_000_000 + 1
+        self.world.now_ns().saturating_add(span) / 1_000_000 + 1
     }
 
     /// Wakes node `n` from its sleep: the call returns 0.

@@ -67,14 +67,14 @@ impl Supervisor {
             return Ok(Answer::Err(if self.owns(n, fd) { libc::EINVAL } else { libc::EBADF }));
         };
         // Reading a timer reads the node's clock, and time passes in the
-        // call (`NodeWorld::clock_reads`): one read back at once has less
+        // call (`ProcessWorld::clock_reads`): one read back at once has less
         // left than was set, as on Linux. Setting one does not count: a
         // program that only sets timers (an event loop's) would make as
         // many worlds as settings, and learns nothing of the clock.
         if c.nr == libc::SYS_timerfd_gettime {
             self.tick(n, c)?;
         }
-        let clock = self.world.now_ns(n);
+        let clock = self.world.now_ns();
         let (old_at, new) = if c.nr == libc::SYS_timerfd_gettime {
             (c.args[1], None)
         } else {
@@ -135,7 +135,7 @@ impl Supervisor {
         if c.nr != libc::SYS_read || (c.args[2] as usize) < 8 {
             return Answer::Err(libc::EINVAL);
         }
-        let now = self.world.now_ns(n);
+        let now = self.world.now_ns();
         let node = &self.world.nodes[n as usize];
         let Some(&timer) = node.timers.get(&fd) else { return Answer::Err(libc::EINVAL) };
         if timer.expired(now) {
@@ -154,7 +154,7 @@ impl Supervisor {
     /// count), the timer re-armed or disarmed.
     /// The read was checked by `read_timer` (an 8-byte `read`).
     fn take_expirations(&mut self, n: u8, c: &Notif, fd: i32) -> Answer {
-        let clock = self.world.now_ns(n);
+        let clock = self.world.now_ns();
         let Some(timer) = self.world.nodes[n as usize].timers.get_mut(&fd) else { return Answer::Err(libc::EINVAL) };
         let Some(deadline) = timer.deadline else { return Answer::Err(libc::EAGAIN) };
         let count = match timer.interval {
