@@ -34,6 +34,18 @@ fn killed(c: Config) -> Vec<String> {
     r.trace.iter().map(|s| s.action.clone()).collect()
 }
 
+/// A search of `c` at each of `snapshots_max` finds a node killed, with
+/// the same counts: which processes it kept parked changes nothing.
+fn killed_alike(c: &Config, snapshots_max: &[usize]) {
+    let runs: Vec<Report> =
+        snapshots_max.iter().map(|&max| search(Config { snapshots_max: max, ..c.clone() })).collect();
+    for r in &runs {
+        assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+        assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED));
+        assert_eq!((r.distinct_states, r.generated_states), (runs[0].distinct_states, runs[0].generated_states));
+    }
+}
+
 const TWOWRITE: [&str; 5] = ["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "EOF(1, 1.0)"];
 const DLWRITE: [&str; 5] = ["START", "ACCEPT(0, 1)", "TIMEOUT(1)", "TIMEOUT(0)", "EOF(1, 1.0)"];
 const EPIPE: u8 = libc::EPIPE as u8;
@@ -600,19 +612,7 @@ fn a_reset_after_a_fin_reaches_a_poll_for_nothing_and_a_peek_takes_the_error() {
 #[test]
 fn two_holds_at_two_calls_are_two_worlds_at_every_snapshots_max() {
     let _serial = process_support::serial();
-    let runs: Vec<Report> = [0, 8, 64]
-        .into_iter()
-        .map(|max| {
-            let mut c = tcp("twolooks");
-            c.snapshots_max = max;
-            search(c)
-        })
-        .collect();
-    for r in &runs {
-        assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
-        assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED));
-        assert_eq!((r.distinct_states, r.generated_states), (runs[0].distinct_states, runs[0].generated_states));
-    }
+    killed_alike(&tcp("twolooks"), &[0, 8, 64]);
 }
 
 /// A held node's trail keeps its peer's socket. Node 0 of "shutshare"
@@ -628,13 +628,7 @@ fn a_held_nodes_trail_keeps_what_its_peer_shut() {
     let _serial = process_support::serial();
     let mut c = config("tcp", 3);
     c.args = vec!["shutshare".to_string()];
-    let runs: Vec<Report> =
-        [0, 8, c.snapshots_max].into_iter().map(|max| search(Config { snapshots_max: max, ..c.clone() })).collect();
-    for r in &runs {
-        assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
-        assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED));
-        assert_eq!((r.distinct_states, r.generated_states), (runs[0].distinct_states, runs[0].generated_states));
-    }
+    killed_alike(&c, &[0, 8, c.snapshots_max]);
 }
 
 /// A peer may reset a connection between two calls of a node's step in

@@ -29,9 +29,23 @@ use super::super::world::{Blocked, Millis};
 use super::super::{ProcessError, limits};
 use super::{Answer, refuse};
 
+/// `sec` seconds and `nsec` nanoseconds, in nanoseconds; 0 for a negative
+/// time.
+pub(super) fn nanos(sec: i64, nsec: i64) -> u64 {
+    if sec < 0 {
+        return 0;
+    }
+    (sec as u64).saturating_mul(1_000_000_000).saturating_add(nsec.max(0) as u64)
+}
+
+/// `ns` nanoseconds as a timespec's seconds and nanoseconds.
+pub(super) fn timespec_of(ns: u64) -> (i64, i64) {
+    ((ns / 1_000_000_000) as i64, (ns % 1_000_000_000) as i64)
+}
+
 /// The logical time `t` as a timespec's seconds and nanoseconds.
-pub(super) fn sec_nsec(t: Millis) -> (i64, i64) {
-    ((t / 1000) as i64, (t % 1000) as i64 * 1_000_000)
+fn sec_nsec(t: Millis) -> (i64, i64) {
+    timespec_of(t.saturating_mul(1_000_000))
 }
 
 /// How long a wait of `sec` seconds and `nsec` nanoseconds (not both
@@ -40,8 +54,7 @@ pub(super) fn sec_nsec(t: Millis) -> (i64, i64) {
 /// at least; the review's `over` probe, a 1 ms sleep that took more than
 /// 1 ms, aborts in 10 of 10 native runs).
 pub(super) fn wait_span(sec: i64, nsec: i64) -> Millis {
-    let ns = (sec.max(0) as u64).saturating_mul(1_000_000_000).saturating_add(nsec.max(0) as u64);
-    ns / 1_000_000 + 1
+    nanos(sec, nsec) / 1_000_000 + 1
 }
 
 /// Clock ticks per second of `times` (`USER_HZ`).
@@ -170,7 +183,7 @@ impl Supervisor {
     /// that runs uses CPU time).
     fn read_clock(&mut self, n: u8, c: &Notif) -> Result<((i64, i64), i64), ProcessError> {
         let (now, cpu) = self.tick(n, c)?;
-        Ok((((now / 1_000_000_000) as i64, (now % 1_000_000_000) as i64), cpu as i64))
+        Ok((timespec_of(now), cpu as i64))
     }
 
     /// Node `n`'s read of its clocks by call `c`: what they say
@@ -264,9 +277,7 @@ impl Supervisor {
         }
         // At once where the node's clocks have passed `req` (it may have
         // read it); else until the first logical millisecond after it.
-        let sec = sec.saturating_sub(base);
-        let end =
-            if sec < 0 { 0 } else { (sec as u64).saturating_mul(1_000_000_000).saturating_add(nsec.max(0) as u64) };
+        let end = nanos(sec.saturating_sub(base), nsec);
         Ok(if end <= self.world.now_ns() {
             Answer::Val(0)
         } else {
@@ -281,8 +292,7 @@ impl Supervisor {
     /// so that it never ends before a time a node may have read and the
     /// wait.
     pub(super) fn after(&self, sec: i64, nsec: i64) -> Millis {
-        let span = (sec.max(0) as u64).saturating_mul(1_000_000_000).saturating_add(nsec.max(0) as u64);
-        self.world.now_ns().saturating_add(span) / 1_000_000 + 1
+        self.world.now_ns().saturating_add(nanos(sec, nsec)) / 1_000_000 + 1
     }
 
     /// Wakes node `n` from its sleep: the call returns 0.

@@ -22,19 +22,10 @@ use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
 use super::super::world::{Blocked, TimerFd, VFd};
 use super::Answer;
-use super::time::{EPOCH_BASE, read_timespec};
+use super::time::{EPOCH_BASE, nanos, read_timespec, timespec_of};
 
 /// `struct itimerspec`: the interval, then the value, each a timespec.
 const ITIMERSPEC_BYTES: usize = 32;
-
-/// `sec` seconds and `nsec` nanoseconds in nanoseconds; 0 for a negative
-/// time.
-fn nanos(sec: i64, nsec: i64) -> u64 {
-    if sec < 0 {
-        return 0;
-    }
-    (sec as u64).saturating_mul(1_000_000_000).saturating_add(nsec.max(0) as u64)
-}
 
 impl Supervisor {
     /// `timerfd_create(clock, flags)`: a disarmed timer in the world.
@@ -115,8 +106,9 @@ impl Supervisor {
             };
             let mut old = [0u8; ITIMERSPEC_BYTES];
             for (at, t) in [(0, timer.interval), (16, left)] {
-                old[at..at + 8].copy_from_slice(&((t / 1_000_000_000) as i64).to_ne_bytes());
-                old[at + 8..at + 16].copy_from_slice(&((t % 1_000_000_000) as i64).to_ne_bytes());
+                let (sec, nsec) = timespec_of(t);
+                old[at..at + 8].copy_from_slice(&sec.to_ne_bytes());
+                old[at + 8..at + 16].copy_from_slice(&nsec.to_ne_bytes());
             }
             if !notif::write_mem(c.pid, old_at, &old) {
                 return Ok(Answer::Err(libc::EFAULT));
