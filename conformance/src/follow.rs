@@ -433,6 +433,13 @@ impl<'e> Follower<'e> {
                      there"
                 ));
             }
+            ProcessAction::StartCrash(c) => {
+                return Err(format!(
+                    "a CRASH of node {} in its start, between two of its calls: a SIGKILL from outside cannot be \
+                     made to fall there",
+                    c.node
+                ));
+            }
             ProcessAction::Crash { node, keep } => {
                 let pending = w.nodes[node as usize].disk.pending.len();
                 if keep.is_some_and(|k| !k.keeps_all(pending)) {
@@ -765,7 +772,7 @@ fn kind(a: &ProcessAction) -> &'static str {
         ProcessAction::Drop { .. } => "DROP",
         ProcessAction::Timeout { .. } => "TIMEOUT",
         ProcessAction::Client { .. } => "CLIENT",
-        ProcessAction::Crash { .. } => "CRASH",
+        ProcessAction::Crash { .. } | ProcessAction::StartCrash(_) => "CRASH",
         ProcessAction::Run { .. } => "RUN",
         ProcessAction::Restart { .. } => "RESTART",
     }

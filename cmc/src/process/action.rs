@@ -49,8 +49,15 @@
 //!    for j from 0 to their count (the first j reached the disk), then,
 //!    under `crash_states = "ext4"`, CRASH(n, {i, ...}) for each other set
 //!    of them ext4 may have written, by their bits.
-//! 9. RESTART(n) by node: n is down after its CRASH (`Life::Down`): its
-//!    new life starts, recovers, and runs to quiescence.
+//! 9. CRASH(n, start k) (and with a data directory `CRASH(n, start k, j)`,
+//!    `CRASH(n, start k, {i, ...})`), only in the world START reaches, in
+//!    the order the start found them ([`ProcessWorld::start_crashes`]):
+//!    node n's first life is killed in its start, before the call after
+//!    its k-th call with an effect outside its process, and the nodes
+//!    after it start then; in the world that reaches, those of the nodes
+//!    after n, while crash budget is left;
+//! 10. RESTART(n) by node: n is down after its CRASH (`Life::Down`): its
+//!     new life starts, recovers, and runs to quiescence.
 //!
 //! A node held at a crash point (`Blocked::CrashPoint`: after a call with
 //! an effect outside the process, while crash budget is left) is in the
@@ -60,7 +67,8 @@
 //! Tokens (`Display`, `FromStr`), as counterexample files store them:
 //! `DELIVER(1, 0.2)`, `DELIVER(1, 0.2, 3)`, `DELIVER(1, 0.2, +)`, `EOF(1, 0.2)`, `ACCEPT(0, 1)`, `ACCEPT(0, client)`,
 //! `DROP(0.2, 1)`, `DROP(0.2, 0, target)`, `DROP(0.2, 0, dialer)`,
-//! `TIMEOUT(1)`, `CLIENT(0)`, `RUN(1)`, `RESTART(2)`, `CRASH(2)`, `CRASH(2, 1)`, `CRASH(2, {0, 3})`; connection labels are described
+//! `TIMEOUT(1)`, `CLIENT(0)`, `RUN(1)`, `RESTART(2)`, `CRASH(2)`, `CRASH(2, 1)`, `CRASH(2, {0, 3})`,
+//! `CRASH(2, start 3)`, `CRASH(2, start 3, 1)`; connection labels are described
 //! in [`super::world::Label`]. A DROP's third argument appears exactly on a
 //! node's connection to itself, so every other token reads as it always
 //! did. A CRASH's set is written only where no j says the same (it is no
@@ -72,7 +80,7 @@ use std::str::FromStr;
 use nix::libc;
 
 use super::crash_states::{self, Keep};
-use super::world::{Blocked, ConnKind, End, Label, Life, ProcessWorld, Side, TimeoutOrder, VFd};
+use super::world::{Blocked, ConnKind, End, Label, Life, ProcessWorld, Side, StartCrash, TimeoutOrder, VFd};
 
 /// Poll events that mean "can read".
 const IN: i16 = libc::POLLIN | libc::POLLRDNORM;
@@ -163,6 +171,12 @@ pub enum ProcessAction {
         /// reached the disk; `None` when none is pending.
         keep: Option<Keep>,
     },
+    /// CRASH while the nodes start: a node's first life is killed in its
+    /// start, after a call with an effect outside it, spending one crash,
+    /// and the nodes after it start then. Enabled only in the world START
+    /// reaches, and in the world such a crash reaches for the nodes after
+    /// its ([`ProcessWorld::start_crashes`]).
+    StartCrash(StartCrash),
     /// RESTART: `node`, down after a CRASH, starts its new life, which
     /// recovers from fd 193 and its data directory.
     Restart {
@@ -182,6 +196,7 @@ impl ProcessAction {
             | ProcessAction::Timeout { node }
             | ProcessAction::Run { node }
             | ProcessAction::Crash { node, .. }
+            | ProcessAction::StartCrash(StartCrash { node, .. })
             | ProcessAction::Restart { node } => Some(node),
             ProcessAction::Drop { .. } | ProcessAction::Client { .. } => None,
         }
@@ -203,7 +218,7 @@ impl ProcessAction {
     /// which kills it, and RESTART, which starts a new life instead.
     pub fn node_process(&self) -> Option<u8> {
         match self {
-            ProcessAction::Crash { .. } | ProcessAction::Restart { .. } => None,
+            ProcessAction::Crash { .. } | ProcessAction::StartCrash(_) | ProcessAction::Restart { .. } => None,
             _ => self.node(),
         }
     }
@@ -418,6 +433,10 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     for n in 0..nodes {
         crashes(world, n, out);
     }
+    // The world the start reaches: a crash may have fallen in a node's
+    // start, after a call with an effect (it says which, and so needs no
+    // budget check: it found them with budget left).
+    out.extend(world.start_crashes.iter().map(|&c| ProcessAction::StartCrash(c)));
     for n in 0..nodes {
         if world.nodes[n as usize].life == Life::Down {
             out.push(ProcessAction::Restart { node: n });
@@ -460,11 +479,25 @@ impl fmt::Display for ProcessAction {
             ProcessAction::Client { node } => write!(f, "CLIENT({node})"),
             ProcessAction::Run { node } => write!(f, "RUN({node})"),
             ProcessAction::Restart { node } => write!(f, "RESTART({node})"),
-            ProcessAction::Crash { node, keep: None } => write!(f, "CRASH({node})"),
-            ProcessAction::Crash { node, keep: Some(Keep::Oldest(j)) } => write!(f, "CRASH({node}, {j})"),
-            ProcessAction::Crash { node, keep: Some(Keep::Set(m)) } => {
+            ProcessAction::Crash { node, keep } => write!(f, "CRASH({node}{})", Kept(keep)),
+            ProcessAction::StartCrash(StartCrash { node, point, keep }) => {
+                write!(f, "CRASH({node}, start {point}{})", Kept(keep))
+            }
+        }
+    }
+}
+
+/// A CRASH token's last argument: nothing, `, j` or `, {i, ...}`.
+struct Kept(Option<Keep>);
+
+impl fmt::Display for Kept {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            None => Ok(()),
+            Some(Keep::Oldest(j)) => write!(f, ", {j}"),
+            Some(Keep::Set(m)) => {
                 let kept: Vec<String> = (0..64).filter(|i| m >> i & 1 != 0).map(|i: u32| i.to_string()).collect();
-                write!(f, "CRASH({node}, {{{}}})", kept.join(", "))
+                write!(f, ", {{{}}}", kept.join(", "))
             }
         }
     }
@@ -551,14 +584,28 @@ impl FromStr for ProcessAction {
 }
 
 /// A CRASH token's arguments: `n`, `n, j` or `n, {i, ...}`, the set
-/// ascending, below 64 and no prefix (which `n, j` says).
+/// ascending, below 64 and no prefix (which `n, j` says); in a start,
+/// `n, start k` and then either of those.
 fn crash_from_str(inner: &str) -> Option<ProcessAction> {
     let (node, rest) = match inner.split_once(',') {
         None => (inner, None),
         Some((node, rest)) => (node, Some(rest.trim())),
     };
     let node = node.trim().parse().ok()?;
-    let keep = match rest {
+    if let Some(start) = rest.and_then(|r| r.strip_prefix("start ")) {
+        let (point, rest) = match start.split_once(',') {
+            None => (start, None),
+            Some((point, rest)) => (point, Some(rest.trim())),
+        };
+        let point = point.trim().parse().ok().filter(|&k| k > 0)?;
+        return Some(ProcessAction::StartCrash(StartCrash { node, point, keep: keep_from_str(rest)? }));
+    }
+    Some(ProcessAction::Crash { node, keep: keep_from_str(rest)? })
+}
+
+/// What a CRASH token keeps: nothing said, `j`, or `{i, ...}`.
+fn keep_from_str(rest: Option<&str>) -> Option<Option<Keep>> {
+    Some(match rest {
         None => None,
         Some(set) if set.starts_with('{') => {
             let items = set.strip_prefix('{')?.strip_suffix('}')?;
@@ -578,8 +625,7 @@ fn crash_from_str(inner: &str) -> Option<ProcessAction> {
             Some(Keep::Set(mask))
         }
         Some(j) => Some(Keep::Oldest(j.parse().ok()?)),
-    };
-    Some(ProcessAction::Crash { node, keep })
+    })
 }
 
 #[cfg(test)]
@@ -667,6 +713,9 @@ mod tests {
             ProcessAction::Crash { node: 2, keep: Some(Keep::Oldest(1)) },
             ProcessAction::Crash { node: 2, keep: Some(Keep::Set(0b1101)) },
             ProcessAction::Crash { node: 2, keep: Some(Keep::Set(1 << 63 | 1 << 1)) },
+            ProcessAction::StartCrash(StartCrash { node: 2, point: 3, keep: None }),
+            ProcessAction::StartCrash(StartCrash { node: 2, point: 1, keep: Some(Keep::Oldest(0)) }),
+            ProcessAction::StartCrash(StartCrash { node: 1, point: 7, keep: Some(Keep::Set(0b101)) }),
             ProcessAction::Restart { node: 2 },
         ];
         for a in all {
@@ -697,6 +746,10 @@ mod tests {
         assert_eq!(all[15].to_string(), "CRASH(2, {0, 2, 3})");
         assert_eq!(all[16].to_string(), "CRASH(2, {1, 63})");
         assert_eq!("CRASH(2, {0,2 , 3})".parse::<ProcessAction>(), Ok(all[15]));
+        // A crash while the nodes start names the point.
+        assert_eq!(all[17].to_string(), "CRASH(2, start 3)");
+        assert_eq!(all[18].to_string(), "CRASH(2, start 1, 0)");
+        assert_eq!(all[19].to_string(), "CRASH(1, start 7, {0, 2})");
         for bad in [
             "CRASH(2, {0, 1})",
             "CRASH(2, {})",
@@ -707,6 +760,10 @@ mod tests {
             "CRASH(2, 1, 2)",
             "CRASH(2, -1)",
             "CRASH(x)",
+            "CRASH(2, start 0)",
+            "CRASH(2, start)",
+            "CRASH(2, start 1, 2, 3)",
+            "CRASH(2, start x)",
         ] {
             assert!(bad.parse::<ProcessAction>().is_err(), "{bad}");
         }

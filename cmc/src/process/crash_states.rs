@@ -49,42 +49,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::limits;
-use super::world::{CrashStates, Disk, DiskOp};
+pub use super::world::Keep;
+use super::world::{CrashStates, Disk, DiskOp, prefix_mask};
 
 // A set of pending changes is a `u64`.
 const _: () = assert!(limits::DATA_PENDING_MAX <= 64);
-
-/// What of a node's pending changes a CRASH lets reach the disk; the rest
-/// are lost.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Keep {
-    /// The oldest `j`: the manual's `CRASH(n, j)`.
-    Oldest(u8),
-    /// Those whose bits are set, bit i for the i-th oldest: a state of
-    /// ext4's that is no prefix (`CRASH(n, {0, 2})`).
-    Set(u64),
-}
-
-impl Keep {
-    /// The changes kept, bit i for the i-th oldest.
-    pub fn mask(self) -> u64 {
-        match self {
-            Keep::Oldest(j) => prefix_mask(j as usize),
-            Keep::Set(m) => m,
-        }
-    }
-
-    /// Whether it keeps every one of `pending` changes (what a process's
-    /// death alone, with the machine up, does).
-    pub fn keeps_all(self, pending: usize) -> bool {
-        self.mask() == prefix_mask(pending)
-    }
-}
-
-/// The set of the oldest `j` changes.
-fn prefix_mask(j: usize) -> u64 {
-    if j >= 64 { u64::MAX } else { (1u64 << j) - 1 }
-}
 
 /// The orders ext4 keeps among a data directory's pending changes
 /// (module docs), as bounds on prefixes: for a journal prefix of j

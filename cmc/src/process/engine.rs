@@ -140,8 +140,12 @@ impl ProcessEngine {
     /// The world reached by `prefix` and then `action`.
     pub fn apply(&mut self, prefix: &[ProcessAction], action: &ProcessAction) -> Result<ProcessWorld, ProcessError> {
         if !self.store.enabled() {
-            self.fresh(prefix)?;
-            self.step(action)?;
+            if let ProcessAction::StartCrash(_) = action {
+                self.fresh(&[prefix, &[*action]].concat())?;
+            } else {
+                self.fresh(prefix)?;
+                self.step(action)?;
+            }
             return Ok(self.supervisor_mut()?.world().clone());
         }
         let from = self.checkpoint(prefix)?;
@@ -177,6 +181,7 @@ impl ProcessEngine {
         self.supervisor_mut()?.capture = true;
         match action {
             None => self.fresh(prefix)?,
+            Some(a @ ProcessAction::StartCrash(_)) => self.fresh(&[prefix, &[*a]].concat())?,
             Some(a) => {
                 if self.running.as_deref() != Some(prefix) {
                     self.fresh(prefix)?;
@@ -244,9 +249,13 @@ impl ProcessEngine {
     fn fresh(&mut self, actions: &[ProcessAction]) -> Result<(), ProcessError> {
         self.stats.replays += 1;
         self.running = None;
-        self.supervisor_mut()?.start()?;
-        self.running = Some(Vec::new());
-        for a in actions {
+        // The crashes while the nodes start come first, and are made by
+        // starting them (`Supervisor::start_with`).
+        let plan = start_plan(actions);
+        self.supervisor_mut()?.start_with(&plan)?;
+        self.stats.actions += plan.len() as u64;
+        self.running = Some(actions[..plan.len()].to_vec());
+        for a in &actions[plan.len()..] {
             self.step(a)?;
         }
         Ok(())
@@ -302,6 +311,9 @@ impl ProcessEngine {
         action: &ProcessAction,
         keep: bool,
     ) -> Result<Checkpoint, ProcessError> {
+        if let ProcessAction::StartCrash(_) = action {
+            return self.start_crash(prefix, from, action, keep);
+        }
         if let Some(c) = self.cached(from, action)? {
             return Ok(self.keep(prefix, action, c, keep));
         }
@@ -343,6 +355,39 @@ impl ProcessEngine {
                 nodes[n] = Some(std::rc::Rc::new(p));
             }
         }
+        Ok(self.keep(prefix, action, Checkpoint { world, nodes }, keep))
+    }
+
+    /// A crash while the nodes start, `action`, in the world `from` that
+    /// `prefix` (START and such crashes only) reaches: every node started
+    /// again, with the crashes of `prefix` and this one
+    /// (`Supervisor::start_with`); the new world's checkpoint, kept in the
+    /// store with `keep`. Never from the transition cache: the start reads
+    /// every node.
+    fn start_crash(
+        &mut self,
+        prefix: &[ProcessAction],
+        from: &Checkpoint,
+        action: &ProcessAction,
+        keep: bool,
+    ) -> Result<Checkpoint, ProcessError> {
+        if let Some(reason) = self.config.stop_requested() {
+            return Err(ProcessError::Stopped { reason });
+        }
+        action::enumerate(&from.world, &mut self.scratch);
+        let path = [prefix, &[*action]].concat();
+        let plan = start_plan(&path);
+        if !self.scratch.contains(action) || plan.len() != path.len() {
+            return Err(ProcessError::NotEnabled { action: action.to_string() });
+        }
+        self.stats.replays += 1;
+        self.stats.actions += 1;
+        self.running = None;
+        let live = self.store.pool.clone();
+        let sup = self.supervisor_mut()?;
+        sup.start_with(&plan)?;
+        let world = sup.world().clone();
+        let nodes = sup.park_all(&live)?.into_iter().map(|s| s.map(std::rc::Rc::new)).collect();
         Ok(self.keep(prefix, action, Checkpoint { world, nodes }, keep))
     }
 
@@ -407,4 +452,16 @@ impl ProcessEngine {
         self.stats.actions += 1;
         Ok(())
     }
+}
+
+/// The crashes while the nodes start that begin `actions`: the start they
+/// ask for.
+fn start_plan(actions: &[ProcessAction]) -> Vec<super::world::StartCrash> {
+    actions
+        .iter()
+        .map_while(|a| match a {
+            ProcessAction::StartCrash(c) => Some(*c),
+            _ => None,
+        })
+        .collect()
 }

@@ -532,7 +532,7 @@ impl Explore for ProcessExplorer<'_> {
             ProcessStep::Act(ProcessAction::Drop { .. }) => 4,
             ProcessStep::Act(ProcessAction::Timeout { .. }) => 5,
             ProcessStep::Act(ProcessAction::Client { .. }) => 6,
-            ProcessStep::Act(ProcessAction::Crash { .. }) => 7,
+            ProcessStep::Act(ProcessAction::Crash { .. } | ProcessAction::StartCrash(_)) => 7,
             ProcessStep::Act(ProcessAction::Run { .. }) => 8,
             ProcessStep::Act(ProcessAction::Restart { .. }) => 9,
         }

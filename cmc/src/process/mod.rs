@@ -33,6 +33,7 @@ pub mod preload;
 pub mod snapshot;
 pub mod spawn;
 pub mod start;
+mod starting;
 pub mod supervisor;
 pub mod syscalls;
 pub mod tcp;

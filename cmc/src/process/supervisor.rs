@@ -113,7 +113,7 @@ pub struct Supervisor {
     /// while crash budget was left: its next call is a crash point, held
     /// there (`Blocked::CrashPoint`). Not world state: it is set and taken
     /// within one run of the node, between two of its calls.
-    crash_due: Vec<bool>,
+    pub(super) crash_due: Vec<bool>,
     /// Per node, what its process's memory is a function of in the step
     /// under way (the trail of a node held in the middle of it, [`Trail`]):
     /// at an action, a hash of the node's surroundings
@@ -127,7 +127,7 @@ pub struct Supervisor {
     /// the world the trail leaves out (what its peer has read), so two
     /// holds with one trail before them may be at different calls of the
     /// program. Set and used within one action.
-    calls: Vec<u32>,
+    pub(super) calls: Vec<u32>,
     /// The node whose held call RUN makes as it stands (a write toward a
     /// peer still open, an observation): the call is not held again. Set
     /// and used within one action.
@@ -136,9 +136,13 @@ pub struct Supervisor {
     /// (`others_may_act`), beyond its node's surroundings: the transition
     /// cache, keyed by those, must not keep it.
     pub nonlocal: bool,
-    /// Starting the nodes (START): no crash points then, and the nodes
-    /// after the one starting may still act (`others_may_act`).
+    /// Starting the nodes (START): a crash point does not hold a node
+    /// then (`starting`), and the nodes after the one starting may still
+    /// act (`others_may_act`).
     pub(super) starting: bool,
+    /// While the nodes start: the crashes asked for in the start, and
+    /// those found (`starting`). Set and used within one start.
+    pub(super) start_crashes: super::starting::StartCrashes,
     /// Absolute paths resolved before (`calls::disk::resolve_at`): the
     /// machine's file system does not change during a search.
     pub(super) resolved: std::cell::RefCell<std::collections::HashMap<(Vec<u8>, bool), super::calls::Resolved>>,
@@ -294,6 +298,7 @@ impl Supervisor {
             nonlocal: false,
             let_run: None,
             starting: false,
+            start_crashes: Default::default(),
             resolved: Default::default(),
             serials: 0,
             in_flight_peak: None,
@@ -315,48 +320,6 @@ impl Supervisor {
     pub fn pids(&self) -> Vec<i32> {
         let lives = self.procs.iter().flatten().map(|p| p.pid);
         lives.chain(self.templates.iter().flatten().map(|t| t.parked.pid)).collect()
-    }
-
-    /// Kills every node and starts them all afresh, then waits for
-    /// quiescence: the initial world. Each node's template is exec'd the
-    /// first time; every life is a fork of it.
-    pub fn start(&mut self) -> Result<(), ProcessError> {
-        self.kill_all();
-        self.clear_output();
-        self.crash_due.fill(false);
-        self.calls.fill(0);
-        // A node's memory as it starts is a function of its number alone.
-        for n in 0..self.cfg.nodes {
-            self.trails[n as usize] = Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&[n])), holds: 0, acted: 0 };
-        }
-        self.world = ProcessWorld::new(self.cfg.nodes, &self.cfg.budgets);
-        self.world.stream = self.cfg.stream;
-        self.world.timeout_byte = self.cfg.timeout_byte;
-        self.world.timeout_order = self.cfg.timeout_order;
-        self.world.crash_states = self.cfg.crash_states;
-        if let Some(dir) = &self.cfg.log_dir {
-            for n in 0..self.cfg.nodes {
-                // Truncate: each replay's log starts empty (the checker
-                // appends to it, `log_output`).
-                let _ = std::fs::write(dir.join(format!("node{n}.log")), b"");
-            }
-        }
-        for n in 0..self.cfg.nodes {
-            if self.templates[n as usize].is_none() {
-                self.boot_template(n)?;
-            }
-        }
-        // One at a time, in node order, each until it first waits: what a
-        // node finds of the others when it starts (a listener, or none: a
-        // connect refused) is the same on every run. No crash points: the
-        // search's first world has every node started.
-        self.starting = true;
-        let started = (0..self.cfg.nodes).try_for_each(|n| {
-            self.new_life(n)?;
-            self.settle()
-        });
-        self.starting = false;
-        started
     }
 
     /// Waits until every node is blocked in a modelled call or has exited.
@@ -455,8 +418,15 @@ impl Supervisor {
             });
         }
         // A crash point: the node's last call had an effect outside it, so
-        // it is held before this one.
+        // it is held before this one; while the nodes start, it is counted
+        // (and the node killed there, if the path asks for that).
         if std::mem::take(&mut self.crash_due[n as usize]) && self.crash_points() {
+            if self.starting {
+                if self.start_crash_point(n)? {
+                    return Ok(());
+                }
+                return self.run_call(n, &notif);
+            }
             if let Some(p) = self.procs[n as usize].as_mut() {
                 p.run = Run::Held(notif);
             }
@@ -467,9 +437,9 @@ impl Supervisor {
         self.run_call(n, &notif)
     }
 
-    /// Handles node `n`'s call and answers it; with crash budget left
-    /// (after START), a call with an effect outside the process makes the
-    /// node's next call a crash point.
+    /// Handles node `n`'s call and answers it; with crash budget left, a
+    /// call with an effect outside the process makes the node's next call
+    /// a crash point.
     fn run_call(&mut self, n: u8, notif: &Notif) -> Result<(), ProcessError> {
         let watch = self.crash_points();
         let before = if watch { self.world.effects_of(n) } else { 0 };
@@ -551,10 +521,9 @@ impl Supervisor {
     }
 
     /// Whether a crash may fall between two calls now: the model asks for
-    /// it (`Config::crash_points`), crash budget is left, and the nodes are
-    /// not starting.
+    /// it (`Config::crash_points`) and crash budget is left.
     fn crash_points(&self) -> bool {
-        self.cfg.crash_points && self.world.crashes > 0 && !self.starting
+        self.cfg.crash_points && self.world.crashes > 0
     }
 
     pub(super) fn answer(&mut self, n: u8, notif: &Notif, answer: Answer) -> Result<(), ProcessError> {
@@ -617,6 +586,8 @@ impl Supervisor {
         // Between actions every node waits or is held at a crash point:
         // none has a crash point still to come.
         self.crash_due.fill(false);
+        // Any action is after the start: no crash falls in it any more.
+        self.world.start_crashes.clear();
         // What the action's node's process will be a function of, should it
         // be held in the middle of this step. No other node runs in it (a
         // RESTART starts the new life of its own node; CRASH, DROP and
@@ -900,21 +871,10 @@ impl Supervisor {
                 if !allowed {
                     return Err(not_enabled());
                 }
-                self.world.crashes -= 1;
-                if let Some(p) = self.procs[node as usize].take() {
-                    signal(&p.pidfd, libc::SIGKILL);
-                    reap(p.pid);
-                    self.retire(p);
-                }
-                self.world.node_gone(node, true);
-                // Nothing pending: still, a file no name reaches is gone.
-                crash_states::crash(&mut self.world.nodes[node as usize].disk, keep.unwrap_or(Keep::Oldest(0)));
-                // It is down until its RESTART: no process, nothing
-                // listening at its ports; its reported state is empty until
-                // its new life writes one.
-                self.world.nodes[node as usize].state.clear();
-                self.world.nodes[node as usize].life = Life::Down;
+                self.crash(node, keep);
             }
+            // Taken by the engine, which starts the nodes again.
+            ProcessAction::StartCrash(_) => return Err(not_enabled()),
             ProcessAction::Restart { node } => {
                 if self.world.nodes[node as usize].life != Life::Down {
                     return Err(not_enabled());
@@ -934,6 +894,24 @@ impl Supervisor {
             }
         }
         self.settle()
+    }
+
+    /// Kills node `n` and spends a crash; `keep` says which of its pending
+    /// data-directory changes reached the disk. It is down until its
+    /// RESTART: no process, nothing listening at its ports; its reported
+    /// state is empty until its new life writes one.
+    pub(super) fn crash(&mut self, n: u8, keep: Option<Keep>) {
+        self.world.crashes -= 1;
+        if let Some(p) = self.procs[n as usize].take() {
+            signal(&p.pidfd, libc::SIGKILL);
+            reap(p.pid);
+            self.retire(p);
+        }
+        self.world.node_gone(n, true);
+        // Nothing pending: still, a file no name reaches is gone.
+        crash_states::crash(&mut self.world.nodes[n as usize].disk, keep.unwrap_or(Keep::Oldest(0)));
+        self.world.nodes[n as usize].state.clear();
+        self.world.nodes[n as usize].life = Life::Down;
     }
 
     /// One more message may enter the world for node `n` (`what` says
@@ -971,7 +949,7 @@ impl Supervisor {
         }
     }
 
-    fn clear_output(&mut self) {
+    pub(super) fn clear_output(&mut self) {
         self.output.iter_mut().for_each(Vec::clear);
         self.output_dropped.iter_mut().for_each(|d| *d = 0);
     }
@@ -1120,6 +1098,6 @@ fn pin_to(cpu: usize) -> Option<libc::cpu_set_t> {
 
 /// `hash`, or 1 for 0: a trail's hash is 0 only where the node's memory is
 /// its reported state's ([`Trail::default`]).
-fn nonzero(hash: u64) -> u64 {
+pub(super) fn nonzero(hash: u64) -> u64 {
     hash.max(1)
 }

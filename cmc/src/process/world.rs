@@ -35,7 +35,10 @@
 //!    node, k), target, the two ends' states, the queue toward the target and
 //!    the queue toward the dialer (each a count, then length-prefixed
 //!    messages);
-//! 4. the ghost log: count, then each reply as node, length, bytes.
+//! 4. the ghost log: count, then each reply as node, length, bytes;
+//! 5. only where there are any (the worlds the nodes' start reaches), the
+//!    crashes that may fall while the nodes start: count, then each as
+//!    node, point (u32) and what it keeps (0; 1 and j; 2 and the set, u64).
 //!
 //! No count, length or descriptor number wraps. Counts and lengths take one
 //! byte below 255 and otherwise 255 and then eight bytes; the connection
@@ -789,6 +792,53 @@ impl Disk {
     }
 }
 
+/// What of a node's pending changes a CRASH lets reach the disk; the rest
+/// are lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Keep {
+    /// The oldest `j`: the manual's `CRASH(n, j)`.
+    Oldest(u8),
+    /// Those whose bits are set, bit i for the i-th oldest: a state of
+    /// ext4's that is no prefix (`CRASH(n, {0, 2})`).
+    Set(u64),
+}
+
+impl Keep {
+    /// The changes kept, bit i for the i-th oldest.
+    pub fn mask(self) -> u64 {
+        match self {
+            Keep::Oldest(j) => prefix_mask(j as usize),
+            Keep::Set(m) => m,
+        }
+    }
+
+    /// Whether it keeps every one of `pending` changes (what a process's
+    /// death alone, with the machine up, does).
+    pub fn keeps_all(self, pending: usize) -> bool {
+        self.mask() == prefix_mask(pending)
+    }
+}
+
+/// The set of the oldest `j` changes.
+pub(super) fn prefix_mask(j: usize) -> u64 {
+    if j >= 64 { u64::MAX } else { (1u64 << j) - 1 }
+}
+
+/// A crash that may fall while the nodes start ([`ProcessWorld::start_crashes`]):
+/// node `node`'s first life is killed before the call that follows its
+/// `point`-th call with an effect outside its process (1 for the first),
+/// `keep` saying which of its pending data-directory changes reached the
+/// disk (`None` when none is pending), and the nodes after it start then.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StartCrash {
+    /// The node.
+    pub node: u8,
+    /// After how many of its calls with an effect, from 1.
+    pub point: u32,
+    /// Which pending changes the crash keeps.
+    pub keep: Option<Keep>,
+}
+
 /// A logical time or span, in milliseconds: the clock, a deadline, an
 /// interval. The clock starts at 0 and only TIMEOUT moves it.
 pub type Millis = u64;
@@ -1331,6 +1381,11 @@ pub struct ProcessWorld {
     pub conns: BTreeMap<Label, Conn>,
     /// The ghost log: (node, bytes written on a client connection).
     pub replies: Vec<(u8, Vec<u8>)>,
+    /// The crashes that may fall while the nodes start, as the world START
+    /// reaches (or a crash while they start, for the nodes after its)
+    /// found them, in that order; empty in every other world, since any
+    /// action is after the start.
+    pub start_crashes: Vec<StartCrash>,
 }
 
 impl ProcessWorld {
@@ -1390,6 +1445,7 @@ impl ProcessWorld {
             nodes: vec![node; nodes as usize],
             conns: BTreeMap::new(),
             replies: Vec::new(),
+            start_crashes: Vec::new(),
         }
     }
 
@@ -1501,6 +1557,23 @@ impl ProcessWorld {
         for (n, r) in &self.replies {
             out.push(*n);
             push_bytes(out, r);
+        }
+        // Only the worlds the start reaches have any: every other world is
+        // written as before.
+        if !self.start_crashes.is_empty() {
+            push_count(out, self.start_crashes.len());
+            for c in &self.start_crashes {
+                out.push(c.node);
+                out.extend_from_slice(&c.point.to_le_bytes());
+                match c.keep {
+                    None => out.push(0),
+                    Some(Keep::Oldest(j)) => out.extend_from_slice(&[1, j]),
+                    Some(Keep::Set(m)) => {
+                        out.push(2);
+                        out.extend_from_slice(&m.to_le_bytes());
+                    }
+                }
+            }
         }
     }
 
