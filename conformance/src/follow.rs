@@ -421,7 +421,8 @@ impl<'e> Follower<'e> {
                 | Blocked::ReadNow { .. }
                 | Blocked::AcceptNow { .. }
                 | Blocked::WriteNow { .. }
-                | Blocked::LookNow { .. } => {
+                | Blocked::LookNow { .. }
+                | Blocked::Order { .. } => {
                     return Err("a TIMEOUT of a node that waits for nothing".into());
                 }
             },
@@ -431,6 +432,12 @@ impl<'e> Follower<'e> {
                 return Err(format!(
                     "a CRASH of node {node} between two of its calls: a SIGKILL from outside cannot be made to fall \
                      there"
+                ));
+            }
+            ProcessAction::Order { node, .. } => {
+                return Err(format!(
+                    "node {node}'s listing of its data directory in an order the schedule chose: on Linux the file \
+                     system's hash decides it"
                 ));
             }
             ProcessAction::StartCrash(c) => {
@@ -774,6 +781,7 @@ fn kind(a: &ProcessAction) -> &'static str {
         ProcessAction::Client { .. } => "CLIENT",
         ProcessAction::Crash { .. } | ProcessAction::StartCrash(_) => "CRASH",
         ProcessAction::Run { .. } => "RUN",
+        ProcessAction::Order { .. } => "ORDER",
         ProcessAction::Restart { .. } => "RESTART",
     }
 }

@@ -62,13 +62,16 @@
 //! A node held at a crash point (`Blocked::CrashPoint`: after a call with
 //! an effect outside the process, while crash budget is left) is in the
 //! middle of its step, and only two things can happen to it: RUN(n), it
-//! goes on, or its CRASH (as in 8).
+//! goes on, or its CRASH (as in 8). A node whose listing of its data
+//! directory shows names no listing has shown (`Blocked::Order`) is held
+//! before the answer, and the only actions are ORDER(n, i), one for each
+//! way the new names may fall among those shown (`dir_order`).
 //!
 //! Tokens (`Display`, `FromStr`), as counterexample files store them:
 //! `DELIVER(1, 0.2)`, `DELIVER(1, 0.2, 3)`, `DELIVER(1, 0.2, +)`, `EOF(1, 0.2)`, `ACCEPT(0, 1)`, `ACCEPT(0, client)`,
 //! `DROP(0.2, 1)`, `DROP(0.2, 0, target)`, `DROP(0.2, 0, dialer)`,
 //! `TIMEOUT(1)`, `CLIENT(0)`, `RUN(1)`, `RESTART(2)`, `CRASH(2)`, `CRASH(2, 1)`, `CRASH(2, {0, 3})`,
-//! `CRASH(2, start 3)`, `CRASH(2, start 3, 1)`; connection labels are described
+//! `CRASH(2, start 3)`, `CRASH(2, start 3, 1)`, `ORDER(1, 5)`; connection labels are described
 //! in [`super::world::Label`]. A DROP's third argument appears exactly on a
 //! node's connection to itself, so every other token reads as it always
 //! did. A CRASH's set is written only where no j says the same (it is no
@@ -162,6 +165,15 @@ pub enum ProcessAction {
         /// The node.
         node: u8,
     },
+    /// ORDER: `node`'s listing of its data directory, held where it shows
+    /// names no listing has shown, shows them the `choice`-th way among
+    /// those shown before (`dir_order`), and the node goes on.
+    Order {
+        /// The node.
+        node: u8,
+        /// Which way, from 0.
+        choice: u32,
+    },
     /// CRASH: `node`'s process is killed, spending one crash; the node is
     /// down until its RESTART.
     Crash {
@@ -195,6 +207,7 @@ impl ProcessAction {
             | ProcessAction::Accept { node, .. }
             | ProcessAction::Timeout { node }
             | ProcessAction::Run { node }
+            | ProcessAction::Order { node, .. }
             | ProcessAction::Crash { node, .. }
             | ProcessAction::StartCrash(StartCrash { node, .. })
             | ProcessAction::Restart { node } => Some(node),
@@ -235,6 +248,14 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         out.push(ProcessAction::Run { node: n });
         crashes(world, n, out);
         return;
+    }
+    // A listing held where it shows new names: which way they fall is the
+    // file system's, decided before anything else happens.
+    for (n, node) in world.nodes.iter().enumerate() {
+        if let Blocked::Order { choices, .. } = node.blocked {
+            out.extend((0..choices).map(|choice| ProcessAction::Order { node: n as u8, choice }));
+            return;
+        }
     }
     let reading = |n: u8| match world.nodes[n as usize].blocked {
         Blocked::Read { fd, .. } | Blocked::ReadNow { fd, .. } => world.conn_of(n, fd),
@@ -478,6 +499,7 @@ impl fmt::Display for ProcessAction {
             ProcessAction::Timeout { node } => write!(f, "TIMEOUT({node})"),
             ProcessAction::Client { node } => write!(f, "CLIENT({node})"),
             ProcessAction::Run { node } => write!(f, "RUN({node})"),
+            ProcessAction::Order { node, choice } => write!(f, "ORDER({node}, {choice})"),
             ProcessAction::Restart { node } => write!(f, "RESTART({node})"),
             ProcessAction::Crash { node, keep } => write!(f, "CRASH({node}{})", Kept(keep)),
             ProcessAction::StartCrash(StartCrash { node, point, keep }) => {
@@ -577,6 +599,10 @@ impl FromStr for ProcessAction {
             "RESTART" => {
                 arity(1)?;
                 ProcessAction::Restart { node: node(0)? }
+            }
+            "ORDER" => {
+                arity(2)?;
+                ProcessAction::Order { node: node(0)?, choice: args[1].parse().map_err(|_| bad())? }
             }
             _ => return Err(bad()),
         })
@@ -717,6 +743,7 @@ mod tests {
             ProcessAction::StartCrash(StartCrash { node: 2, point: 1, keep: Some(Keep::Oldest(0)) }),
             ProcessAction::StartCrash(StartCrash { node: 1, point: 7, keep: Some(Keep::Set(0b101)) }),
             ProcessAction::Restart { node: 2 },
+            ProcessAction::Order { node: 1, choice: 5 },
         ];
         for a in all {
             let token = a.to_string();

@@ -318,6 +318,7 @@ mod tests {
             files: [on_disk(0, b"a"), on_disk(1, b"b")].into(),
             names: [(b"a".to_vec(), 0), (b"b".to_vec(), 1)].into(),
             pending: vec![write(0, 0, b"A"), write(1, 0, b"B")],
+            order: Vec::new(),
         };
         assert_eq!(states(CrashStates::Prefix, &disk).len(), 3);
         let ext4 = states(CrashStates::Ext4, &disk);
@@ -331,6 +332,7 @@ mod tests {
             files: [(0, b"old".to_vec())].into(),
             names: [(b"value".to_vec(), 0)].into(),
             pending: vec![link("tmp", 1), grow(1, 2), write(1, 0, b"v1"), rename("tmp", "value")],
+            order: Vec::new(),
         };
         let ext4 = states(CrashStates::Ext4, &disk);
         let values: BTreeSet<Vec<u8>> =
@@ -352,6 +354,7 @@ mod tests {
                 DiskOp::Allocate { inode: 0 },
                 link("g", 1),
             ],
+            order: Vec::new(),
         };
         let orders = Orders::of(&disk);
         // The write without the truncation would read "92345": no file

@@ -170,6 +170,16 @@ impl ProgramModel {
         self
     }
 
+    /// In which order a listing of the data directory gives its names:
+    /// [`DirOrder::Hash`](super::DirOrder::Hash), any the file system's
+    /// hash may give (the default), or
+    /// [`DirOrder::Sorted`](super::DirOrder::Sorted) (`dir_order` in a
+    /// model file).
+    pub fn dir_order(mut self, order: super::DirOrder) -> Self {
+        self.config.dir_order = order;
+        self
+    }
+
     /// Decodes node states in traces: `show(state, durable)` replaces the
     /// hex of both, so that a counterexample reads in the program's terms.
     pub fn show(mut self, show: impl Fn(&[u8], Option<&[u8]>) -> String + Send + Sync + 'static) -> Self {
@@ -379,6 +389,7 @@ impl Explore for ProcessExplorer<'_> {
         world.stream = self.model.config.stream;
         world.timeout_byte = self.model.config.timeout_byte;
         world.timeout_order = self.model.config.timeout_order;
+        world.dir_order = self.model.config.dir_order;
         PathWorld { path: Vec::new(), world }
     }
 
@@ -535,6 +546,7 @@ impl Explore for ProcessExplorer<'_> {
             ProcessStep::Act(ProcessAction::Crash { .. } | ProcessAction::StartCrash(_)) => 7,
             ProcessStep::Act(ProcessAction::Run { .. }) => 8,
             ProcessStep::Act(ProcessAction::Restart { .. }) => 9,
+            ProcessStep::Act(ProcessAction::Order { .. }) => 10,
         }
     }
 

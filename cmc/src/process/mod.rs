@@ -22,6 +22,7 @@
 pub mod action;
 mod calls;
 pub mod crash_states;
+mod dir_order;
 pub mod engine;
 pub mod explore;
 pub mod filter;
@@ -53,7 +54,8 @@ pub use engine::{ProcessEngine, Stats};
 pub use explore::{NO_NODE_KILLED, PathWorld, ProcessExplorer, ProcessStep, ProgramModel, ProgramProperty};
 pub use view::CmcView;
 pub use world::{
-    Blocked, Conn, ConnKind, CrashStates, End, Label, Life, NodeWorld, ProcessWorld, Side, TimeoutOrder, Trail, VFd,
+    Blocked, Conn, ConnKind, CrashStates, DirOrder, End, Label, Life, NodeWorld, ProcessWorld, Side, TimeoutOrder,
+    Trail, VFd,
 };
 
 /// The limits of the process front end (manual, LIMITS). Crossing one is an
@@ -106,6 +108,13 @@ pub mod limits {
     /// own (`Trail`), and a node that spins on such calls would make
     /// worlds without end.
     pub const HOLDS_PER_STEP_MAX: usize = 16;
+    /// The ways the names a listing of a data directory shows first may
+    /// fall among those shown before (`dir_order`: six names at once, the
+    /// first time, are 720).
+    pub const DIR_ORDERS_MAX: usize = 720;
+    /// The names a node's listings of its data directory may show over a
+    /// search, names gone since included (`Disk::order`).
+    pub const LISTED_NAMES_MAX: usize = 64;
     /// Every budget, and every per-node counter (connects, timer
     /// connections).
     pub const BUDGET_MAX: usize = 255;
@@ -217,6 +226,9 @@ pub struct Config {
     /// default) or the manual's prefixes of the pending changes
     /// ([`crash_states`]).
     pub crash_states: CrashStates,
+    /// In which order a listing of a data directory gives its names: any
+    /// the file system's hash may give (the default), or sorted.
+    pub dir_order: DirOrder,
     /// Changes of actions kept by the transition cache (`transitions`), so
     /// that an action seen before in the same local state forks no
     /// process; 0 keeps none.
@@ -270,6 +282,7 @@ impl Config {
             timeout_order: TimeoutOrder::Any,
             crash_points: true,
             crash_states: CrashStates::default(),
+            dir_order: DirOrder::default(),
             data_dir: None,
             stop: StopSlot::default(),
         }

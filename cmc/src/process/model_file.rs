@@ -25,6 +25,7 @@
 //! crash_points = true             # false: a node crashes only at quiescence (the manual's)
 //! data_dir = "data"               # the nodes' data directory, its files in the world
 //! crash_states = "ext4"           # what a crash may leave of it: "ext4" or "prefix"
+//! dir_order = "hash"              # a listing's order: "hash" (any) or "sorted"
 //! log_dir = "logs"                # each node's stdout and stderr, node<i>.log
 //! properties = "build/register_props.so"
 //! invariants = ["acked_writes_survive"]
@@ -56,7 +57,7 @@ use serde::Deserialize;
 
 use super::explore::{ProgramModel, ProgramProperty};
 use super::view::CmcView;
-use super::world::{CrashStates, ProcessWorld, TimeoutOrder};
+use super::world::{CrashStates, DirOrder, ProcessWorld, TimeoutOrder};
 use super::{Budgets, Config, ProcessError, limits};
 use crate::library::Library;
 use crate::property::Kind;
@@ -116,6 +117,7 @@ struct Raw {
     data_dir: Option<String>,
     /// What a crash may leave of it: "ext4" (the default) or "prefix".
     crash_states: Option<String>,
+    dir_order: Option<String>,
     /// Where each node's stdout and stderr go (`node<i>.log`); unset
     /// discards them.
     log_dir: Option<String>,
@@ -203,6 +205,9 @@ pub struct Parsed {
     pub data_dir: Option<PathBuf>,
     /// `crash_states`: ext4's (the default) or the manual's prefixes.
     pub crash_states: CrashStates,
+    /// `dir_order`: any order a file system's hash may give (the
+    /// default), or sorted.
+    pub dir_order: DirOrder,
     /// `log_dir`, joined to the file's folder.
     pub log_dir: Option<PathBuf>,
     /// `properties` (joined to the file's folder) and `invariants`, if
@@ -237,6 +242,7 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
     config.timeout_order = parsed.timeout_order;
     config.crash_points = parsed.crash_points;
     config.crash_states = parsed.crash_states;
+    config.dir_order = parsed.dir_order;
     if let Some(d) = &parsed.data_dir {
         let dir = std::fs::canonicalize(d).map_err(|e| key("data_dir", format!("{}: {e}", d.display())))?;
         if !dir.is_dir() {
@@ -332,6 +338,10 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
         None => CrashStates::default(),
         Some(s) => s.parse().map_err(|m| key("crash_states", m))?,
     };
+    let dir_order = match &raw.dir_order {
+        None => DirOrder::default(),
+        Some(s) => s.parse().map_err(|m| key("dir_order", m))?,
+    };
 
     let keys = SearchKeys {
         search: raw.search.as_deref(),
@@ -365,6 +375,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
         crash_points: raw.crash_points,
         data_dir: raw.data_dir.map(|d| dir.join(d)),
         crash_states,
+        dir_order,
         log_dir: raw.log_dir.map(|d| dir.join(d)),
         properties,
         options,
@@ -428,7 +439,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::{ModelFileError, TimeoutOrder, parse};
-    use crate::process::CrashStates;
+    use crate::process::{CrashStates, DirOrder};
     use crate::search::Search;
 
     #[test]
@@ -449,6 +460,10 @@ mod tests {
         assert_eq!(p.crash_states, CrashStates::Ext4, "ext4's crash states unless the file says otherwise");
         let p = parse("program = \"p\"\nnodes = 1\ncrash_states = \"prefix\"\n", Path::new("m.toml"));
         assert_eq!(p.map(|p| p.crash_states).ok(), Some(CrashStates::Prefix));
+        let p = parse("program = \"p\"\nnodes = 1\n", Path::new("m.toml"));
+        assert_eq!(p.map(|p| p.dir_order).ok(), Some(DirOrder::Hash), "any order unless the file says otherwise");
+        let p = parse("program = \"p\"\nnodes = 1\ndir_order = \"sorted\"\n", Path::new("m.toml"));
+        assert_eq!(p.map(|p| p.dir_order).ok(), Some(DirOrder::Sorted));
     }
 
     #[test]
@@ -484,6 +499,7 @@ mod tests {
                 "timeout_drift_ms",
             ),
             ("program = \"p\"\nnodes = 1\ncrash_states = \"xfs\"\n", "crash_states"),
+            ("program = \"p\"\nnodes = 1\ndir_order = \"inode\"\n", "dir_order"),
         ] {
             let err = parse(text, Path::new("m.toml")).err().unwrap_or_else(|| panic!("{text}: accepted"));
             assert!(matches!(&err, ModelFileError::Key { key, .. } if *key == expected), "{text}: {err}");

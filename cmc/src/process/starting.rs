@@ -70,6 +70,7 @@ impl Supervisor {
         self.world.timeout_byte = self.cfg.timeout_byte;
         self.world.timeout_order = self.cfg.timeout_order;
         self.world.crash_states = self.cfg.crash_states;
+        self.world.dir_order = self.cfg.dir_order;
         if let Some(dir) = &self.cfg.log_dir {
             for n in 0..self.cfg.nodes {
                 // Truncate: each replay's log starts empty (the checker

@@ -460,7 +460,8 @@ impl Supervisor {
             Answer::Hold(mut b) if b.trail().is_some() => {
                 // A write adds a message in flight, so holds of writes are
                 // bounded by that limit, and not counted.
-                let counted = !matches!(b, Blocked::WriteNow { .. });
+                // Nor holds of a listing: each shows a new name.
+                let counted = !matches!(b, Blocked::WriteNow { .. } | Blocked::Order { .. });
                 b.set_trail(self.trail_at_hold(n, notif, counted)?);
                 Answer::Hold(b)
             }
@@ -802,7 +803,8 @@ impl Supervisor {
                     | Blocked::ReadNow { .. }
                     | Blocked::AcceptNow { .. }
                     | Blocked::WriteNow { .. }
-                    | Blocked::LookNow { .. } => {
+                    | Blocked::LookNow { .. }
+                    | Blocked::Order { .. } => {
                         return Err(not_enabled());
                     }
                 }
@@ -838,6 +840,20 @@ impl Supervisor {
                 self.world.nodes[node as usize].blocked = Blocked::Nothing;
                 let answer = if shut_rd { Answer::Val(0) } else { Answer::Err(libc::EAGAIN) };
                 self.answer(node, &notif, answer)?;
+            }
+            ProcessAction::Order { node, choice } => {
+                // The new names fall the chosen way; the listing runs again
+                // and shows them so.
+                let Blocked::Order { choices, .. } = self.world.nodes[node as usize].blocked else {
+                    return Err(not_enabled());
+                };
+                if choice >= choices {
+                    return Err(not_enabled());
+                }
+                let disk = &mut self.world.nodes[node as usize].disk;
+                let new = super::dir_order::unshown(&disk.order, disk.current().1.keys());
+                super::dir_order::place(&mut disk.order, &new, choice);
+                self.run_held_call(node)?;
             }
             ProcessAction::Run { node } => {
                 let Blocked::CrashPoint { .. } = self.world.nodes[node as usize].blocked else {

@@ -424,7 +424,7 @@ impl ProcessWorld {
             }
             None => out.push(0),
         }
-        node.disk.encode(&mut out);
+        node.disk.encode_files(&mut out);
         self.encode_outputs(n, &mut out);
         xxhash_rust::xxh3::xxh3_64(&out)
     }

@@ -549,6 +549,43 @@ impl std::str::FromStr for CrashStates {
     }
 }
 
+/// In which order a listing of a node's data directory gives its names
+/// (model key `dir_order`). A constant of the run, like `stream`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DirOrder {
+    /// ext4's: `.` and `..`, then the names in the order of a hash of each
+    /// under the file system's seed, which is made at `mkfs` and unknown:
+    /// any order, fixed once a listing has shown it (`Disk::order`,
+    /// `dir_order`).
+    #[default]
+    Hash,
+    /// The names sorted, as a file system of one seed might list them: a
+    /// pass covers that one order.
+    Sorted,
+}
+
+impl DirOrder {
+    /// The model-file spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            DirOrder::Hash => "hash",
+            DirOrder::Sorted => "sorted",
+        }
+    }
+}
+
+impl std::str::FromStr for DirOrder {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<DirOrder, String> {
+        match s {
+            "hash" => Ok(DirOrder::Hash),
+            "sorted" => Ok(DirOrder::Sorted),
+            _ => Err(format!("`{s}`: dir_order is \"hash\" or \"sorted\"")),
+        }
+    }
+}
+
 /// A node's data directory (model key `data_dir`): flat, files only. What
 /// a crash keeps is `files` and `names`; what the node has changed since
 /// and not made durable is `pending`, oldest first, and the node sees both
@@ -564,12 +601,18 @@ pub struct Disk {
     pub names: BTreeMap<Vec<u8>, u32>,
     /// Changes not yet durable, oldest first.
     pub pending: Vec<DiskOp>,
+    /// The names a listing has shown, in the order the file system's hash
+    /// puts them (`DirOrder::Hash`; `dir_order`): a property of the file
+    /// system, so a crash keeps it, and names gone since stay in it (one
+    /// may come back, in the same place).
+    pub order: Vec<Vec<u8>>,
 }
 
 impl Disk {
-    /// Whether the directory has no file, no name and no pending change.
+    /// Whether the directory has no file, no name, no pending change and
+    /// has shown no order.
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty() && self.names.is_empty() && self.pending.is_empty()
+        self.files.is_empty() && self.names.is_empty() && self.pending.is_empty() && self.order.is_empty()
     }
 
     /// The inodes something still reaches: a durable name, a pending
@@ -739,7 +782,18 @@ impl Disk {
         self.files.retain(|inode, _| named.contains(inode));
     }
 
+    /// Its encoding: [`Disk::encode_files`], then the order shown.
     pub(crate) fn encode(&self, out: &mut Vec<u8>) {
+        self.encode_files(out);
+        push_count(out, self.order.len());
+        for name in &self.order {
+            push_bytes(out, name);
+        }
+    }
+
+    /// What it holds and what is pending, without the order a listing
+    /// showed (which is the file system's, not a change a node made).
+    pub(crate) fn encode_files(&self, out: &mut Vec<u8>) {
         push_count(out, self.names.len());
         for (name, inode) in &self.names {
             push_bytes(out, name);
@@ -1129,6 +1183,19 @@ pub enum Blocked {
         /// What the node's memory is a function of ([`Trail`]).
         trail: Trail,
     },
+    /// A listing (`getdents64`) of the data directory that shows names no
+    /// listing has shown (`DirOrder::Hash`): where they fall among those
+    /// shown before is the file system's hash, unknown, so the node is held
+    /// before the answer, and each of the `choices` ways is an action
+    /// (`ORDER(n, i)`, `dir_order`).
+    Order {
+        /// The directory's descriptor.
+        fd: i32,
+        /// The ways the new names may fall, at least 2.
+        choices: u32,
+        /// What the node's memory is a function of ([`Trail`]).
+        trail: Trail,
+    },
 }
 
 /// What the memory of a node held in the middle of its step is a function
@@ -1185,7 +1252,8 @@ impl Blocked {
             | Blocked::ReadNow { trail, .. }
             | Blocked::AcceptNow { trail, .. }
             | Blocked::WriteNow { trail, .. }
-            | Blocked::LookNow { trail, .. } => Some(trail),
+            | Blocked::LookNow { trail, .. }
+            | Blocked::Order { trail, .. } => Some(trail),
             _ => None,
         }
     }
@@ -1199,7 +1267,8 @@ impl Blocked {
             | Blocked::ReadNow { trail, .. }
             | Blocked::AcceptNow { trail, .. }
             | Blocked::WriteNow { trail, .. }
-            | Blocked::LookNow { trail, .. } => *trail = to,
+            | Blocked::LookNow { trail, .. }
+            | Blocked::Order { trail, .. } => *trail = to,
             _ => {}
         }
     }
@@ -1224,6 +1293,7 @@ impl fmt::Display for Blocked {
             Blocked::AcceptNow { fd, .. } => write!(f, "AcceptNow {{ fd: {fd} }}"),
             Blocked::WriteNow { fd, .. } => write!(f, "WriteNow {{ fd: {fd} }}"),
             Blocked::LookNow { fd, .. } => write!(f, "LookNow {{ fd: {fd} }}"),
+            Blocked::Order { fd, choices, .. } => write!(f, "Order {{ fd: {fd}, choices: {choices} }}"),
             other => write!(f, "{other:?}"),
         }
     }
@@ -1375,6 +1445,9 @@ pub struct ProcessWorld {
     /// The run's `crash_states` setting: a constant of the run, so not in
     /// the encoding either.
     pub crash_states: CrashStates,
+    /// The run's `dir_order` setting: a constant of the run, not in the
+    /// encoding.
+    pub dir_order: DirOrder,
     /// Every node, in node order.
     pub nodes: Vec<NodeWorld>,
     /// Every connection, in label order.
@@ -1442,6 +1515,7 @@ impl ProcessWorld {
             timeout_byte: false,
             timeout_order: TimeoutOrder::Any,
             crash_states: CrashStates::default(),
+            dir_order: DirOrder::default(),
             nodes: vec![node; nodes as usize],
             conns: BTreeMap::new(),
             replies: Vec::new(),
@@ -1719,6 +1793,7 @@ impl ProcessWorld {
             Blocked::AcceptNow { fd, .. } => (12, fd),
             Blocked::WriteNow { fd, .. } => (13, fd),
             Blocked::LookNow { fd, .. } => (14, fd),
+            Blocked::Order { fd, .. } => (16, fd),
         };
         out.push(tag);
         push_fd(out, fd);
@@ -1737,6 +1812,10 @@ impl ProcessWorld {
             Blocked::Woken { trail, left: Some(left) } => {
                 push_trail(out, &trail);
                 out.extend_from_slice(&left.to_le_bytes());
+            }
+            Blocked::Order { trail, choices, .. } => {
+                push_trail(out, &trail);
+                out.extend_from_slice(&choices.to_le_bytes());
             }
             Blocked::Poll { until: None } => out.push(0),
             Blocked::Poll { until: Some(until) } => {

@@ -148,10 +148,11 @@ pub fn replay_exact(config: &Config, tokens: &[&str]) -> ProcessWorld {
 }
 
 /// Replays `tokens` from scratch on a fresh engine, letting a node held
-/// at a crash point run on (`RUN(n)`) before each token that is not its
-/// RUN, and at the end: the tokens name whole steps, and a CRASH falls
-/// between them, where the test puts it ([`replay_exact`] crashes at a
-/// crash point).
+/// at a crash point run on (`RUN(n)`), and a listing held for the order
+/// of names it shows first take way 0 (`ORDER(n, 0)`), before each token
+/// that is not its own, and at the end: the tokens name whole steps, and a
+/// CRASH falls between them, where the test puts it ([`replay_exact`]
+/// crashes at a crash point).
 pub fn replay(config: &Config, tokens: &[&str]) -> ProcessWorld {
     run_on(config, tokens).0
 }
@@ -163,12 +164,19 @@ pub fn run_on(config: &Config, tokens: &[&str]) -> (ProcessWorld, Vec<ProcessAct
     let mut w = e.initial().unwrap_or_else(fail);
     let mut done: Vec<ProcessAction> = Vec::new();
     for next in actions(tokens).into_iter().map(Some).chain([None]) {
-        while let Some(h) = w.nodes.iter().position(|n| matches!(n.blocked, Blocked::CrashPoint { .. })) {
-            let h = h as u8;
-            if matches!(next, Some(ProcessAction::Run { node }) if node == h) {
+        while let Some(run) = w.nodes.iter().enumerate().find_map(|(h, n)| {
+            let node = h as u8;
+            match n.blocked {
+                Blocked::CrashPoint { .. } => Some(ProcessAction::Run { node }),
+                Blocked::Order { .. } => Some(ProcessAction::Order { node, choice: 0 }),
+                _ => None,
+            }
+        }) {
+            let h = run.node();
+            if matches!(next, Some(ProcessAction::Run { node } | ProcessAction::Order { node, .. }) if Some(node) == h)
+            {
                 break;
             }
-            let run = ProcessAction::Run { node: h };
             w = e.apply(&done, &run).unwrap_or_else(fail);
             done.push(run);
         }

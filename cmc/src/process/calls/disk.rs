@@ -35,11 +35,11 @@
 
 use nix::libc;
 
-use super::super::crash_states;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
-use super::super::world::{CrashStates, DiskOp, VFd};
+use super::super::world::{Blocked, CrashStates, DirOrder, DiskOp, Trail, VFd};
 use super::super::{ProcessError, limits, syscalls};
+use super::super::{crash_states, dir_order};
 use super::Answer;
 use super::buffers::{gather, scatter};
 
@@ -833,19 +833,58 @@ impl Supervisor {
     }
 
     /// `getdents64` of the data directory: `.`, `..` and its names, in
-    /// order, from where the last call stopped; of anything else, run.
-    pub(super) fn on_getdents(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Answer {
+    /// the order `dir_order` says, from where the last call stopped; of
+    /// anything else, run. Under `DirOrder::Hash`, names no listing has
+    /// shown hold the node (`Blocked::Order`) where they may fall more
+    /// than one way among those shown (`dir_order`).
+    pub(super) fn on_getdents(&mut self, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
         let fd = c.args[0] as i32;
         let Some(VFd::Dir { pos }) = vfd else {
-            return match vfd {
+            return Ok(match vfd {
                 Some(_) => Answer::Err(libc::ENOTDIR),
                 None => Answer::Continue,
-            };
+            });
         };
-        let (_, names) = self.world.nodes[n as usize].disk.current();
+        let hash = self.world.dir_order == DirOrder::Hash;
+        let disk = &mut self.world.nodes[n as usize].disk;
+        let (_, names) = disk.current();
+        let new = if hash { dir_order::unshown(&disk.order, names.keys()) } else { Vec::new() };
+        if !new.is_empty() {
+            let limit = |limit, max, detail: String| ProcessError::Limit { node: n, limit, max, detail };
+            if disk.order.len() + new.len() > limits::LISTED_NAMES_MAX {
+                return Err(limit(
+                    "listed_names_max",
+                    limits::LISTED_NAMES_MAX,
+                    "one name too many shown by listings of the data directory (each keeps its place in the \
+                     file system's order)"
+                        .to_string(),
+                ));
+            }
+            let Some(ways) = dir_order::ways(disk.order.len(), new.len()) else {
+                return Err(limit(
+                    "dir_orders_max",
+                    limits::DIR_ORDERS_MAX,
+                    format!(
+                        "a listing of the data directory shows {} names no listing has shown, among {}: more ways \
+                         for them to fall in the file system's order than the limit; list it before it has so \
+                         many, or set dir_order = \"sorted\" (one order)",
+                        new.len(),
+                        disk.order.len()
+                    ),
+                ));
+            };
+            if ways > 1 {
+                return Ok(Answer::Hold(Blocked::Order { fd, choices: ways, trail: Trail::default() }));
+            }
+            disk.order.extend(new);
+        }
+        let mut named: Vec<(&Vec<u8>, &u32)> = names.iter().collect();
+        if hash {
+            named.sort_by_key(|(name, _)| dir_order::rank(&disk.order, name));
+        }
         let mut entries: Vec<(u64, u8, Vec<u8>)> =
             vec![(1, libc::DT_DIR, b".".to_vec()), (1, libc::DT_DIR, b"..".to_vec())];
-        entries.extend(names.iter().map(|(name, inode)| (*inode as u64 + 2, libc::DT_REG, name.clone())));
+        entries.extend(named.iter().map(|(name, inode)| (**inode as u64 + 2, libc::DT_REG, (*name).clone())));
         let room = c.args[2] as usize;
         let mut out = Vec::new();
         let mut next = pos as usize;
@@ -866,15 +905,15 @@ impl Supervisor {
             next += 1;
         }
         if out.is_empty() && next < entries.len() {
-            return Answer::Err(libc::EINVAL);
+            return Ok(Answer::Err(libc::EINVAL));
         }
         if !out.is_empty() && !notif::write_mem(c.pid, c.args[1], &out) {
-            return Answer::Err(libc::EFAULT);
+            return Ok(Answer::Err(libc::EFAULT));
         }
         if let Some(VFd::Dir { pos }) = self.world.nodes[n as usize].fds.get_mut(&fd) {
             *pos = next as u32;
         }
-        Answer::Val(out.len() as i64)
+        Ok(Answer::Val(out.len() as i64))
     }
 }
 

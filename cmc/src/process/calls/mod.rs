@@ -311,7 +311,7 @@ impl Supervisor {
                 }
                 Ok(self.list_host(n, c, fd))
             }
-            libc::SYS_getdents64 => Ok(self.on_getdents(n, c, vfd)),
+            libc::SYS_getdents64 => self.on_getdents(n, c, vfd),
             libc::SYS_clock_gettime => self.on_clock_gettime(n, c),
             libc::SYS_gettimeofday => self.on_gettimeofday(n, c),
             libc::SYS_time => Ok(self.on_time(c)),

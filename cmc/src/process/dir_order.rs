@@ -1,0 +1,86 @@
+//! The order in which a listing of a node's data directory gives its names
+//! (`dir_order`, [`DirOrder`](super::world::DirOrder)).
+//!
+//! ext4 lists a directory (indexed or of one block alike) by a hash of
+//! each name under the file system's seed, made at `mkfs`: `.` and `..`
+//! first, then the names in hash order. The seed is not known, so the
+//! order of two names is anyone's until a listing shows it, and fixed from
+//! then on, across crashes and lives (it is the file system's). The world
+//! keeps the names shown, in their order (`Disk::order`); a listing that
+//! shows names not yet shown branches over the ways they may fall among
+//! those shown before: `m` new names among `r` fall `(r + 1)(r + 2)...(r +
+//! m)` ways, each an action `ORDER(n, i)`, i from 0. Way `i` places the new
+//! names in sorted order, the j-th (from 0) at position `i_j` of the order
+//! so far, where `i = i_0 + (r + 1) (i_1 + (r + 2) (i_2 + ...))`.
+
+use super::limits;
+
+/// The names of `present` that no listing has shown (not in `shown`), in
+/// name order.
+pub fn unshown<'a>(shown: &[Vec<u8>], present: impl Iterator<Item = &'a Vec<u8>>) -> Vec<Vec<u8>> {
+    let mut new: Vec<Vec<u8>> = present.filter(|name| !shown.contains(name)).cloned().collect();
+    new.sort_unstable();
+    new.dedup();
+    new
+}
+
+/// The ways `new` names may fall among `shown` names; `None` past
+/// [`limits::DIR_ORDERS_MAX`].
+pub fn ways(shown: usize, new: usize) -> Option<u32> {
+    let mut ways: u64 = 1;
+    for j in 1..=new as u64 {
+        ways = ways.checked_mul(shown as u64 + j)?;
+        if ways > limits::DIR_ORDERS_MAX as u64 {
+            return None;
+        }
+    }
+    Some(ways as u32)
+}
+
+/// Places `new` (in name order) into `order` the `way`-th way (module
+/// docs).
+pub fn place(order: &mut Vec<Vec<u8>>, new: &[Vec<u8>], mut way: u32) {
+    for name in new {
+        let radix = order.len() as u32 + 1;
+        order.insert((way % radix) as usize, name.clone());
+        way /= radix;
+    }
+}
+
+/// Where `name` falls in `order` (the names not in it last, in name order:
+/// none are, once a listing has placed them).
+pub fn rank(order: &[Vec<u8>], name: &[u8]) -> usize {
+    order.iter().position(|o| o == name).unwrap_or(usize::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<Vec<u8>> {
+        list.iter().map(|s| s.as_bytes().to_vec()).collect()
+    }
+
+    /// Every way is a different order, and every order of the new names
+    /// among the shown ones (whose own order stays) is one of them.
+    #[test]
+    fn each_way_is_one_order_and_every_order_is_a_way() {
+        let shown = names(&["b", "a"]);
+        let new = names(&["c", "d"]);
+        let n = ways(shown.len(), new.len()).unwrap();
+        assert_eq!(n, 3 * 4);
+        let mut all = std::collections::BTreeSet::new();
+        for way in 0..n {
+            let mut order = shown.clone();
+            place(&mut order, &new, way);
+            let kept: Vec<_> = order.iter().filter(|o| shown.contains(o)).cloned().collect();
+            assert_eq!(kept, shown, "the shown order stays");
+            all.insert(order);
+        }
+        assert_eq!(all.len(), n as usize);
+        assert_eq!(ways(0, 1), Some(1), "one name alone falls one way");
+        assert_eq!(ways(0, 6), Some(720));
+        assert_eq!(ways(0, 7), None, "past dir_orders_max");
+        assert_eq!(unshown(&shown, names(&["d", "a", "c"]).iter()), names(&["c", "d"]));
+    }
+}
