@@ -54,8 +54,10 @@
 //!    the order the start found them ([`ProcessWorld::start_crashes`]):
 //!    node n's first life is killed in its start, before the call after
 //!    its k-th call with an effect outside its process, and the nodes
-//!    after it start then; in the world that reaches, those of the nodes
-//!    after n, while crash budget is left;
+//!    after it start then; `CRASH(n, start k after m)`, the same with the
+//!    nodes after n up to m started while n was stopped there, before
+//!    the crash; in the world that reaches, those of the nodes after n,
+//!    while crash budget is left;
 //! 10. RESTART(n) by node: n is down after its CRASH (`Life::Down`): its
 //!     new life starts, recovers, and runs to quiescence.
 //!
@@ -71,7 +73,7 @@
 //! `DELIVER(1, 0.2)`, `DELIVER(1, 0.2, 3)`, `DELIVER(1, 0.2, +)`, `EOF(1, 0.2)`, `ACCEPT(0, 1)`, `ACCEPT(0, client)`,
 //! `DROP(0.2, 1)`, `DROP(0.2, 0, target)`, `DROP(0.2, 0, dialer)`,
 //! `TIMEOUT(1)`, `CLIENT(0)`, `RUN(1)`, `RESTART(2)`, `CRASH(2)`, `CRASH(2, 1)`, `CRASH(2, {0, 3})`,
-//! `CRASH(2, start 3)`, `CRASH(2, start 3, 1)`, `ORDER(1, 5)`; connection labels are described
+//! `CRASH(2, start 3)`, `CRASH(2, start 3, 1)`, `CRASH(1, start 3 after 2)`, `ORDER(1, 5)`; connection labels are described
 //! in [`super::world::Label`]. A DROP's third argument appears exactly on a
 //! node's connection to itself, so every other token reads as it always
 //! did. A CRASH's set is written only where no j says the same (it is no
@@ -502,8 +504,11 @@ impl fmt::Display for ProcessAction {
             ProcessAction::Order { node, choice } => write!(f, "ORDER({node}, {choice})"),
             ProcessAction::Restart { node } => write!(f, "RESTART({node})"),
             ProcessAction::Crash { node, keep } => write!(f, "CRASH({node}{})", Kept(keep)),
-            ProcessAction::StartCrash(StartCrash { node, point, keep }) => {
+            ProcessAction::StartCrash(StartCrash { node, point, keep, after }) if after == node => {
                 write!(f, "CRASH({node}, start {point}{})", Kept(keep))
+            }
+            ProcessAction::StartCrash(StartCrash { node, point, keep, after }) => {
+                write!(f, "CRASH({node}, start {point} after {after}{})", Kept(keep))
             }
         }
     }
@@ -623,8 +628,12 @@ fn crash_from_str(inner: &str) -> Option<ProcessAction> {
             None => (start, None),
             Some((point, rest)) => (point, Some(rest.trim())),
         };
+        let (point, after) = match point.split_once(" after ") {
+            None => (point, node),
+            Some((point, after)) => (point, after.trim().parse().ok().filter(|&m| m > node)?),
+        };
         let point = point.trim().parse().ok().filter(|&k| k > 0)?;
-        return Some(ProcessAction::StartCrash(StartCrash { node, point, keep: keep_from_str(rest)? }));
+        return Some(ProcessAction::StartCrash(StartCrash { node, point, keep: keep_from_str(rest)?, after }));
     }
     Some(ProcessAction::Crash { node, keep: keep_from_str(rest)? })
 }
@@ -739,9 +748,9 @@ mod tests {
             ProcessAction::Crash { node: 2, keep: Some(Keep::Oldest(1)) },
             ProcessAction::Crash { node: 2, keep: Some(Keep::Set(0b1101)) },
             ProcessAction::Crash { node: 2, keep: Some(Keep::Set(1 << 63 | 1 << 1)) },
-            ProcessAction::StartCrash(StartCrash { node: 2, point: 3, keep: None }),
-            ProcessAction::StartCrash(StartCrash { node: 2, point: 1, keep: Some(Keep::Oldest(0)) }),
-            ProcessAction::StartCrash(StartCrash { node: 1, point: 7, keep: Some(Keep::Set(0b101)) }),
+            ProcessAction::StartCrash(StartCrash { node: 2, point: 3, keep: None, after: 2 }),
+            ProcessAction::StartCrash(StartCrash { node: 2, point: 1, keep: Some(Keep::Oldest(0)), after: 2 }),
+            ProcessAction::StartCrash(StartCrash { node: 1, point: 7, keep: Some(Keep::Set(0b101)), after: 3 }),
             ProcessAction::Restart { node: 2 },
             ProcessAction::Order { node: 1, choice: 5 },
         ];
@@ -776,7 +785,7 @@ mod tests {
         // A crash while the nodes start names the point.
         assert_eq!(all[17].to_string(), "CRASH(2, start 3)");
         assert_eq!(all[18].to_string(), "CRASH(2, start 1, 0)");
-        assert_eq!(all[19].to_string(), "CRASH(1, start 7, {0, 2})");
+        assert_eq!(all[19].to_string(), "CRASH(1, start 7 after 3, {0, 2})");
         for bad in [
             "CRASH(2, {0, 1})",
             "CRASH(2, {})",
@@ -791,6 +800,9 @@ mod tests {
             "CRASH(2, start)",
             "CRASH(2, start 1, 2, 3)",
             "CRASH(2, start x)",
+            "CRASH(2, start 1 after 2)",
+            "CRASH(2, start 1 after 1)",
+            "CRASH(2, start 1 after)",
         ] {
             assert!(bad.parse::<ProcessAction>().is_err(), "{bad}");
         }

@@ -9,17 +9,22 @@
 //! The start does not stop there, since the search's first world has every
 //! node started; it counts them, and the world START reaches lists each as
 //! an action ([`ProcessWorld::start_crashes`](super::world::ProcessWorld)),
-//! one per state of the data directory the crash may leave. Taking one
-//! starts every node again and kills that node at that point: the nodes
-//! after it start then, seeing it down, and the world reached lists their
-//! crash points in turn while budget is left. So the crashes in one start
-//! fall in node order, and a path names each once.
+//! one per state of the data directory the crash may leave and per last
+//! node started before it. In the start a listen counts as an effect too,
+//! and a close of a listener: a node started meanwhile may dial it. Taking
+//! one starts every node again and stops that node at that point; the
+//! nodes after it up to the one the action names start meanwhile (on
+//! Linux the nodes run at once, and a slow start may still be under way
+//! when the next node's has run), then it is killed, and the nodes after
+//! those start, seeing it down. The world reached lists the crash points of
+//! the nodes after it in turn while budget is left. So a path names each
+//! crash once, by node order.
 
 use super::ProcessError;
 use super::action::ProcessAction;
 use super::crash_states;
 use super::supervisor::{Supervisor, nonzero};
-use super::world::{ProcessWorld, StartCrash, Trail};
+use super::world::{ProcessWorld, StartCrash, Trail, VFd};
 
 /// The crashes of one start: those its path asks for, in node order, and
 /// those it found for the world it reaches.
@@ -27,8 +32,11 @@ use super::world::{ProcessWorld, StartCrash, Trail};
 pub struct StartCrashes {
     /// The crashes the path asks for.
     plan: Vec<StartCrash>,
-    /// How many of them fell.
+    /// How many of them fell (or stopped their node).
     done: usize,
+    /// The nodes stopped at their crash point, to be killed once the
+    /// start of `after` is done: (node, keep, after).
+    stopped: Vec<(u8, Option<super::world::Keep>, u8)>,
     /// Per node, its crash points passed so far.
     points: Vec<u32>,
     /// The crashes that may fall, for the world the start reaches.
@@ -58,7 +66,7 @@ impl Supervisor {
         for n in 0..self.cfg.nodes {
             let mut key = vec![n];
             for c in plan.iter().filter(|c| c.node < n) {
-                key.push(c.node);
+                key.extend_from_slice(&[c.node, c.after]);
                 key.extend_from_slice(&c.point.to_le_bytes());
                 key.extend_from_slice(&c.keep.map_or(0, |k| k.mask()).to_le_bytes());
                 key.push(matches!(c.keep, Some(super::world::Keep::Set(_))) as u8);
@@ -83,12 +91,31 @@ impl Supervisor {
                 self.boot_template(n)?;
             }
         }
-        self.start_crashes =
-            StartCrashes { plan: plan.to_vec(), done: 0, points: vec![0; self.cfg.nodes as usize], found: Vec::new() };
+        // In node order, each node once, and the last node before each
+        // crash one that is there.
+        let nodes = self.cfg.nodes;
+        let ordered = plan.windows(2).all(|w| w[0].node < w[1].node);
+        if let Some(&bad) = plan.iter().find(|c| !ordered || c.after < c.node || c.after >= nodes) {
+            return Err(ProcessError::NotEnabled { action: ProcessAction::StartCrash(bad).to_string() });
+        }
+        self.start_crashes = StartCrashes {
+            plan: plan.to_vec(),
+            done: 0,
+            stopped: Vec::new(),
+            points: vec![0; nodes as usize],
+            found: Vec::new(),
+        };
         self.starting = true;
-        let started = (0..self.cfg.nodes).try_for_each(|n| {
+        let started: Result<(), ProcessError> = (0..nodes).try_for_each(|n| {
             self.new_life(n)?;
-            self.settle()
+            self.settle()?;
+            // The crashes that fall once this node's start is done.
+            let due: Vec<(u8, Option<super::world::Keep>)> =
+                self.start_crashes.stopped.iter().filter(|s| s.2 == n).map(|s| (s.0, s.1)).collect();
+            for (m, keep) in due {
+                self.kill_crashed(m, keep);
+            }
+            Ok(())
         });
         self.starting = false;
         let crashes = std::mem::take(&mut self.start_crashes);
@@ -100,11 +127,12 @@ impl Supervisor {
         Ok(())
     }
 
-    /// Node `n`, starting, is at a crash point: counts it, and kills the
-    /// node there if the path asks for that (`true`); otherwise notes the
-    /// crashes that may fall there, for the nodes after the last one the
-    /// path crashes.
-    pub(super) fn start_crash_point(&mut self, n: u8) -> Result<bool, ProcessError> {
+    /// Node `n`, starting, is at a crash point (before call `notif`):
+    /// counts it, and kills the node there, or stops it there until the
+    /// start of the node its crash comes after is done, if the path asks
+    /// for that (`true`); otherwise notes the crashes that may fall there,
+    /// for the nodes after the last one the path crashes.
+    pub(super) fn start_crash_point(&mut self, n: u8, notif: super::notif::Notif) -> Result<bool, ProcessError> {
         let s = &mut self.start_crashes;
         let point = s.points[n as usize].checked_add(1).ok_or_else(|| ProcessError::Limit {
             node: n,
@@ -123,17 +151,51 @@ impl Supervisor {
                 return Err(ProcessError::NotEnabled { action: ProcessAction::StartCrash(c).to_string() });
             }
             s.done += 1;
-            self.crash(n, c.keep);
+            if c.after == n {
+                self.crash(n, c.keep);
+                return Ok(true);
+            }
+            // Stopped here, its crash spent, until the start of node
+            // `after` is done.
+            s.stopped.push((n, c.keep, c.after));
+            self.world.crashes -= 1;
+            if let Some(p) = self.procs[n as usize].as_mut() {
+                p.run = super::lives::Run::Held(notif);
+            }
+            let trail = self.trail_at_crash_point(n);
+            self.world.nodes[n as usize].blocked = super::world::Blocked::CrashPoint { trail };
             return Ok(true);
         }
         if s.plan.last().is_none_or(|c| n > c.node) {
-            if disk.pending.is_empty() {
-                s.found.push(StartCrash { node: n, point, keep: None });
+            let keeps: Vec<Option<super::world::Keep>> = if disk.pending.is_empty() {
+                vec![None]
             } else {
-                let keeps = crash_states::keeps(self.cfg.crash_states, disk);
-                s.found.extend(keeps.into_iter().map(|k| StartCrash { node: n, point, keep: Some(k) }));
+                crash_states::keeps(self.cfg.crash_states, disk).into_iter().map(Some).collect()
+            };
+            for keep in keeps {
+                s.found.extend((n..self.cfg.nodes).map(|after| StartCrash { node: n, point, keep, after }));
             }
         }
         Ok(false)
+    }
+
+    /// What node `n` has done that the others see, for its crash points:
+    /// its effects (`ProcessWorld::effects_of`) and, while the nodes start,
+    /// its listeners too, since a node started before its crash may dial
+    /// one.
+    pub(super) fn effects(&self, n: u8) -> u64 {
+        let effects = self.world.effects_of(n);
+        if !self.starting {
+            return effects;
+        }
+        let mut key = effects.to_le_bytes().to_vec();
+        for (fd, v) in &self.world.nodes[n as usize].fds {
+            if let VFd::Socket { listening: true, port, addr, .. } = v {
+                key.extend_from_slice(&fd.to_le_bytes());
+                key.extend_from_slice(&port.unwrap_or(0).to_le_bytes());
+                key.extend_from_slice(addr);
+            }
+        }
+        xxhash_rust::xxh3::xxh3_64(&key)
     }
 }

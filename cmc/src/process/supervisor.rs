@@ -422,7 +422,7 @@ impl Supervisor {
         // (and the node killed there, if the path asks for that).
         if std::mem::take(&mut self.crash_due[n as usize]) && self.crash_points() {
             if self.starting {
-                if self.start_crash_point(n)? {
+                if self.start_crash_point(n, notif)? {
                     return Ok(());
                 }
                 return self.run_call(n, &notif);
@@ -442,7 +442,7 @@ impl Supervisor {
     /// a crash point.
     fn run_call(&mut self, n: u8, notif: &Notif) -> Result<(), ProcessError> {
         let watch = self.crash_points();
-        let before = if watch { self.world.effects_of(n) } else { 0 };
+        let before = if watch { self.effects(n) } else { 0 };
         let seen = self.world.seen_by_others(n);
         self.calls[n as usize] = self.calls[n as usize].wrapping_add(1);
         let answer = self.handle(n, notif);
@@ -470,7 +470,7 @@ impl Supervisor {
         // A call that makes the node wait leaves it quiescent, where a
         // CRASH falls anyway: no crash point, and nothing carried to the
         // next action.
-        if watch && !matches!(answer, Answer::Hold(_)) && self.world.effects_of(n) != before {
+        if watch && !matches!(answer, Answer::Hold(_)) && self.effects(n) != before {
             self.crash_due[n as usize] = true;
         }
         self.answer(n, notif, answer)
@@ -489,7 +489,7 @@ impl Supervisor {
 
     /// The trail of node `n` held at a crash point: one more link of its
     /// step's.
-    fn trail_at_crash_point(&mut self, n: u8) -> Trail {
+    pub(super) fn trail_at_crash_point(&mut self, n: u8) -> Trail {
         let t = &mut self.trails[n as usize];
         let calls = self.calls[n as usize].to_le_bytes();
         t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, 0], &calls].concat()));
@@ -918,6 +918,11 @@ impl Supervisor {
     /// state is empty until its new life writes one.
     pub(super) fn crash(&mut self, n: u8, keep: Option<Keep>) {
         self.world.crashes -= 1;
+        self.kill_crashed(n, keep);
+    }
+
+    /// [`Supervisor::crash`], its crash spent already.
+    pub(super) fn kill_crashed(&mut self, n: u8, keep: Option<Keep>) {
         if let Some(p) = self.procs[n as usize].take() {
             signal(&p.pidfd, libc::SIGKILL);
             reap(p.pid);

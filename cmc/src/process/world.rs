@@ -38,7 +38,8 @@
 //! 4. the ghost log: count, then each reply as node, length, bytes;
 //! 5. only where there are any (the worlds the nodes' start reaches), the
 //!    crashes that may fall while the nodes start: count, then each as
-//!    node, point (u32) and what it keeps (0; 1 and j; 2 and the set, u64).
+//!    node, the last node started before it, point (u32) and what it
+//!    keeps (0; 1 and j; 2 and the set, u64).
 //!
 //! No count, length or descriptor number wraps. Counts and lengths take one
 //! byte below 255 and otherwise 255 and then eight bytes; the connection
@@ -879,10 +880,13 @@ pub(super) fn prefix_mask(j: usize) -> u64 {
 }
 
 /// A crash that may fall while the nodes start ([`ProcessWorld::start_crashes`]):
-/// node `node`'s first life is killed before the call that follows its
-/// `point`-th call with an effect outside its process (1 for the first),
-/// `keep` saying which of its pending data-directory changes reached the
-/// disk (`None` when none is pending), and the nodes after it start then.
+/// node `node`'s first life stops before the call that follows its
+/// `point`-th call with an effect outside its process (1 for the first;
+/// in the start a listen counts, and a close of a listener), the nodes
+/// after it up to `after` start meanwhile (none where `after` is `node`),
+/// and then it is killed, `keep` saying which of its pending
+/// data-directory changes reached the disk (`None` when none is pending);
+/// the nodes after `after` start then.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StartCrash {
     /// The node.
@@ -891,6 +895,9 @@ pub struct StartCrash {
     pub point: u32,
     /// Which pending changes the crash keeps.
     pub keep: Option<Keep>,
+    /// The last node whose start comes before the crash: `node` itself,
+    /// or a later one.
+    pub after: u8,
 }
 
 /// A logical time or span, in milliseconds: the clock, a deadline, an
@@ -1637,7 +1644,7 @@ impl ProcessWorld {
         if !self.start_crashes.is_empty() {
             push_count(out, self.start_crashes.len());
             for c in &self.start_crashes {
-                out.push(c.node);
+                out.extend_from_slice(&[c.node, c.after]);
                 out.extend_from_slice(&c.point.to_le_bytes());
                 match c.keep {
                     None => out.push(0),
