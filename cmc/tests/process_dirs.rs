@@ -42,8 +42,11 @@ fn a_listing_gives_its_names_in_any_order_the_hash_may_give() {
     let r = check(segments("last", 1, DirOrder::Hash));
     assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
     assert_eq!(r.property.as_deref(), Some(NO_NODE_KILLED), "{}", r.to_text());
+    // The first life's listing of its empty directory is held in START
+    // (`.` and `..` fall two ways); its step goes on with crash points.
     let trace: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
-    assert_eq!(trace, ["START", "CRASH(0)", "RESTART(0)", "ORDER(0, 0)"], "{}", r.to_text());
+    assert_eq!(trace.last(), Some(&"ORDER(0, 0)"), "{}", r.to_text());
+    assert!(trace.contains(&"RESTART(0)"), "{}", r.to_text());
     let r = check(segments("last", 1, DirOrder::Sorted));
     assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
     let r = check(segments("max", 1, DirOrder::Hash));
@@ -57,13 +60,57 @@ fn a_listing_gives_its_names_in_any_order_the_hash_may_give() {
 fn an_order_once_shown_stays() {
     let _serial = process_support::serial();
     let c = segments("max", 2, DirOrder::Hash);
-    let w = replay_exact(&c, &["CRASH(0)", "RESTART(0)"]);
-    assert_eq!(enabled(&w), (0..6).map(|i| format!("ORDER(0, {i})")).collect::<Vec<_>>());
-    let shown = replay_exact(&c, &["CRASH(0)", "RESTART(0)", "ORDER(0, 0)"]);
-    assert_eq!(shown.nodes[0].disk.order, [b"seg3".to_vec(), b"seg2".to_vec(), b"seg1".to_vec()]);
+    // The first life lists its empty directory: `.` and `..` fall two
+    // ways.
+    let w = replay_exact(&c, &[]);
+    assert_eq!(enabled(&w), ["ORDER(0, 0)", "ORDER(0, 1)"]);
+    // The path to the next life's listing, crash points run on.
+    let (_, done) = process_support::run_on(&c, &["ORDER(0, 1)", "CRASH(0)", "RESTART(0)", "ORDER(0, 0)"]);
+    let last = done.iter().rposition(|a| matches!(a, cmc::process::ProcessAction::Order { .. })).unwrap();
+    let tokens: Vec<String> = done[..last].iter().map(ToString::to_string).collect();
+    let w = replay_exact(&c, &tokens.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(enabled(&w), (0..60).map(|i| format!("ORDER(0, {i})")).collect::<Vec<_>>(), "3 names among 2");
+    let shown = process_support::replay(&c, &["ORDER(0, 1)", "CRASH(0)", "RESTART(0)", "ORDER(0, 0)"]);
+    let order: Vec<&[u8]> = shown.nodes[0].disk.order.iter().map(Vec::as_slice).collect();
+    assert_eq!(order, [&b"seg3"[..], b"seg2", b"seg1", b".", b".."]);
     assert_eq!(shown.nodes[0].state, [2, 3]);
-    let again = replay_exact(&c, &["CRASH(0)", "RESTART(0)", "ORDER(0, 0)", "CRASH(0)", "RESTART(0)"]);
+    let again = process_support::replay(
+        &c,
+        &["ORDER(0, 1)", "CRASH(0)", "RESTART(0)", "ORDER(0, 0)", "CRASH(0)", "RESTART(0)"],
+    );
     assert_eq!(again.nodes[0].disk.order, shown.nodes[0].disk.order);
     assert_eq!(again.nodes[0].state, [2, 3]);
     assert!(!enabled(&again).iter().any(|a| a.starts_with("ORDER")), "{:?}", enabled(&again));
+}
+
+/// `examples/c/listing.c` in `mode`, one node, no crash.
+fn listing(mode: &str, order: DirOrder) -> Config {
+    let mut c = segments("max", 0, order);
+    c.program = process_support::program("listing");
+    let dir = c.args[0].clone();
+    c.args = vec![dir, mode.to_string()];
+    c
+}
+
+/// Found by the review of the directory order, each a pass before:
+/// in a directory of one block ext4 hashes `.` and `..` like any name, so
+/// skipping the first two entries may skip a name ("skipdots": 9 of 10
+/// fresh ext4 file systems abort); and it reads such a directory whole at
+/// a listing's first `getdents64`, so a name made during the listing is
+/// not listed ("add": 10 of 10 abort; a position was an index, and the
+/// listing gave it), nor is a name given twice ("again": 0 of 10 abort;
+/// with an index, a name made before the position gave one again).
+#[test]
+fn a_listing_is_as_ext4_gives_it() {
+    let _serial = process_support::serial();
+    let r = check(listing("skipdots", DirOrder::Hash));
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    let r = check(listing("skipdots", DirOrder::Sorted));
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
+    for order in [DirOrder::Hash, DirOrder::Sorted] {
+        let r = check(listing("add", order));
+        assert_eq!(r.verdict, Verdict::Violation, "{order:?}: {}", r.to_text());
+        let r = check(listing("again", order));
+        assert_eq!(r.verdict, Verdict::Pass, "{order:?}: {}", r.to_text());
+    }
 }

@@ -252,10 +252,12 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         return;
     }
     // A listing held where it shows new names: which way they fall is the
-    // file system's, decided before anything else happens.
+    // file system's, decided before anything else happens, but for the
+    // crashes in the starts (a listing held in START).
     for (n, node) in world.nodes.iter().enumerate() {
         if let Blocked::Order { choices, .. } = node.blocked {
             out.extend((0..choices).map(|choice| ProcessAction::Order { node: n as u8, choice }));
+            out.extend(world.start_crashes.iter().map(|&c| ProcessAction::StartCrash(c)));
             return;
         }
     }

@@ -2,8 +2,10 @@
 //! (`dir_order`, [`DirOrder`](super::world::DirOrder)).
 //!
 //! ext4 lists a directory (indexed or of one block alike) by a hash of
-//! each name under the file system's seed, made at `mkfs`: `.` and `..`
-//! first, then the names in hash order. The seed is not known, so the
+//! each name under the file system's seed, made at `mkfs`; in a directory
+//! of one block, as a data directory is, `.` and `..` are names like the
+//! others there (an indexed one gives them first, one order among these).
+//! The seed is not known, so the
 //! order of two names is anyone's until a listing shows it, and fixed from
 //! then on, across crashes and lives (it is the file system's). The world
 //! keeps the names shown, in their order (`Disk::order`); a listing that
@@ -14,6 +16,14 @@
 //! so far, where `i = i_0 + (r + 1) (i_1 + (r + 2) (i_2 + ...))`.
 
 use super::limits;
+
+/// The names a listing of `disk` shows now: `.`, `..` (which a directory
+/// of one block hashes like the others) and its current names.
+pub fn listed(disk: &super::world::Disk) -> Vec<Vec<u8>> {
+    let mut names = vec![b".".to_vec(), b"..".to_vec()];
+    names.extend(disk.current().1.into_keys());
+    names
+}
 
 /// The names of `present` that no listing has shown (not in `shown`), in
 /// name order.
@@ -79,8 +89,8 @@ mod tests {
         }
         assert_eq!(all.len(), n as usize);
         assert_eq!(ways(0, 1), Some(1), "one name alone falls one way");
-        assert_eq!(ways(0, 6), Some(720));
-        assert_eq!(ways(0, 7), None, "past dir_orders_max");
+        assert_eq!(ways(0, 7), Some(5040));
+        assert_eq!(ways(0, 8), None, "past dir_orders_max");
         assert_eq!(unshown(&shown, names(&["d", "a", "c"]).iter()), names(&["c", "d"]));
     }
 }

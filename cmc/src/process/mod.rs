@@ -109,9 +109,9 @@ pub mod limits {
     /// worlds without end.
     pub const HOLDS_PER_STEP_MAX: usize = 16;
     /// The ways the names a listing of a data directory shows first may
-    /// fall among those shown before (`dir_order`: six names at once, the
-    /// first time, are 720).
-    pub const DIR_ORDERS_MAX: usize = 720;
+    /// fall among those shown before (`dir_order`: `.`, `..` and five
+    /// names at once, the first time, are 5,040).
+    pub const DIR_ORDERS_MAX: usize = 5040;
     /// The names a node's listings of its data directory may show over a
     /// search, names gone since included (`Disk::order`).
     pub const LISTED_NAMES_MAX: usize = 64;

@@ -851,7 +851,10 @@ impl Supervisor {
                     return Err(not_enabled());
                 }
                 let disk = &mut self.world.nodes[node as usize].disk;
-                let new = super::dir_order::unshown(&disk.order, disk.current().1.keys());
+                let new = super::dir_order::unshown(&disk.order, super::dir_order::listed(disk).iter());
+                if new.is_empty() {
+                    return Err(not_enabled());
+                }
                 super::dir_order::place(&mut disk.order, &new, choice);
                 self.run_held_call(node)?;
             }

@@ -43,6 +43,13 @@ use super::super::{crash_states, dir_order};
 use super::Answer;
 use super::buffers::{gather, scatter};
 
+/// A listing's entry: inode number, type, name.
+type Entry = (u64, u8, Vec<u8>);
+
+/// The position of a listing of the data directory that has given every
+/// entry: later calls give none, until a seek.
+const LISTING_DONE: u32 = u32::MAX;
+
 /// `VFd::File` mode bits.
 const READ: u8 = 1;
 const WRITE: u8 = 2;
@@ -427,8 +434,8 @@ impl Supervisor {
     pub(super) fn seek_file(&mut self, n: u8, c: &Notif, fd: i32) -> Result<Answer, ProcessError> {
         let node = &mut self.world.nodes[n as usize];
         if let Some(VFd::Dir { pos }) = node.fds.get_mut(&fd) {
-            // `rewinddir` and `seekdir`: a position is an entry's index,
-            // as getdents64's d_off gives it.
+            // `rewinddir` and `seekdir`: a position is an entry's place, as
+            // getdents64's d_off gives it (`on_getdents`).
             return Ok(match (c.args[2] as i32, c.args[1] as i64) {
                 (libc::SEEK_SET, to) if (0..=u32::MAX as i64).contains(&to) => {
                     *pos = to as u32;
@@ -848,7 +855,10 @@ impl Supervisor {
         let hash = self.world.dir_order == DirOrder::Hash;
         let disk = &mut self.world.nodes[n as usize].disk;
         let (_, names) = disk.current();
-        let new = if hash { dir_order::unshown(&disk.order, names.keys()) } else { Vec::new() };
+        // On ext4 `.` and `..` fall in the hash order too (in a directory
+        // of one block, which a data directory is).
+        let dots = [b".".to_vec(), b"..".to_vec()];
+        let new = if hash { dir_order::unshown(&disk.order, dir_order::listed(disk).iter()) } else { Vec::new() };
         if !new.is_empty() {
             let limit = |limit, max, detail: String| ProcessError::Limit { node: n, limit, max, detail };
             if disk.order.len() + new.len() > limits::LISTED_NAMES_MAX {
@@ -878,17 +888,27 @@ impl Supervisor {
             }
             disk.order.extend(new);
         }
-        let mut named: Vec<(&Vec<u8>, &u32)> = names.iter().collect();
-        if hash {
-            named.sort_by_key(|(name, _)| dir_order::rank(&disk.order, name));
-        }
-        let mut entries: Vec<(u64, u8, Vec<u8>)> =
-            vec![(1, libc::DT_DIR, b".".to_vec()), (1, libc::DT_DIR, b"..".to_vec())];
-        entries.extend(named.iter().map(|(name, inode)| (**inode as u64 + 2, libc::DT_REG, (*name).clone())));
+        let mut entries: Vec<Entry> = dots.iter().map(|d| (1, libc::DT_DIR, d.clone())).collect();
+        entries.extend(names.iter().map(|(name, inode)| (*inode as u64 + 2, libc::DT_REG, name.clone())));
+        // Each entry's place: its rank in the file system's order (as
+        // ext4's hash), or its index in the sorted listing. A position is
+        // the place a listing goes on from (d_off, `seekdir`), and a
+        // listing that has given every entry is at its end
+        // (`LISTING_DONE`): on ext4 a listing of one block reads it all at
+        // its first call, and a name made after it is not listed, nor is
+        // one listed twice.
+        let mut placed: Vec<(u32, Entry)> = if hash {
+            entries.into_iter().map(|e| (dir_order::rank(&disk.order, &e.2) as u32, e)).collect()
+        } else {
+            entries.into_iter().enumerate().map(|(i, e)| (i as u32, e)).collect()
+        };
+        placed.sort_by_key(|(place, _)| *place);
+        let rest: Vec<&(u32, Entry)> =
+            placed.iter().filter(|(place, _)| pos != LISTING_DONE && *place >= pos).collect();
         let room = c.args[2] as usize;
         let mut out = Vec::new();
-        let mut next = pos as usize;
-        for (ino, kind, name) in entries.iter().skip(pos as usize) {
+        let mut given = 0;
+        for (place, (ino, kind, name)) in &rest {
             // struct linux_dirent64: d_ino, d_off, d_reclen, d_type, name,
             // a NUL, padded to 8.
             let len = (19 + name.len() + 1).div_ceil(8) * 8;
@@ -897,21 +917,25 @@ impl Supervisor {
             }
             let start = out.len();
             out.extend_from_slice(&ino.to_ne_bytes());
-            out.extend_from_slice(&((next + 1) as i64).to_ne_bytes());
+            out.extend_from_slice(&(*place as i64 + 1).to_ne_bytes());
             out.extend_from_slice(&(len as u16).to_ne_bytes());
             out.push(*kind);
             out.extend_from_slice(name);
             out.resize(start + len, 0);
-            next += 1;
+            given += 1;
         }
-        if out.is_empty() && next < entries.len() {
+        if out.is_empty() && !rest.is_empty() {
             return Ok(Answer::Err(libc::EINVAL));
         }
         if !out.is_empty() && !notif::write_mem(c.pid, c.args[1], &out) {
             return Ok(Answer::Err(libc::EFAULT));
         }
+        let next = match rest.get(given) {
+            Some((place, _)) => *place,
+            None => LISTING_DONE,
+        };
         if let Some(VFd::Dir { pos }) = self.world.nodes[n as usize].fds.get_mut(&fd) {
-            *pos = next as u32;
+            *pos = next;
         }
         Ok(Answer::Val(out.len() as i64))
     }

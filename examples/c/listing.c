@@ -1,0 +1,88 @@
+/*
+ * listing: listings of the data directory as ext4 gives them (dir_order;
+ * cmc/tests/process_dirs.rs). From the review of the directory order;
+ * each mode aborts natively, on ext4, where said.
+ *
+ *   listing 0 DIR skipdots  makes x and y, lists with readdir skipping the
+ *                           first two entries as "." and "..", and aborts
+ *                           if x or y is not among the rest: in a
+ *                           directory of one block ext4 hashes "." and
+ *                           ".." like any name (9 of 10 fresh file
+ *                           systems abort)
+ *   listing 0 DIR add       makes x, lists with readdir, makes x.bak on
+ *                           seeing x, and aborts if the listing gave fewer
+ *                           than 2 names: ext4 reads a directory of one
+ *                           block whole at the first getdents64, so x.bak
+ *                           is never listed (10 of 10 abort)
+ *   listing 0 DIR again     makes x, lists, makes y, and aborts if the
+ *                           listing gave a name twice (0 of 10 abort)
+ *
+ * State, fd 3: {names listed, of them twice}.
+ * Built by the tests (cmc/tests/process_support): cc -I.
+ */
+#include "cmc.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *dir;
+
+static void make(const char *name)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    int f = open(p, O_CREAT | O_WRONLY, 0644);
+    if (f < 0)
+        exit(3);
+    close(f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4)
+        return 1;
+    dir = argv[2];
+    const char *mode = argv[3];
+    make("x");
+    if (strcmp(mode, "skipdots") == 0)
+        make("y");
+    DIR *d = opendir(dir);
+    if (!d)
+        exit(4);
+    if (strcmp(mode, "skipdots") == 0) {
+        readdir(d);
+        readdir(d);
+    }
+    char seen[8][256];
+    int listed = 0, twice = 0, made = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        for (int i = 0; i < listed && i < 8; i++)
+            twice += strcmp(seen[i], e->d_name) == 0;
+        if (listed < 8)
+            snprintf(seen[listed], sizeof seen[listed], "%s", e->d_name);
+        listed++;
+        if (!made && strcmp(mode, "skipdots") != 0) {
+            make(strcmp(mode, "add") == 0 ? "x.bak" : "y");
+            made = 1;
+        }
+    }
+    closedir(d);
+    uint8_t st[2] = {(uint8_t)listed, (uint8_t)twice};
+    cmc_record_write(CMC_STATE_FD, st, sizeof st);
+    if (strcmp(mode, "skipdots") == 0 && listed < 2)
+        abort();
+    if (strcmp(mode, "add") == 0 && listed < 2)
+        abort();
+    if (twice)
+        abort();
+    pause();
+    return 0;
+}
