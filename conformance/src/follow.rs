@@ -434,7 +434,7 @@ impl<'e> Follower<'e> {
                      there"
                 ));
             }
-            ProcessAction::Order { node, .. } => {
+            ProcessAction::Order { node, .. } | ProcessAction::StartOrder { node, .. } => {
                 return Err(format!(
                     "node {node}'s listing of its data directory in an order the schedule chose: on Linux the file \
                      system's hash decides it"
@@ -781,7 +781,7 @@ fn kind(a: &ProcessAction) -> &'static str {
         ProcessAction::Client { .. } => "CLIENT",
         ProcessAction::Crash { .. } | ProcessAction::StartCrash(_) => "CRASH",
         ProcessAction::Run { .. } => "RUN",
-        ProcessAction::Order { .. } => "ORDER",
+        ProcessAction::Order { .. } | ProcessAction::StartOrder { .. } => "ORDER",
         ProcessAction::Restart { .. } => "RESTART",
     }
 }

@@ -16,6 +16,10 @@
  *                           is never listed (10 of 10 abort)
  *   listing 0 DIR again     makes x, lists, makes y, and aborts if the
  *                           listing gave a name twice (0 of 10 abort)
+ *   listing N DIR listenfirst  node 0 makes x, lists, then listens; node 1
+ *                           dials it and aborts if it was listening: the
+ *                           path where node 0's start was done first
+ *                           (started one at a time, 10 of 10 abort)
  *
  * State, fd 3: {names listed, of them twice}.
  * Built by the tests (cmc/tests/process_support): cc -I.
@@ -48,6 +52,14 @@ int main(int argc, char **argv)
         return 1;
     dir = argv[2];
     const char *mode = argv[3];
+    if (strcmp(mode, "listenfirst") == 0 && argv[1][0] != '0') {
+        int c = cmc_dial(0);
+        uint8_t st[2] = {c >= 0, 0};
+        cmc_record_write(CMC_STATE_FD, st, sizeof st);
+        if (c >= 0)
+            abort();
+        pause();
+    }
     make("x");
     if (strcmp(mode, "skipdots") == 0)
         make("y");
@@ -69,12 +81,14 @@ int main(int argc, char **argv)
         if (listed < 8)
             snprintf(seen[listed], sizeof seen[listed], "%s", e->d_name);
         listed++;
-        if (!made && strcmp(mode, "skipdots") != 0) {
+        if (!made && (strcmp(mode, "add") == 0 || strcmp(mode, "again") == 0)) {
             make(strcmp(mode, "add") == 0 ? "x.bak" : "y");
             made = 1;
         }
     }
     closedir(d);
+    if (strcmp(mode, "listenfirst") == 0 && cmc_listen(0) < 0)
+        exit(2);
     uint8_t st[2] = {(uint8_t)listed, (uint8_t)twice};
     cmc_record_write(CMC_STATE_FD, st, sizeof st);
     if (strcmp(mode, "skipdots") == 0 && listed < 2)

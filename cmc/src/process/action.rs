@@ -51,13 +51,16 @@
 //!    of them ext4 may have written, by their bits.
 //! 9. CRASH(n, start k) (and with a data directory `CRASH(n, start k, j)`,
 //!    `CRASH(n, start k, {i, ...})`), only in the world START reaches, in
-//!    the order the start found them ([`ProcessWorld::start_crashes`]):
+//!    the order the start found them ([`ProcessWorld::start_choices`]):
 //!    node n's first life is killed in its start, before the call after
 //!    its k-th call with an effect outside its process, and the nodes
 //!    after it start then; `CRASH(n, start k after m)`, the same with the
 //!    nodes after n up to m started while n was stopped there, before
 //!    the crash; in the world that reaches, those of the nodes after n,
-//!    while crash budget is left;
+//!    while crash budget is left; and ORDER(n, start j, i), the j-th
+//!    listing of node n's start that shows names more than one way takes
+//!    way i (START takes way 0), where found after the start's other
+//!    choices;
 //! 10. RESTART(n) by node: n is down after its CRASH (`Life::Down`): its
 //!     new life starts, recovers, and runs to quiescence.
 //!
@@ -73,7 +76,8 @@
 //! `DELIVER(1, 0.2)`, `DELIVER(1, 0.2, 3)`, `DELIVER(1, 0.2, +)`, `EOF(1, 0.2)`, `ACCEPT(0, 1)`, `ACCEPT(0, client)`,
 //! `DROP(0.2, 1)`, `DROP(0.2, 0, target)`, `DROP(0.2, 0, dialer)`,
 //! `TIMEOUT(1)`, `CLIENT(0)`, `RUN(1)`, `RESTART(2)`, `CRASH(2)`, `CRASH(2, 1)`, `CRASH(2, {0, 3})`,
-//! `CRASH(2, start 3)`, `CRASH(2, start 3, 1)`, `CRASH(1, start 3 after 2)`, `ORDER(1, 5)`; connection labels are described
+//! `CRASH(2, start 3)`, `CRASH(2, start 3, 1)`, `CRASH(1, start 3 after 2)`, `ORDER(1, 5)`,
+//! `ORDER(0, start 2, 3)`; connection labels are described
 //! in [`super::world::Label`]. A DROP's third argument appears exactly on a
 //! node's connection to itself, so every other token reads as it always
 //! did. A CRASH's set is written only where no j says the same (it is no
@@ -189,8 +193,21 @@ pub enum ProcessAction {
     /// start, after a call with an effect outside it, spending one crash,
     /// and the nodes after it start then. Enabled only in the world START
     /// reaches, and in the world such a crash reaches for the nodes after
-    /// its ([`ProcessWorld::start_crashes`]).
+    /// its ([`ProcessWorld::start_choices`]).
     StartCrash(StartCrash),
+    /// ORDER in a node's start: its `listing`-th listing there (from 1)
+    /// that shows names more than one way takes way `way` (START takes way
+    /// 0 at each). Enabled, as a crash in a start, only in the world START
+    /// reaches, and in the worlds such choices reach for what comes after
+    /// them in the start.
+    StartOrder {
+        /// The node.
+        node: u8,
+        /// Which of its listings, from 1.
+        listing: u32,
+        /// Which way, from 1.
+        way: u32,
+    },
     /// RESTART: `node`, down after a CRASH, starts its new life, which
     /// recovers from fd 193 and its data directory.
     Restart {
@@ -212,8 +229,28 @@ impl ProcessAction {
             | ProcessAction::Order { node, .. }
             | ProcessAction::Crash { node, .. }
             | ProcessAction::StartCrash(StartCrash { node, .. })
+            | ProcessAction::StartOrder { node, .. }
             | ProcessAction::Restart { node } => Some(node),
             ProcessAction::Drop { .. } | ProcessAction::Client { .. } => None,
+        }
+    }
+
+    /// The action that makes start choice `c`.
+    pub fn start_choice(c: super::world::StartChoice) -> ProcessAction {
+        match c {
+            super::world::StartChoice::Crash(c) => ProcessAction::StartCrash(c),
+            super::world::StartChoice::Order { node, listing, way } => ProcessAction::StartOrder { node, listing, way },
+        }
+    }
+
+    /// The start choice the action makes, if it is one.
+    pub fn as_start_choice(&self) -> Option<super::world::StartChoice> {
+        match *self {
+            ProcessAction::StartCrash(c) => Some(super::world::StartChoice::Crash(c)),
+            ProcessAction::StartOrder { node, listing, way } => {
+                Some(super::world::StartChoice::Order { node, listing, way })
+            }
+            _ => None,
         }
     }
 
@@ -233,7 +270,10 @@ impl ProcessAction {
     /// which kills it, and RESTART, which starts a new life instead.
     pub fn node_process(&self) -> Option<u8> {
         match self {
-            ProcessAction::Crash { .. } | ProcessAction::StartCrash(_) | ProcessAction::Restart { .. } => None,
+            ProcessAction::Crash { .. }
+            | ProcessAction::StartCrash(_)
+            | ProcessAction::StartOrder { .. }
+            | ProcessAction::Restart { .. } => None,
             _ => self.node(),
         }
     }
@@ -257,7 +297,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     for (n, node) in world.nodes.iter().enumerate() {
         if let Blocked::Order { choices, .. } = node.blocked {
             out.extend((0..choices).map(|choice| ProcessAction::Order { node: n as u8, choice }));
-            out.extend(world.start_crashes.iter().map(|&c| ProcessAction::StartCrash(c)));
+            out.extend(world.start_choices.iter().map(|&c| ProcessAction::start_choice(c)));
             return;
         }
     }
@@ -461,7 +501,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     // The world the start reaches: a crash may have fallen in a node's
     // start, after a call with an effect (it says which, and so needs no
     // budget check: it found them with budget left).
-    out.extend(world.start_crashes.iter().map(|&c| ProcessAction::StartCrash(c)));
+    out.extend(world.start_choices.iter().map(|&c| ProcessAction::start_choice(c)));
     for n in 0..nodes {
         if world.nodes[n as usize].life == Life::Down {
             out.push(ProcessAction::Restart { node: n });
@@ -504,6 +544,7 @@ impl fmt::Display for ProcessAction {
             ProcessAction::Client { node } => write!(f, "CLIENT({node})"),
             ProcessAction::Run { node } => write!(f, "RUN({node})"),
             ProcessAction::Order { node, choice } => write!(f, "ORDER({node}, {choice})"),
+            ProcessAction::StartOrder { node, listing, way } => write!(f, "ORDER({node}, start {listing}, {way})"),
             ProcessAction::Restart { node } => write!(f, "RESTART({node})"),
             ProcessAction::Crash { node, keep } => write!(f, "CRASH({node}{})", Kept(keep)),
             ProcessAction::StartCrash(StartCrash { node, point, keep, after }) if after == node => {
@@ -606,6 +647,14 @@ impl FromStr for ProcessAction {
             "RESTART" => {
                 arity(1)?;
                 ProcessAction::Restart { node: node(0)? }
+            }
+            "ORDER" if args.len() == 3 => {
+                let listing = args[1].strip_prefix("start ").ok_or_else(bad)?.parse().map_err(|_| bad())?;
+                let way = args[2].parse().map_err(|_| bad())?;
+                if listing == 0 || way == 0 {
+                    return Err(bad());
+                }
+                ProcessAction::StartOrder { node: node(0)?, listing, way }
             }
             "ORDER" => {
                 arity(2)?;
@@ -755,6 +804,7 @@ mod tests {
             ProcessAction::StartCrash(StartCrash { node: 1, point: 7, keep: Some(Keep::Set(0b101)), after: 3 }),
             ProcessAction::Restart { node: 2 },
             ProcessAction::Order { node: 1, choice: 5 },
+            ProcessAction::StartOrder { node: 0, listing: 2, way: 3 },
         ];
         for a in all {
             let token = a.to_string();

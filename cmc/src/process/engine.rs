@@ -140,7 +140,7 @@ impl ProcessEngine {
     /// The world reached by `prefix` and then `action`.
     pub fn apply(&mut self, prefix: &[ProcessAction], action: &ProcessAction) -> Result<ProcessWorld, ProcessError> {
         if !self.store.enabled() {
-            if let ProcessAction::StartCrash(_) = action {
+            if action.as_start_choice().is_some() {
                 self.fresh(&[prefix, &[*action]].concat())?;
             } else {
                 self.fresh(prefix)?;
@@ -181,7 +181,7 @@ impl ProcessEngine {
         self.supervisor_mut()?.capture = true;
         match action {
             None => self.fresh(prefix)?,
-            Some(a @ ProcessAction::StartCrash(_)) => self.fresh(&[prefix, &[*a]].concat())?,
+            Some(a) if a.as_start_choice().is_some() => self.fresh(&[prefix, &[*a]].concat())?,
             Some(a) => {
                 if self.running.as_deref() != Some(prefix) {
                     self.fresh(prefix)?;
@@ -311,7 +311,7 @@ impl ProcessEngine {
         action: &ProcessAction,
         keep: bool,
     ) -> Result<Checkpoint, ProcessError> {
-        if let ProcessAction::StartCrash(_) = action {
+        if action.as_start_choice().is_some() {
             return self.start_crash(prefix, from, action, keep);
         }
         if let Some(c) = self.cached(from, action)? {
@@ -358,9 +358,9 @@ impl ProcessEngine {
         Ok(self.keep(prefix, action, Checkpoint { world, nodes }, keep))
     }
 
-    /// A crash while the nodes start, `action`, in the world `from` that
-    /// `prefix` (START and such crashes only) reaches: every node started
-    /// again, with the crashes of `prefix` and this one
+    /// A choice while the nodes start (a crash, an order), `action`, in the
+    /// world `from` that `prefix` (START and such choices only) reaches:
+    /// every node started again, with the choices of `prefix` and this one
     /// (`Supervisor::start_with`); the new world's checkpoint, kept in the
     /// store with `keep`. Never from the transition cache: the start reads
     /// every node.
@@ -456,12 +456,6 @@ impl ProcessEngine {
 
 /// The crashes while the nodes start that begin `actions`: the start they
 /// ask for.
-fn start_plan(actions: &[ProcessAction]) -> Vec<super::world::StartCrash> {
-    actions
-        .iter()
-        .map_while(|a| match a {
-            ProcessAction::StartCrash(c) => Some(*c),
-            _ => None,
-        })
-        .collect()
+fn start_plan(actions: &[ProcessAction]) -> Vec<super::world::StartChoice> {
+    actions.iter().map_while(ProcessAction::as_start_choice).collect()
 }

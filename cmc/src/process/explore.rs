@@ -546,7 +546,7 @@ impl Explore for ProcessExplorer<'_> {
             ProcessStep::Act(ProcessAction::Crash { .. } | ProcessAction::StartCrash(_)) => 7,
             ProcessStep::Act(ProcessAction::Run { .. }) => 8,
             ProcessStep::Act(ProcessAction::Restart { .. }) => 9,
-            ProcessStep::Act(ProcessAction::Order { .. }) => 10,
+            ProcessStep::Act(ProcessAction::Order { .. } | ProcessAction::StartOrder { .. }) => 10,
         }
     }
 

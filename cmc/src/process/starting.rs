@@ -8,7 +8,7 @@
 //! the process, while crash budget is left (the supervisor's crash points).
 //! The start does not stop there, since the search's first world has every
 //! node started; it counts them, and the world START reaches lists each as
-//! an action ([`ProcessWorld::start_crashes`](super::world::ProcessWorld)),
+//! an action ([`ProcessWorld::start_choices`](super::world::ProcessWorld)),
 //! one per state of the data directory the crash may leave and per last
 //! node started before it. In the start a listen counts as an effect too,
 //! and a close of a listener: a node started meanwhile may dial it. Taking
@@ -24,14 +24,14 @@ use super::ProcessError;
 use super::action::ProcessAction;
 use super::crash_states;
 use super::supervisor::{Supervisor, nonzero};
-use super::world::{ProcessWorld, StartCrash, Trail, VFd};
+use super::world::{ProcessWorld, StartChoice, StartCrash, Trail, VFd};
 
 /// The crashes of one start: those its path asks for, in node order, and
 /// those it found for the world it reaches.
 #[derive(Debug, Default)]
 pub struct StartCrashes {
-    /// The crashes the path asks for.
-    plan: Vec<StartCrash>,
+    /// The choices the path asks for, in the order the start makes them.
+    plan: Vec<StartChoice>,
     /// How many of them fell (or stopped their node).
     done: usize,
     /// The nodes stopped at their crash point, to be killed once the
@@ -39,8 +39,12 @@ pub struct StartCrashes {
     stopped: Vec<(u8, Option<super::world::Keep>, u8)>,
     /// Per node, its crash points passed so far.
     points: Vec<u32>,
-    /// The crashes that may fall, for the world the start reaches.
-    found: Vec<StartCrash>,
+    /// Per node, its listings in the start that showed names more than
+    /// one way.
+    listings: Vec<u32>,
+    /// The choices the start may make otherwise, for the world it
+    /// reaches.
+    found: Vec<StartChoice>,
 }
 
 impl Supervisor {
@@ -55,7 +59,7 @@ impl Supervisor {
     /// names (its `StartCrash` actions, in node order): the world those
     /// actions reach. Where the start does not reach one of them, an error
     /// naming it (the action is not enabled).
-    pub fn start_with(&mut self, plan: &[StartCrash]) -> Result<(), ProcessError> {
+    pub fn start_with(&mut self, plan: &[StartChoice]) -> Result<(), ProcessError> {
         self.kill_all();
         self.clear_output();
         self.crash_due.fill(false);
@@ -65,11 +69,20 @@ impl Supervisor {
         // start may have found a node before it down).
         for n in 0..self.cfg.nodes {
             let mut key = vec![n];
-            for c in plan.iter().filter(|c| c.node < n) {
-                key.extend_from_slice(&[c.node, c.after]);
-                key.extend_from_slice(&c.point.to_le_bytes());
-                key.extend_from_slice(&c.keep.map_or(0, |k| k.mask()).to_le_bytes());
-                key.push(matches!(c.keep, Some(super::world::Keep::Set(_))) as u8);
+            for choice in plan.iter().filter(|c| c.node() < n) {
+                match *choice {
+                    StartChoice::Crash(c) => {
+                        key.extend_from_slice(&[c.node, c.after]);
+                        key.extend_from_slice(&c.point.to_le_bytes());
+                        key.extend_from_slice(&c.keep.map_or(0, |k| k.mask()).to_le_bytes());
+                        key.push(matches!(c.keep, Some(super::world::Keep::Set(_))) as u8);
+                    }
+                    StartChoice::Order { node, listing, way } => {
+                        key.extend_from_slice(&[node, 255]);
+                        key.extend_from_slice(&listing.to_le_bytes());
+                        key.extend_from_slice(&way.to_le_bytes());
+                    }
+                }
             }
             self.trails[n as usize] = Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&key)), holds: 0, acted: 0 };
         }
@@ -94,8 +107,15 @@ impl Supervisor {
         // In node order, each node once, and the last node before each
         // crash one that is there.
         let nodes = self.cfg.nodes;
-        let ordered = plan.windows(2).all(|w| w[0].node < w[1].node);
-        if let Some(&bad) = plan.iter().find(|c| !ordered || c.after < c.node || c.after >= nodes) {
+        let crashes: Vec<StartCrash> = plan
+            .iter()
+            .filter_map(|c| match c {
+                StartChoice::Crash(c) => Some(*c),
+                StartChoice::Order { .. } => None,
+            })
+            .collect();
+        let ordered = crashes.windows(2).all(|w| w[0].node < w[1].node);
+        if let Some(&bad) = crashes.iter().find(|c| !ordered || c.after < c.node || c.after >= nodes) {
             return Err(ProcessError::NotEnabled { action: ProcessAction::StartCrash(bad).to_string() });
         }
         self.start_crashes = StartCrashes {
@@ -103,6 +123,7 @@ impl Supervisor {
             done: 0,
             stopped: Vec::new(),
             points: vec![0; nodes as usize],
+            listings: vec![0; nodes as usize],
             found: Vec::new(),
         };
         self.starting = true;
@@ -121,9 +142,9 @@ impl Supervisor {
         let crashes = std::mem::take(&mut self.start_crashes);
         started?;
         if let Some(&missed) = crashes.plan.get(crashes.done) {
-            return Err(ProcessError::NotEnabled { action: ProcessAction::StartCrash(missed).to_string() });
+            return Err(ProcessError::NotEnabled { action: ProcessAction::start_choice(missed).to_string() });
         }
-        self.world.start_crashes = crashes.found;
+        self.world.start_choices = crashes.found;
         Ok(())
     }
 
@@ -142,7 +163,11 @@ impl Supervisor {
         })?;
         s.points[n as usize] = point;
         let disk = &self.world.nodes[n as usize].disk;
-        if let Some(&c) = s.plan.get(s.done).filter(|c| c.node == n && c.point == point) {
+        let planned = match s.plan.get(s.done) {
+            Some(&StartChoice::Crash(c)) if c.node == n && c.point == point => Some(c),
+            _ => None,
+        };
+        if let Some(c) = planned {
             let allowed = match c.keep {
                 None => disk.pending.is_empty(),
                 Some(k) => !disk.pending.is_empty() && crash_states::allows(self.cfg.crash_states, disk, k),
@@ -166,17 +191,54 @@ impl Supervisor {
             self.world.nodes[n as usize].blocked = super::world::Blocked::CrashPoint { trail };
             return Ok(true);
         }
-        if s.plan.last().is_none_or(|c| n > c.node) {
+        // Past the path's last choice: a choice here comes after it.
+        if s.done == s.plan.len() {
             let keeps: Vec<Option<super::world::Keep>> = if disk.pending.is_empty() {
                 vec![None]
             } else {
                 crash_states::keeps(self.cfg.crash_states, disk).into_iter().map(Some).collect()
             };
             for keep in keeps {
-                s.found.extend((n..self.cfg.nodes).map(|after| StartCrash { node: n, point, keep, after }));
+                s.found.extend(
+                    (n..self.cfg.nodes).map(|after| StartChoice::Crash(StartCrash { node: n, point, keep, after })),
+                );
             }
         }
         Ok(false)
+    }
+
+    /// Node `n`, starting, lists its data directory and the names it shows
+    /// first fall `choices` ways: the way the path asks for (way 0 if it
+    /// asks for none), placed in the world's order, and the node's trail
+    /// keeps it; the other ways are noted for the world the start reaches,
+    /// past the path's last choice.
+    pub(super) fn start_listing(&mut self, n: u8, choices: u32) -> Result<(), ProcessError> {
+        let s = &mut self.start_crashes;
+        s.listings[n as usize] += 1;
+        let listing = s.listings[n as usize];
+        let way = match s.plan.get(s.done) {
+            Some(&StartChoice::Order { node, listing: j, way }) if node == n && j == listing => {
+                if way >= choices {
+                    let action = ProcessAction::StartOrder { node, listing, way };
+                    return Err(ProcessError::NotEnabled { action: action.to_string() });
+                }
+                s.done += 1;
+                way
+            }
+            _ => {
+                if s.done == s.plan.len() {
+                    s.found.extend((1..choices).map(|way| StartChoice::Order { node: n, listing, way }));
+                }
+                0
+            }
+        };
+        let disk = &mut self.world.nodes[n as usize].disk;
+        let new = super::dir_order::unshown(&disk.order, super::dir_order::listed(disk).iter());
+        super::dir_order::place(&mut disk.order, &new, way);
+        let t = &mut self.trails[n as usize];
+        let key = [&t.hash.to_le_bytes()[..], &[n, 2], &listing.to_le_bytes(), &way.to_le_bytes()].concat();
+        t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&key));
+        Ok(())
     }
 
     /// What node `n` has done that the others see, for its crash points:

@@ -448,7 +448,15 @@ impl Supervisor {
         let answer = self.handle(n, notif);
         // RUN's leave to make a held call as it stands is for that call.
         self.let_run = None;
-        let answer = answer?;
+        let mut answer = answer?;
+        // In the start, the order of a listing's new names is a choice of
+        // the start's: made, and the listing answered.
+        if let Answer::Hold(Blocked::Order { choices, .. }) = answer
+            && self.starting
+        {
+            self.start_listing(n, choices)?;
+            answer = self.handle(n, notif)?;
+        }
         for (p, (now, before)) in self.world.seen_by_others(n).iter().zip(seen).enumerate() {
             if *now != before {
                 self.trails[n as usize].acted |= 1 << p;
@@ -588,7 +596,7 @@ impl Supervisor {
         // none has a crash point still to come.
         self.crash_due.fill(false);
         // Any action is after the start: no crash falls in it any more.
-        self.world.start_crashes.clear();
+        self.world.start_choices.clear();
         // What the action's node's process will be a function of, should it
         // be held in the middle of this step. No other node runs in it (a
         // RESTART starts the new life of its own node; CRASH, DROP and
@@ -893,7 +901,7 @@ impl Supervisor {
                 self.crash(node, keep);
             }
             // Taken by the engine, which starts the nodes again.
-            ProcessAction::StartCrash(_) => return Err(not_enabled()),
+            ProcessAction::StartCrash(_) | ProcessAction::StartOrder { .. } => return Err(not_enabled()),
             ProcessAction::Restart { node } => {
                 if self.world.nodes[node as usize].life != Life::Down {
                     return Err(not_enabled());

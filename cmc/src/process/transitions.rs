@@ -76,7 +76,7 @@ impl Transition {
         }
         let mut w = from.clone();
         // Any action is after the start.
-        w.start_crashes.clear();
+        w.start_choices.clear();
         w.crashes = w.crashes.checked_sub(self.spent[0])?;
         w.drops = w.drops.checked_sub(self.spent[1])?;
         w.timeouts = w.timeouts.checked_sub(self.spent[2])?;

@@ -37,9 +37,10 @@
 //!    messages);
 //! 4. the ghost log: count, then each reply as node, length, bytes;
 //! 5. only where there are any (the worlds the nodes' start reaches), the
-//!    crashes that may fall while the nodes start: count, then each as
-//!    node, the last node started before it, point (u32) and what it
-//!    keeps (0; 1 and j; 2 and the set, u64).
+//!    choices the nodes' start may make otherwise: count, then each crash
+//!    as node, the last node started before it, point (u32) and what it
+//!    keeps (0; 1 and j; 2 and the set, u64), and each order of a listing
+//!    as 3, node, listing (u32), way (u32).
 //!
 //! No count, length or descriptor number wraps. Counts and lengths take one
 //! byte below 255 and otherwise 255 and then eight bytes; the connection
@@ -879,7 +880,7 @@ pub(super) fn prefix_mask(j: usize) -> u64 {
     if j >= 64 { u64::MAX } else { (1u64 << j) - 1 }
 }
 
-/// A crash that may fall while the nodes start ([`ProcessWorld::start_crashes`]):
+/// A crash that may fall while the nodes start ([`ProcessWorld::start_choices`]):
 /// node `node`'s first life stops before the call that follows its
 /// `point`-th call with an effect outside its process (1 for the first;
 /// in the start a listen counts, and a close of a listener), the nodes
@@ -898,6 +899,36 @@ pub struct StartCrash {
     /// The last node whose start comes before the crash: `node` itself,
     /// or a later one.
     pub after: u8,
+}
+
+/// A choice made while the nodes start, which the world START reaches
+/// lists as an action ([`ProcessWorld::start_choices`]): a crash, or the
+/// way the names a listing of a data directory shows first fall in the
+/// file system's order (`dir_order`; START takes way 0 at each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StartChoice {
+    /// A crash in a node's start.
+    Crash(StartCrash),
+    /// Node `node`'s `listing`-th listing in its start (from 1) that shows
+    /// names more than one way takes way `way`.
+    Order {
+        /// The node.
+        node: u8,
+        /// Which of its listings, from 1.
+        listing: u32,
+        /// Which way ([`crate::process::ProcessAction::Order`]'s).
+        way: u32,
+    },
+}
+
+impl StartChoice {
+    /// The node whose start it is in.
+    pub fn node(&self) -> u8 {
+        match *self {
+            StartChoice::Crash(c) => c.node,
+            StartChoice::Order { node, .. } => node,
+        }
+    }
 }
 
 /// A logical time or span, in milliseconds: the clock, a deadline, an
@@ -1461,11 +1492,12 @@ pub struct ProcessWorld {
     pub conns: BTreeMap<Label, Conn>,
     /// The ghost log: (node, bytes written on a client connection).
     pub replies: Vec<(u8, Vec<u8>)>,
-    /// The crashes that may fall while the nodes start, as the world START
-    /// reaches (or a crash while they start, for the nodes after its)
-    /// found them, in that order; empty in every other world, since any
-    /// action is after the start.
-    pub start_crashes: Vec<StartCrash>,
+    /// The choices the nodes' start may make otherwise (crashes, and the
+    /// order of a listing's names), as the world START reaches (or such a
+    /// choice, for what comes after it in the start) found them, in that
+    /// order; empty in every other world, since any action is after the
+    /// start.
+    pub start_choices: Vec<StartChoice>,
 }
 
 impl ProcessWorld {
@@ -1526,7 +1558,7 @@ impl ProcessWorld {
             nodes: vec![node; nodes as usize],
             conns: BTreeMap::new(),
             replies: Vec::new(),
-            start_crashes: Vec::new(),
+            start_choices: Vec::new(),
         }
     }
 
@@ -1641,9 +1673,18 @@ impl ProcessWorld {
         }
         // Only the worlds the start reaches have any: every other world is
         // written as before.
-        if !self.start_crashes.is_empty() {
-            push_count(out, self.start_crashes.len());
-            for c in &self.start_crashes {
+        if !self.start_choices.is_empty() {
+            push_count(out, self.start_choices.len());
+            for choice in &self.start_choices {
+                let c = match *choice {
+                    StartChoice::Crash(c) => c,
+                    StartChoice::Order { node, listing, way } => {
+                        out.extend_from_slice(&[3, node]);
+                        out.extend_from_slice(&listing.to_le_bytes());
+                        out.extend_from_slice(&way.to_le_bytes());
+                        continue;
+                    }
+                };
                 out.extend_from_slice(&[c.node, c.after]);
                 out.extend_from_slice(&c.point.to_le_bytes());
                 match c.keep {

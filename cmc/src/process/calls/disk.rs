@@ -852,6 +852,10 @@ impl Supervisor {
                 None => Answer::Continue,
             });
         };
+        // A listing at its end gives nothing, and looks at nothing.
+        if pos == LISTING_DONE {
+            return Ok(Answer::Val(0));
+        }
         let hash = self.world.dir_order == DirOrder::Hash;
         let disk = &mut self.world.nodes[n as usize].disk;
         let (_, names) = disk.current();
@@ -903,8 +907,7 @@ impl Supervisor {
             entries.into_iter().enumerate().map(|(i, e)| (i as u32, e)).collect()
         };
         placed.sort_by_key(|(place, _)| *place);
-        let rest: Vec<&(u32, Entry)> =
-            placed.iter().filter(|(place, _)| pos != LISTING_DONE && *place >= pos).collect();
+        let rest: Vec<&(u32, Entry)> = placed.iter().filter(|(place, _)| *place >= pos).collect();
         let room = c.args[2] as usize;
         let mut out = Vec::new();
         let mut given = 0;
