@@ -292,12 +292,11 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         return;
     }
     // A listing held where it shows new names: which way they fall is the
-    // file system's, decided before anything else happens, but for the
-    // crashes in the starts (a listing held in START).
+    // file system's, decided before anything else happens (in START it is
+    // a choice of the start's instead, never held).
     for (n, node) in world.nodes.iter().enumerate() {
         if let Blocked::Order { choices, .. } = node.blocked {
             out.extend((0..choices).map(|choice| ProcessAction::Order { node: n as u8, choice }));
-            out.extend(world.start_choices.iter().map(|&c| ProcessAction::start_choice(c)));
             return;
         }
     }
@@ -498,9 +497,8 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     for n in 0..nodes {
         crashes(world, n, out);
     }
-    // The world the start reaches: a crash may have fallen in a node's
-    // start, after a call with an effect (it says which, and so needs no
-    // budget check: it found them with budget left).
+    // The world the start reaches: the other choices its start could have
+    // made (crashes, found with budget left; orders of listings).
     out.extend(world.start_choices.iter().map(|&c| ProcessAction::start_choice(c)));
     for n in 0..nodes {
         if world.nodes[n as usize].life == Life::Down {

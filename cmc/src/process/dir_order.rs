@@ -17,12 +17,13 @@
 
 use super::limits;
 
-/// The names a listing of `disk` shows now: `.`, `..` (which a directory
-/// of one block hashes like the others) and its current names.
-pub fn listed(disk: &super::world::Disk) -> Vec<Vec<u8>> {
-    let mut names = vec![b".".to_vec(), b"..".to_vec()];
-    names.extend(disk.current().1.into_keys());
-    names
+/// The names a listing shows of a directory whose names are `names`
+/// (`Disk::current`): `.`, `..` (which a directory of one block hashes
+/// like the others) and those.
+pub fn listed(names: &std::collections::BTreeMap<Vec<u8>, u32>) -> Vec<Vec<u8>> {
+    let mut listed = vec![b".".to_vec(), b"..".to_vec()];
+    listed.extend(names.keys().cloned());
+    listed
 }
 
 /// The names of `present` that no listing has shown (not in `shown`), in

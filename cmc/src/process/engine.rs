@@ -249,8 +249,8 @@ impl ProcessEngine {
     fn fresh(&mut self, actions: &[ProcessAction]) -> Result<(), ProcessError> {
         self.stats.replays += 1;
         self.running = None;
-        // The crashes while the nodes start come first, and are made by
-        // starting them (`Supervisor::start_with`).
+        // The choices of the start (its crashes and orders) come first, and
+        // are made by starting the nodes (`Supervisor::start_with`).
         let plan = start_plan(actions);
         self.supervisor_mut()?.start_with(&plan)?;
         self.stats.actions += plan.len() as u64;
@@ -272,16 +272,7 @@ impl ProcessEngine {
         let kept = self.store.nearest_ancestor(path);
         let (mut at, mut c) = match kept.and_then(|k| self.store.get(&path[..k]).map(|c| (k, c))) {
             Some(found) => found,
-            None => {
-                self.stats.replays += 1;
-                self.running = None;
-                let live = self.store.pool.clone();
-                let sup = self.supervisor_mut()?;
-                sup.start()?;
-                let world = sup.world().clone();
-                let nodes = sup.park_all(&live)?.into_iter().map(|s| s.map(std::rc::Rc::new)).collect();
-                (0, Checkpoint { world, nodes })
-            }
+            None => (0, self.started(&[])?),
         };
         // The worlds in between were expanded already: only the last is
         // kept (the processes of all are, by node state).
@@ -312,7 +303,7 @@ impl ProcessEngine {
         keep: bool,
     ) -> Result<Checkpoint, ProcessError> {
         if action.as_start_choice().is_some() {
-            return self.start_crash(prefix, from, action, keep);
+            return self.start_choice(prefix, from, action, keep);
         }
         if let Some(c) = self.cached(from, action)? {
             return Ok(self.keep(prefix, action, c, keep));
@@ -364,31 +355,35 @@ impl ProcessEngine {
     /// (`Supervisor::start_with`); the new world's checkpoint, kept in the
     /// store with `keep`. Never from the transition cache: the start reads
     /// every node.
-    fn start_crash(
+    fn start_choice(
         &mut self,
         prefix: &[ProcessAction],
         from: &Checkpoint,
         action: &ProcessAction,
         keep: bool,
     ) -> Result<Checkpoint, ProcessError> {
-        if let Some(reason) = self.config.stop_requested() {
-            return Err(ProcessError::Stopped { reason });
-        }
-        action::enumerate(&from.world, &mut self.scratch);
+        check_enabled(&self.config, &mut self.scratch, &from.world, action)?;
         let path = [prefix, &[*action]].concat();
         let plan = start_plan(&path);
-        if !self.scratch.contains(action) || plan.len() != path.len() {
+        if plan.len() != path.len() {
             return Err(ProcessError::NotEnabled { action: action.to_string() });
         }
-        self.stats.replays += 1;
         self.stats.actions += 1;
+        let c = self.started(&plan)?;
+        Ok(self.keep(prefix, action, c, keep))
+    }
+
+    /// Every node started from its template with the start's choices
+    /// `plan` (none: START), and parked: the checkpoint of that world.
+    fn started(&mut self, plan: &[super::world::StartChoice]) -> Result<Checkpoint, ProcessError> {
+        self.stats.replays += 1;
         self.running = None;
         let live = self.store.pool.clone();
         let sup = self.supervisor_mut()?;
-        sup.start_with(&plan)?;
+        sup.start_with(plan)?;
         let world = sup.world().clone();
         let nodes = sup.park_all(&live)?.into_iter().map(|s| s.map(std::rc::Rc::new)).collect();
-        Ok(self.keep(prefix, action, Checkpoint { world, nodes }, keep))
+        Ok(Checkpoint { world, nodes })
     }
 
     /// The checkpoint `action` makes of `from` with no process run, when
@@ -405,13 +400,7 @@ impl ProcessEngine {
             _ => None,
         };
         // What `step` checks before it runs an action.
-        if let Some(reason) = self.config.stop_requested() {
-            return Err(ProcessError::Stopped { reason });
-        }
-        action::enumerate(&from.world, &mut self.scratch);
-        if !self.scratch.contains(action) {
-            return Err(ProcessError::NotEnabled { action: action.to_string() });
-        }
+        check_enabled(&self.config, &mut self.scratch, &from.world, action)?;
         self.stats.actions += 1;
         self.stats.cached += 1;
         let mut nodes = from.nodes.clone();
@@ -433,15 +422,9 @@ impl ProcessEngine {
     fn step(&mut self, a: &ProcessAction) -> Result<(), ProcessError> {
         // Between any two actions, a rebuild's included: a long replay is
         // stopped as soon as a poll would stop the search.
-        if let Some(reason) = self.config.stop_requested() {
-            return Err(ProcessError::Stopped { reason });
-        }
-        let mut scratch = std::mem::take(&mut self.scratch);
-        action::enumerate(self.supervisor_mut()?.world(), &mut scratch);
-        self.scratch = scratch;
-        if !self.scratch.contains(a) {
-            return Err(ProcessError::NotEnabled { action: a.to_string() });
-        }
+        self.supervisor_mut()?;
+        let world = self.supervisor.as_ref().map(Supervisor::world).unwrap_or_else(|| unreachable!("just made"));
+        check_enabled(&self.config, &mut self.scratch, world, a)?;
         // Until the action is done the processes are in no known world.
         let running = self.running.take();
         self.supervisor_mut()?.apply(a)?;
@@ -454,8 +437,27 @@ impl ProcessEngine {
     }
 }
 
-/// The crashes while the nodes start that begin `actions`: the start they
-/// ask for.
+/// Checks that `action` is enabled in `world` (listed into `scratch`) and
+/// that no stop is asked for: what is checked before any action is taken,
+/// by a process or from the transition cache.
+fn check_enabled(
+    config: &Config,
+    scratch: &mut Vec<ProcessAction>,
+    world: &ProcessWorld,
+    action: &ProcessAction,
+) -> Result<(), ProcessError> {
+    if let Some(reason) = config.stop_requested() {
+        return Err(ProcessError::Stopped { reason });
+    }
+    action::enumerate(world, scratch);
+    if !scratch.contains(action) {
+        return Err(ProcessError::NotEnabled { action: action.to_string() });
+    }
+    Ok(())
+}
+
+/// The choices of the start (crashes and orders) that begin `actions`:
+/// the start they ask for.
 fn start_plan(actions: &[ProcessAction]) -> Vec<super::world::StartChoice> {
     actions.iter().map_while(ProcessAction::as_start_choice).collect()
 }

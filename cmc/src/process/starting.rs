@@ -26,10 +26,11 @@ use super::crash_states;
 use super::supervisor::{Supervisor, nonzero};
 use super::world::{ProcessWorld, StartChoice, StartCrash, Trail, VFd};
 
-/// The crashes of one start: those its path asks for, in node order, and
-/// those it found for the world it reaches.
+/// The choices of one start (crashes, orders of listings): those its path
+/// asks for, in the order the start makes them, and those it found for the
+/// world it reaches.
 #[derive(Debug, Default)]
-pub struct StartCrashes {
+pub struct StartPlan {
     /// The choices the path asks for, in the order the start makes them.
     plan: Vec<StartChoice>,
     /// How many of them fell (or stopped their node).
@@ -49,16 +50,12 @@ pub struct StartCrashes {
 
 impl Supervisor {
     /// Kills every node and starts them all afresh, then waits for
-    /// quiescence: the initial world. Each node's template is exec'd the
-    /// first time; every life is a fork of it.
-    pub fn start(&mut self) -> Result<(), ProcessError> {
-        self.start_with(&[])
-    }
-
-    /// [`Supervisor::start`], with a crash in the start of each node `plan`
-    /// names (its `StartCrash` actions, in node order): the world those
-    /// actions reach. Where the start does not reach one of them, an error
-    /// naming it (the action is not enabled).
+    /// quiescence: the initial world (START), with the choices `plan`
+    /// names (`StartCrash` and `StartOrder` actions, in the order the start
+    /// makes them; none for START itself). Each node's template is exec'd
+    /// the first time; every life is a fork of it. Where the start does
+    /// not reach one of the choices, an error naming it (the action is not
+    /// enabled).
     pub fn start_with(&mut self, plan: &[StartChoice]) -> Result<(), ProcessError> {
         self.kill_all();
         self.clear_output();
@@ -118,7 +115,7 @@ impl Supervisor {
         if let Some(&bad) = crashes.iter().find(|c| !ordered || c.after < c.node || c.after >= nodes) {
             return Err(ProcessError::NotEnabled { action: ProcessAction::StartCrash(bad).to_string() });
         }
-        self.start_crashes = StartCrashes {
+        self.start_plan = StartPlan {
             plan: plan.to_vec(),
             done: 0,
             stopped: Vec::new(),
@@ -132,19 +129,19 @@ impl Supervisor {
             self.settle()?;
             // The crashes that fall once this node's start is done.
             let due: Vec<(u8, Option<super::world::Keep>)> =
-                self.start_crashes.stopped.iter().filter(|s| s.2 == n).map(|s| (s.0, s.1)).collect();
+                self.start_plan.stopped.iter().filter(|s| s.2 == n).map(|s| (s.0, s.1)).collect();
             for (m, keep) in due {
                 self.kill_crashed(m, keep);
             }
             Ok(())
         });
         self.starting = false;
-        let crashes = std::mem::take(&mut self.start_crashes);
+        let done = std::mem::take(&mut self.start_plan);
         started?;
-        if let Some(&missed) = crashes.plan.get(crashes.done) {
+        if let Some(&missed) = done.plan.get(done.done) {
             return Err(ProcessError::NotEnabled { action: ProcessAction::start_choice(missed).to_string() });
         }
-        self.world.start_choices = crashes.found;
+        self.world.start_choices = done.found;
         Ok(())
     }
 
@@ -152,9 +149,9 @@ impl Supervisor {
     /// counts it, and kills the node there, or stops it there until the
     /// start of the node its crash comes after is done, if the path asks
     /// for that (`true`); otherwise notes the crashes that may fall there,
-    /// for the nodes after the last one the path crashes.
+    /// past the path's last choice.
     pub(super) fn start_crash_point(&mut self, n: u8, notif: super::notif::Notif) -> Result<bool, ProcessError> {
-        let s = &mut self.start_crashes;
+        let s = &mut self.start_plan;
         let point = s.points[n as usize].checked_add(1).ok_or_else(|| ProcessError::Limit {
             node: n,
             limit: "start_crash_points_max",
@@ -213,7 +210,7 @@ impl Supervisor {
     /// keeps it; the other ways are noted for the world the start reaches,
     /// past the path's last choice.
     pub(super) fn start_listing(&mut self, n: u8, choices: u32) -> Result<(), ProcessError> {
-        let s = &mut self.start_crashes;
+        let s = &mut self.start_plan;
         s.listings[n as usize] += 1;
         let listing = s.listings[n as usize];
         let way = match s.plan.get(s.done) {
@@ -233,7 +230,7 @@ impl Supervisor {
             }
         };
         let disk = &mut self.world.nodes[n as usize].disk;
-        let new = super::dir_order::unshown(&disk.order, super::dir_order::listed(disk).iter());
+        let new = super::dir_order::unshown(&disk.order, super::dir_order::listed(&disk.current().1).iter());
         super::dir_order::place(&mut disk.order, &new, way);
         let t = &mut self.trails[n as usize];
         let key = [&t.hash.to_le_bytes()[..], &[n, 2], &listing.to_le_bytes(), &way.to_le_bytes()].concat();

@@ -140,9 +140,10 @@ pub struct Supervisor {
     /// then (`starting`), and the nodes after the one starting may still
     /// act (`others_may_act`).
     pub(super) starting: bool,
-    /// While the nodes start: the crashes asked for in the start, and
-    /// those found (`starting`). Set and used within one start.
-    pub(super) start_crashes: super::starting::StartCrashes,
+    /// While the nodes start: the choices (crashes, orders) asked for in
+    /// the start, and those found (`starting`). Set and used within one
+    /// start.
+    pub(super) start_plan: super::starting::StartPlan,
     /// Absolute paths resolved before (`calls::disk::resolve_at`): the
     /// machine's file system does not change during a search.
     pub(super) resolved: std::cell::RefCell<std::collections::HashMap<(Vec<u8>, bool), super::calls::Resolved>>,
@@ -298,7 +299,7 @@ impl Supervisor {
             nonlocal: false,
             let_run: None,
             starting: false,
-            start_crashes: Default::default(),
+            start_plan: Default::default(),
             resolved: Default::default(),
             serials: 0,
             in_flight_peak: None,
@@ -311,7 +312,7 @@ impl Supervisor {
     }
 
     /// The world as the nodes have made it so far (quiescent after
-    /// [`Supervisor::start`] and [`Supervisor::apply`]).
+    /// [`Supervisor::start_with`] and [`Supervisor::apply`]).
     pub fn world(&self) -> &ProcessWorld {
         &self.world
     }
@@ -859,7 +860,7 @@ impl Supervisor {
                     return Err(not_enabled());
                 }
                 let disk = &mut self.world.nodes[node as usize].disk;
-                let new = super::dir_order::unshown(&disk.order, super::dir_order::listed(disk).iter());
+                let new = super::dir_order::unshown(&disk.order, super::dir_order::listed(&disk.current().1).iter());
                 if new.is_empty() {
                     return Err(not_enabled());
                 }

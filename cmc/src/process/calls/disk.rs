@@ -861,8 +861,7 @@ impl Supervisor {
         let (_, names) = disk.current();
         // On ext4 `.` and `..` fall in the hash order too (in a directory
         // of one block, which a data directory is).
-        let dots = [b".".to_vec(), b"..".to_vec()];
-        let new = if hash { dir_order::unshown(&disk.order, dir_order::listed(disk).iter()) } else { Vec::new() };
+        let new = if hash { dir_order::unshown(&disk.order, dir_order::listed(&names).iter()) } else { Vec::new() };
         if !new.is_empty() {
             let limit = |limit, max, detail: String| ProcessError::Limit { node: n, limit, max, detail };
             if disk.order.len() + new.len() > limits::LISTED_NAMES_MAX {
@@ -892,7 +891,7 @@ impl Supervisor {
             }
             disk.order.extend(new);
         }
-        let mut entries: Vec<Entry> = dots.iter().map(|d| (1, libc::DT_DIR, d.clone())).collect();
+        let mut entries: Vec<Entry> = vec![(1, libc::DT_DIR, b".".to_vec()), (1, libc::DT_DIR, b"..".to_vec())];
         entries.extend(names.iter().map(|(name, inode)| (*inode as u64 + 2, libc::DT_REG, name.clone())));
         // Each entry's place: its rank in the file system's order (as
         // ext4's hash), or its index in the sorted listing. A position is
