@@ -426,7 +426,7 @@ mod tests {
     use cmc::harness::Expect;
 
     #[test]
-    fn a_replay_passes_when_its_trace_confirms_the_expectation_and_fails_otherwise() {
+    fn class_8_a_replay_passes_when_its_trace_confirms_the_expectation_and_fails_otherwise() {
         let violation = |p: &str| Replayed::Violation(p.to_string());
         let error = Replayed::Error("step 2: the core panicked".to_string());
         let holds = Replayed::Holds("the replayed trace does not violate always property `safe`".to_string());

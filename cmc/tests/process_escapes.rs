@@ -13,7 +13,9 @@
 //! --model-file FILE --det`. Class 8 (the engine) has none: its BFS/DFS
 //! disagreement is the pipe's below, which that `--det` caught, and its
 //! other two defects are not a program's (more than 65,535 initial worlds
-//! were an error there, and a replay's exit status is the runner's).
+//! were an error there, and a replay's exit status is the runner's). Their
+//! tests are named after the class: `tests/tests/initial_states.rs`'
+//! `class_8_*` and `cmc-runner`'s `class_8_a_replay_passes_*`.
 
 mod process_support;
 

@@ -282,8 +282,9 @@ fn probe_error(mode: &str, stall: Duration) -> ProcessError {
 /// Issue 11, item 7, and issue 27, item 1: a connect to a port nothing
 /// listens on is refused, as Linux refuses it; the probe gives up and
 /// exits, so its start failed, which is an error (nothing of it would be
-/// checked), never a pass. A dial to another host, and a socket the
-/// checker does not model, are errors naming node and call.
+/// checked), never a pass. A dial to another host, a bind to another
+/// host's address or to port 0, and a socket the checker does not model,
+/// are errors naming node and call.
 #[test]
 fn a_port_or_socket_the_checker_cannot_answer_is_an_error_not_an_errno() {
     let _serial = process_support::serial();
@@ -304,6 +305,14 @@ fn a_port_or_socket_the_checker_cannot_answer_is_an_error_not_an_errno() {
     let err = probe_error("elsewhere", long);
     assert!(matches!(&err, ProcessError::Unmodelled { node: 0, call, .. } if call == "connect"), "{err}");
     assert!(err.to_string().contains("10.0.0.1:20000"), "{err}");
+    // A bind to another host's address, or to a port the kernel would
+    // choose: natively EADDRNOTAVAIL on this machine, and a port of
+    // Linux's choosing; the model answers neither.
+    for (mode, what) in [("bindelsewhere", "to 10.0.0.1"), ("bindzero", "to port 0 at 127.0.0.1")] {
+        let err = probe_error(mode, long);
+        assert!(matches!(&err, ProcessError::Unmodelled { node: 0, call, .. } if call == "bind"), "{mode}: {err}");
+        assert!(err.to_string().contains(what), "{mode}: {err}");
+    }
     for (mode, what) in [("udp", "SOCK_DGRAM"), ("inet6", "AF_INET6")] {
         let err = probe_error(mode, long);
         assert!(matches!(&err, ProcessError::Unmodelled { node: 0, call, .. } if call == "socket"), "{mode}: {err}");

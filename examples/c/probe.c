@@ -20,6 +20,8 @@
  * parent); "ipc" send to System V message queue 0, which it did not make;
  * "nowhere" dial port 8080, which no node listens on, and exit 5 if
  * refused; "elsewhere" dial 10.0.0.1, another host, and exit 5 if refused;
+ * "bindelsewhere" bind 10.0.0.1, an address of another host, and
+ * "bindzero" bind port 0 (the kernel's choice), each exiting 5 if refused;
  * "udp" and "inet6" make a SOCK_DGRAM and an AF_INET6 socket and exit 5
  * if refused; "exit" as node 0 exit at once with the status given as its
  * third argument, as any other node behave as with no mode;
@@ -1112,6 +1114,14 @@ int main(int argc, char **argv)
         a.sin_addr.s_addr = htonl(0x0a000001); /* 10.0.0.1 */
         int s = socket(AF_INET, SOCK_STREAM, 0);
         return connect(s, (struct sockaddr *)&a, sizeof a) == 0 ? 0 : 5;
+    }
+    if (strcmp(mode, "bindelsewhere") == 0 || strcmp(mode, "bindzero") == 0) {
+        /* Bind where the model has no answer; give up if refused. */
+        int zero = strcmp(mode, "bindzero") == 0;
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(zero ? 0 : CMC_PORT_BASE)};
+        a.sin_addr.s_addr = htonl(zero ? 0x7f000001 : 0x0a000001); /* 127.0.0.1, 10.0.0.1 */
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        return bind(s, (struct sockaddr *)&a, sizeof a) == 0 ? 0 : 5;
     }
     if (strcmp(mode, "udp") == 0)
         return socket(AF_INET, SOCK_DGRAM, 0) >= 0 ? 0 : 5;

@@ -38,9 +38,10 @@
  *   "bind"     node 0 listens on 127.0.0.1 port 20001 (node 1's by the
  *              convention); node 1 tries to bind 20001 (EADDRINUSE), dials
  *              127.0.0.2:20001 (ECONNREFUSED: nobody listens there) and
- *              127.0.0.1:20001, writes "b"; node 0 reports the byte it
- *              read: {errno, errno, 0}, {'b'}. (The dial went to node 1 by
- *              the port, whatever was bound.)
+ *              127.0.0.1:20001, writes "b", then binds one socket twice
+ *              (EINVAL); node 0 reports the byte it read: {errno, errno,
+ *              0, errno}, {'b'}. (The dial went to node 1 by the port,
+ *              whatever was bound.)
  *   "crash"    node 0 accepts, reads the request, answers "r1" and waits
  *              in a second read: {1};
  *              node 1 writes "q" and reads twice: {bytes, errno} (2,
@@ -618,6 +619,13 @@ static int client(const char *mode)
         s = socket(AF_INET, SOCK_STREAM, 0);
         set(2, err(connect(s, (struct sockaddr *)&a, sizeof a)));
         write(s, "b", 1);
+        /* A socket bound once is not bound again (EINVAL), even to a
+           port that is free. */
+        int twice = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in first = at("127.0.0.1", CMC_PORT_BASE + 5);
+        struct sockaddr_in second = at("127.0.0.1", CMC_PORT_BASE + 6);
+        bind(twice, (struct sockaddr *)&first, sizeof first);
+        set(3, err(bind(twice, (struct sockaddr *)&second, sizeof second)));
         report();
         pause();
         return 0;
