@@ -65,6 +65,12 @@
 //!   data directory (a SIGKILL keeps the page cache). The crashed node is
 //!   down until RESTART, in the checker as on Linux, so a peer's dial in
 //!   between is refused on both;
+//! - a listing of a data directory whose names may fall more than one way
+//!   is never followed: on Linux the file system's hash orders them, which
+//!   the checker cannot know. In a node's start START takes way 0 (and
+//!   lists the others as `ORDER(n, start j, i)`), so such a start stops
+//!   the following at START; after it the node is held for its ORDER, and
+//!   the segment stops there;
 //! - DROP is never followed: on loopback a message a write accepted is in
 //!   the peer's socket, and nothing loses it (the model's DROP loses it and
 //!   resets the connection, as a network's loss ends one); nor is a DELIVER
@@ -296,6 +302,26 @@ impl<'e> Follower<'e> {
             left: 0,
             left_out: BTreeMap::new(),
         };
+        // A listing of a data directory in a node's start that shows names
+        // more than one way: START took way 0, and lists the others as
+        // ORDER(n, start j, i). Linux's way is its file system's hash, which
+        // the checker's way 0 need not be.
+        if early.is_none() {
+            let mut all = Vec::new();
+            ProcessEngine::actions(&f.worlds[0], &mut all);
+            let mut ways: BTreeMap<(u8, u32), u32> = BTreeMap::new();
+            for a in all {
+                if let ProcessAction::StartOrder { node, listing, .. } = a {
+                    *ways.entry((node, listing)).or_insert(1) += 1;
+                }
+            }
+            if let Some((&(node, listing), &n)) = ways.iter().next() {
+                early = Some(format!(
+                    "node {node}'s listing {listing} of its data directory in its start, whose names fall {n} ways: \
+                     START took way 0, and on Linux the file system's hash decides it"
+                ));
+            }
+        }
         let mut me = Follower { engine, f, epochs, epoch: 0, segment_first: 0 };
         if let Some(reason) = early {
             me.stop_segment(Stop::Unfollowable(reason))?;
@@ -379,7 +405,10 @@ impl<'e> Follower<'e> {
             a,
             ProcessAction::Drop { .. } | ProcessAction::Deliver { part: Part::First(_) | Part::Merged, .. }
         );
-        if !all.contains(a) && !never {
+        // A choice of the nodes' start after the start: refused below, with
+        // its reason, wherever the schedule takes it.
+        let start_choice = matches!(a, ProcessAction::StartCrash(_) | ProcessAction::StartOrder { .. });
+        if !all.contains(a) && !never && !start_choice {
             return Err(
                 "not enabled where Linux's order leads (the schedule chose an order Linux does not take)".into()
             );
@@ -609,6 +638,18 @@ impl<'e> Follower<'e> {
         // between two calls.
         if let Some(n) = (0..w.nodes.len()).find(|&n| matches!(w.nodes[n].blocked, Blocked::CrashPoint { .. })) {
             return Ok(vec![ProcessAction::Run { node: n as u8 }]);
+        }
+        // A node held at a listing of its data directory whose names fall
+        // more than one way: the checker's ORDER picks one, Linux's file
+        // system's hash another, which the gate cannot know.
+        if let Some((n, choices)) = w.nodes.iter().enumerate().find_map(|(n, node)| match node.blocked {
+            Blocked::Order { choices, .. } => Some((n, choices)),
+            _ => None,
+        }) {
+            return Err(format!(
+                "node {n} lists its data directory, whose names fall {choices} ways: the checker's ORDER picks one, \
+                 and on Linux the file system's hash decides it"
+            ));
         }
         for (label, c) in &w.conns {
             for side in [Side::Target, Side::Dialer] {
