@@ -301,16 +301,16 @@ fn batched_messages_on_a_connection_are_an_error_naming_node_and_call() {
     }
 }
 
-/// poll, select and level-triggered epoll of connections are modelled
-/// (process_events.rs); epoll of a file fails with EPERM as on Linux (a
-/// regular file cannot be polled); edge-triggered epoll is an error naming
-/// node and call.
+/// poll, select and epoll of connections are modelled (process_events.rs,
+/// and edge-triggered epoll process_edges.rs); epoll of a file fails with
+/// EPERM as on Linux (a regular file cannot be polled); exclusive epoll
+/// (`EPOLLEXCLUSIVE`) is an error naming node and call.
 #[test]
-fn epoll_of_a_file_fails_and_edge_triggered_is_an_error_naming_node_and_call() {
+fn epoll_of_a_file_fails_and_exclusive_epoll_is_an_error_naming_node_and_call() {
     let _serial = process_support::serial();
     let w = replay(&probe_config("poll", "epoll_ctl"), &[]);
     assert_eq!(w.nodes[0].state, [nix::libc::EPERM as u8]);
-    assert_unmodelled("poll", "epoll_et", "epoll_ctl");
+    assert_unmodelled("poll", "epoll_exclusive", "epoll_ctl");
 }
 
 /// Issue 27: a receive timeout is modelled now (`process_time.rs`), no

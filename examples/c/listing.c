@@ -16,6 +16,9 @@
  *                           is never listed (10 of 10 abort)
  *   listing 0 DIR again     makes x, lists, makes y, and aborts if the
  *                           listing gave a name twice (0 of 10 abort)
+ *   listing 0 DIR wide      makes 16 names of 250 bytes, and lists:
+ *                           past one block, which ext4 indexes, listing
+ *                           "." and ".." first (the checker's error)
  *   listing N DIR listenfirst  node 0 makes x, lists, then listens; node 1
  *                           dials it and aborts if it was listening: the
  *                           path where node 0's start was done first
@@ -60,9 +63,17 @@ int main(int argc, char **argv)
             abort();
         pause();
     }
-    make("x");
+    if (strcmp(mode, "wide") != 0)
+        make("x");
     if (strcmp(mode, "skipdots") == 0)
         make("y");
+    if (strcmp(mode, "wide") == 0)
+        for (int i = 0; i < 16; i++) {
+            char name[251];
+            memset(name, 'a' + i, 250);
+            name[250] = 0;
+            make(name);
+        }
     DIR *d = opendir(dir);
     if (!d)
         exit(4);

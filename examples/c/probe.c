@@ -369,10 +369,10 @@ static int polling(int node, const char *call)
         cmc_record_write(CMC_STATE_FD, &got, 1);
         struct pollfd pfd = {c, POLLIN, 0};
         poll(&pfd, 1, -1);
-    } else if (strcmp(call, "epoll_et") == 0) {
+    } else if (strcmp(call, "epoll_exclusive") == 0) {
         if (epoll_ctl(e, EPOLL_CTL_MOD, c, &ev) == 0 || errno != ENOENT)
             return 6;
-        ev.events |= EPOLLET;
+        ev.events |= EPOLLEXCLUSIVE;
         epoll_ctl(e, EPOLL_CTL_ADD, c, &ev);
     }
     return 7;

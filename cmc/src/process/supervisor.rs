@@ -450,6 +450,7 @@ impl Supervisor {
         // RUN's leave to make a held call as it stands is for that call.
         self.let_run = None;
         let mut answer = answer?;
+        self.forget_taken(n);
         // In the start, the order of a listing's new names is a choice of
         // the start's: made, and the listing answered.
         if let Answer::Hold(Blocked::Order { choices, .. }) = answer
@@ -712,6 +713,11 @@ impl Supervisor {
                     })
                     .map(|(l, _)| *l)
                     .ok_or_else(not_enabled)?;
+                // In the listener's queue: an edge for an edge-triggered
+                // epoll of it.
+                if let Some(listener) = self.world.conns.get(&label).map(|c| c.listener) {
+                    self.world.nodes[node as usize].wake(libc::EPOLLIN as u32, |fd, _| fd == listener);
+                }
                 if self.polling(node) {
                     // Ready at the listening socket; `accept` takes it.
                     self.world.nodes[node as usize].accept_queue.push(label);
@@ -1015,6 +1021,13 @@ impl Supervisor {
             Side::Dialer => &mut c.to_dialer,
         };
         let head = queue.pop_front()?;
+        // A message arrives: an edge for an edge-triggered epoll of the end.
+        self.world.wake_end(conn, side, libc::EPOLLIN as u32);
+        let c = self.world.conns.get_mut(conn)?;
+        let queue = match side {
+            Side::Target => &mut c.to_target,
+            Side::Dialer => &mut c.to_dialer,
+        };
         match part {
             Part::Whole => Some(head),
             Part::First(k) if !was_split && (k as usize) < head.len() => {

@@ -1081,6 +1081,36 @@ impl VFd {
     }
 }
 
+/// One descriptor in an epoll instance's interest list (`struct epitem`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Interest {
+    /// The events asked for (`EPOLLIN`, ...), with `EPOLLET` and
+    /// `EPOLLONESHOT` as given (a one-shot interest that reported keeps
+    /// only these), and [`Interest::QUEUED`].
+    pub events: u32,
+    /// What `epoll_wait` returns with them.
+    pub data: u64,
+    /// Edge-triggered only: the poll events the descriptor had when the
+    /// instance last looked at it, less those it lost since; an event
+    /// gained beyond them is an edge (`calls/edges.rs`).
+    pub seen: u16,
+}
+
+impl Interest {
+    /// `EPOLLET`.
+    pub const ET: u32 = 1 << 31;
+    /// `EPOLLONESHOT`.
+    pub const ONESHOT: u32 = 1 << 30;
+    /// On the instance's ready list: a wake-up came since it last looked
+    /// (a message, a connection or an eventfd's count arrived). Not one
+    /// of the kernel's event bits, and cleared from what a program gives.
+    pub const QUEUED: u32 = 1 << 27;
+    /// The bits that are not events (the kernel's `EP_PRIVATE_BITS`, and
+    /// [`Interest::QUEUED`]): a one-shot interest that reported keeps
+    /// only these, and reports nothing until `EPOLL_CTL_MOD`.
+    pub const PRIVATE: u32 = Self::ET | Self::ONESHOT | 1 << 29 | 1 << 28 | Self::QUEUED;
+}
+
 /// What became of a node's process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Life {
@@ -1384,7 +1414,7 @@ pub struct NodeWorld {
     pub watch: BTreeMap<i32, i16>,
     /// Each epoll instance's interest list: per descriptor, the events
     /// (`EPOLLIN`, ...) and the data `epoll_wait` returns with them.
-    pub epolls: BTreeMap<i32, BTreeMap<i32, (u32, u64)>>,
+    pub epolls: BTreeMap<i32, BTreeMap<i32, Interest>>,
     /// Each timerfd's setting.
     pub timers: BTreeMap<i32, TimerFd>,
     /// While the node waits in a `recv` with `MSG_WAITALL`: the bytes of
@@ -1945,10 +1975,15 @@ impl ProcessWorld {
             for (&epfd, interest) in &node.epolls {
                 push_fd(out, epfd);
                 push_count(out, interest.len());
-                for (&fd, &(events, data)) in interest {
+                for (&fd, i) in interest {
                     push_fd(out, fd);
-                    out.extend_from_slice(&events.to_le_bytes());
-                    out.extend_from_slice(&data.to_le_bytes());
+                    out.extend_from_slice(&i.events.to_le_bytes());
+                    out.extend_from_slice(&i.data.to_le_bytes());
+                    // What an edge-triggered interest has seen (zero, and
+                    // not written, for any other).
+                    if i.events & Interest::ET != 0 {
+                        out.extend_from_slice(&i.seen.to_le_bytes());
+                    }
                 }
             }
             push_count(out, node.timers.len());
@@ -2229,10 +2264,20 @@ mod tests {
                 n.epolls.insert(4, BTreeMap::new());
             }),
             with_node(&|n| {
-                n.epolls.insert(4, BTreeMap::from([(5, (1, 0))]));
+                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1, data: 0, seen: 0 })]));
             }),
             with_node(&|n| {
-                n.epolls.insert(4, BTreeMap::from([(5, (1, 7))]));
+                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1, data: 7, seen: 0 })]));
+            }),
+            with_node(&|n| {
+                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1 | Interest::ET, data: 7, seen: 0 })]));
+            }),
+            with_node(&|n| {
+                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1 | Interest::ET, data: 7, seen: 4 })]));
+            }),
+            with_node(&|n| {
+                let events = 1 | Interest::ET | Interest::QUEUED;
+                n.epolls.insert(4, BTreeMap::from([(5, Interest { events, data: 7, seen: 4 })]));
             }),
             with_node(&|n| n.blocked = Blocked::Poll { until: None }),
             with_node(&|n| n.blocked = Blocked::Poll { until: Some(0) }),

@@ -50,6 +50,11 @@ type Entry = (u64, u8, Vec<u8>);
 /// entry: later calls give none, until a seek.
 const LISTING_DONE: u32 = u32::MAX;
 
+/// The bytes of one block of a directory on ext4 (4 KiB blocks, less the
+/// 12-byte tail of `metadata_csum`): a directory whose entries need more
+/// is indexed, and lists `.` and `..` first.
+const DIR_BLOCK_BYTES: usize = 4096 - 12;
+
 /// `VFd::File` mode bits.
 const READ: u8 = 1;
 const WRITE: u8 = 2;
@@ -859,6 +864,20 @@ impl Supervisor {
         let hash = self.world.dir_order == DirOrder::Hash;
         let disk = &mut self.world.nodes[n as usize].disk;
         let (_, names) = disk.current();
+        // ext4's `EXT4_DIR_REC_LEN`: 8 bytes and the name, to 4; `.` and
+        // `..` 12 each.
+        let bytes: usize = 24 + names.iter().map(|(name, _)| (8 + name.len()).div_ceil(4) * 4).sum::<usize>();
+        if hash && bytes > DIR_BLOCK_BYTES {
+            return Err(ProcessError::Unmodelled {
+                node: n,
+                call: syscalls::describe(c.nr),
+                detail: format!(
+                    "a listing of the data directory, whose entries take {bytes} bytes: past one block of ext4 \
+                     ({DIR_BLOCK_BYTES} bytes) a directory is indexed and lists `.` and `..` first, which the hash \
+                     order here does not keep; keep fewer or shorter names, or set dir_order = \"sorted\""
+                ),
+            });
+        }
         // On ext4 `.` and `..` fall in the hash order too (in a directory
         // of one block, which a data directory is).
         let new = if hash { dir_order::unshown(&disk.order, dir_order::listed(&names).iter()) } else { Vec::new() };

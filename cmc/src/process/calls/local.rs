@@ -255,13 +255,17 @@ impl Supervisor {
             Ok(k) => k,
             Err(e) => return Ok(Answer::Err(e)),
         };
-        Ok(match v {
+        let answer = match v {
             VFd::Pipe { write: true, .. } => Answer::Err(libc::EBADF),
             VFd::Pipe { id, .. } => self.read_pipe(n, c, id, want, nonblock),
             VFd::Event { id } => self.read_event(n, c, id, want, nonblock),
-            VFd::Pair { id, end } => return self.read_pair(n, c, id, end, want, nonblock),
+            VFd::Pair { id, end } => self.read_pair(n, c, id, end, want, nonblock)?,
             _ => Answer::Err(libc::EBADF),
-        })
+        };
+        if matches!(answer, Answer::Val(k) if k > 0) {
+            self.wake_local(n, v, false);
+        }
+        Ok(answer)
     }
 
     /// A pipe's read: what is buffered, at most `want` bytes; at EOF (no
@@ -410,13 +414,17 @@ impl Supervisor {
             Ok(k) => k,
             Err(e) => return Ok(Answer::Err(e)),
         };
-        match v {
-            VFd::Pipe { write: false, .. } => Ok(Answer::Err(libc::EBADF)),
-            VFd::Pipe { id, .. } => self.write_pipe(n, c, id, want),
-            VFd::Event { id } => Ok(self.write_event(n, c, id, nonblock)),
-            VFd::Pair { id, end } => self.write_pair(n, c, id, end),
-            _ => Ok(Answer::Err(libc::EBADF)),
+        let answer = match v {
+            VFd::Pipe { write: false, .. } => Answer::Err(libc::EBADF),
+            VFd::Pipe { id, .. } => self.write_pipe(n, c, id, want)?,
+            VFd::Event { id } => self.write_event(n, c, id, nonblock),
+            VFd::Pair { id, end } => self.write_pair(n, c, id, end)?,
+            _ => Answer::Err(libc::EBADF),
+        };
+        if matches!(answer, Answer::Val(k) if k > 0) {
+            self.wake_local(n, v, true);
         }
+        Ok(answer)
     }
 
     /// A pipe's write: EPIPE and SIGPIPE without a read end; otherwise

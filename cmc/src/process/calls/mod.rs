@@ -29,6 +29,7 @@
 mod buffers;
 mod connections;
 mod disk;
+mod edges;
 mod files;
 mod host;
 mod local;

@@ -22,8 +22,8 @@
 //!
 //! `select` is a poll of its sets' descriptors (reading, writing, and
 //! exceptions, never ready), its sets rewritten to the ready ones; epoll
-//! is level-triggered (`EPOLLET`, `EPOLLONESHOT`, `EPOLLEXCLUSIVE` are
-//! refused), reports the ready descriptors in descriptor order, and
+//! is level-triggered, or edge-triggered and one-shot as `edges` keeps
+//! them (`EPOLLEXCLUSIVE` is refused), reports the ready descriptors in descriptor order, and
 //! watches only descriptors the checker owns. Every descriptor a node has
 //! is the world's: a file of the machine, a device, stdin, stdout and
 //! stderr are always ready, as on Linux; a descriptor that is not open is
@@ -37,7 +37,7 @@ use super::super::ProcessAction;
 use super::super::ProcessError;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
-use super::super::world::{Blocked, Label, Millis, Trail, VFd};
+use super::super::world::{Blocked, Interest, Label, Millis, Trail, VFd};
 use super::time::{read_timespec, wait_span};
 use super::{Answer, refuse};
 
@@ -90,7 +90,7 @@ const SELECT_FDS_MAX: usize = 1024;
 const EPOLL_EVENT_BYTES: usize = 12;
 
 /// Epoll flags that change when events are reported; not modelled.
-const EPOLL_UNMODELLED: u32 = libc::EPOLLET as u32 | libc::EPOLLONESHOT as u32 | libc::EPOLLEXCLUSIVE as u32;
+const EPOLL_UNMODELLED: u32 = libc::EPOLLEXCLUSIVE as u32;
 
 impl Supervisor {
     /// `poll(fds, nfds, timeout_ms)` and `ppoll(fds, nfds, timeout, mask)`.
@@ -176,22 +176,29 @@ impl Supervisor {
             let events = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
             let data = u64::from_ne_bytes([b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11]]);
             if events & EPOLL_UNMODELLED != 0 {
+                return refuse(n, c, "exclusive epoll (EPOLLEXCLUSIVE)");
+            }
+            if events & Interest::ET != 0 && node.fds.get(&fd) == Some(&VFd::Timer) {
                 return refuse(
                     n,
                     c,
-                    "edge-triggered, one-shot and exclusive epoll (EPOLLET, EPOLLONESHOT, EPOLLEXCLUSIVE)",
+                    "an edge-triggered timerfd (EPOLLET): a periodic timer wakes at each expiry, which is not counted",
                 );
             }
-            Some((events & !(libc::EPOLLWAKEUP as u32), data))
+            // `EPOLLWAKEUP` changes nothing here; a bit that is not one of
+            // the kernel's is the world's own.
+            Some((events & !(libc::EPOLLWAKEUP as u32) & !Interest::QUEUED, data))
         };
+        let old = self.world.nodes[n as usize].epolls.get(&epfd).and_then(|i| i.get(&fd)).copied();
+        let made = event.map(|(events, data)| self.interest(n, fd, events, data, old.as_ref()));
         let interest = self.world.nodes[n as usize].epolls.entry(epfd).or_default();
-        Ok(match (op, event) {
+        Ok(match (op, made) {
             (libc::EPOLL_CTL_ADD, Some(_)) if interest.contains_key(&fd) => Answer::Err(libc::EEXIST),
             (libc::EPOLL_CTL_MOD, Some(_)) | (libc::EPOLL_CTL_DEL, None) if !interest.contains_key(&fd) => {
                 Answer::Err(libc::ENOENT)
             }
-            (libc::EPOLL_CTL_ADD | libc::EPOLL_CTL_MOD, Some(e)) => {
-                interest.insert(fd, e);
+            (libc::EPOLL_CTL_ADD | libc::EPOLL_CTL_MOD, Some(i)) => {
+                interest.insert(fd, i);
                 Answer::Val(0)
             }
             (libc::EPOLL_CTL_DEL, None) => {
@@ -240,7 +247,7 @@ impl Supervisor {
         for &(fd, events) in &owned {
             *watch.entry(fd).or_insert(0) |= events;
         }
-        let ready = owned.iter().any(|entry| self.readiness(n, entry.0, entry.1) != 0);
+        let ready = self.wait_ready(n, &call);
         // What a call that writes back its time left has of its timeout
         // when answered now: all of it.
         let left = match wait {
@@ -352,7 +359,7 @@ impl Supervisor {
         let notif = self.held(n)?;
         let call = self.parse_call(n, &notif);
         if let Ok(call) = &call {
-            let ready = self.entries(n, call).iter().any(|&(fd, events)| fd >= 0 && self.readiness(n, fd, events) != 0);
+            let ready = self.wait_ready(n, call);
             if !ready && !timed_out {
                 return Ok(());
             }
@@ -538,17 +545,35 @@ impl Supervisor {
                     (events != 0).then_some((fd as i32, events))
                 })
                 .collect(),
+            // A one-shot interest that reported watches nothing.
             Call::Epoll { epfd } => self.world.nodes[n as usize]
                 .epolls
                 .get(epfd)
-                .map(|interest| interest.iter().map(|(&fd, &(events, _))| (fd, events as u16 as i16)).collect())
+                .map(|interest| {
+                    interest
+                        .iter()
+                        .filter(|(_, i)| i.events & !Interest::PRIVATE != 0)
+                        .map(|(&fd, i)| (fd, i.events as u16 as i16))
+                        .collect()
+                })
                 .unwrap_or_default(),
+        }
+    }
+
+    /// Whether `call`, a wait of node `n`, has anything to report now.
+    fn wait_ready(&self, n: u8, call: &Call) -> bool {
+        match call {
+            Call::Epoll { epfd } => self.world.nodes[n as usize]
+                .epolls
+                .get(epfd)
+                .is_some_and(|interest| interest.iter().any(|(&fd, i)| self.reports(n, fd, i) != 0)),
+            _ => self.entries(n, call).iter().any(|&(fd, events)| fd >= 0 && self.readiness(n, fd, events) != 0),
         }
     }
 
     /// Writes what is ready into the call's memory and answers with its
     /// count.
-    fn write_answer(&self, n: u8, c: &Notif, call: &Call) -> Result<Answer, ProcessError> {
+    fn write_answer(&mut self, n: u8, c: &Notif, call: &Call) -> Result<Answer, ProcessError> {
         let ok = |done: bool, count: usize| if done { Answer::Val(count as i64) } else { Answer::Err(libc::EFAULT) };
         Ok(match call {
             Call::Poll { raw } => {
@@ -593,11 +618,13 @@ impl Supervisor {
                 let max = c.args[2] as i32 as usize;
                 let interest = self.world.nodes[n as usize].epolls.get(epfd);
                 let mut out = Vec::new();
-                for (&fd, &(events, data)) in interest.into_iter().flatten() {
-                    let r = self.readiness(n, fd, events as u16 as i16);
+                let mut reported = Vec::new();
+                for (&fd, i) in interest.into_iter().flatten() {
+                    let r = self.reports(n, fd, i);
                     if r == 0 {
                         continue;
                     }
+                    reported.push(fd);
                     if out.len() / EPOLL_EVENT_BYTES == max {
                         // Which the kernel returns is the order they became
                         // ready in, which the world does not keep.
@@ -611,16 +638,21 @@ impl Supervisor {
                         );
                     }
                     out.extend_from_slice(&(r as u16 as u32).to_ne_bytes());
-                    out.extend_from_slice(&data.to_ne_bytes());
+                    out.extend_from_slice(&i.data.to_ne_bytes());
                 }
-                ok(out.is_empty() || notif::write_mem(c.pid, c.args[1], &out), out.len() / EPOLL_EVENT_BYTES)
+                let written = out.is_empty() || notif::write_mem(c.pid, c.args[1], &out);
+                // Every interest was looked at (the kernel takes them all
+                // off the ready list), whether the answer could be written
+                // or not.
+                self.looked(n, *epfd, &reported);
+                ok(written, out.len() / EPOLL_EVENT_BYTES)
             }
         })
     }
 
     /// The events of `events` that descriptor `fd` of node `n` has ready,
     /// and those the kernel reports unasked.
-    fn readiness(&self, n: u8, fd: i32, events: i16) -> i16 {
+    pub(in crate::process) fn readiness(&self, n: u8, fd: i32, events: i16) -> i16 {
         let node = &self.world.nodes[n as usize];
         let ready = match node.fds.get(&fd) {
             Some(&v @ (VFd::Pipe { .. } | VFd::Pair { .. } | VFd::Event { .. })) => {
