@@ -866,7 +866,7 @@ impl Supervisor {
         let (_, names) = disk.current();
         // ext4's `EXT4_DIR_REC_LEN`: 8 bytes and the name, to 4; `.` and
         // `..` 12 each.
-        let bytes: usize = 24 + names.iter().map(|(name, _)| (8 + name.len()).div_ceil(4) * 4).sum::<usize>();
+        let bytes: usize = 24 + names.keys().map(|name| (8 + name.len()).div_ceil(4) * 4).sum::<usize>();
         if hash && bytes > DIR_BLOCK_BYTES {
             return Err(ProcessError::Unmodelled {
                 node: n,

@@ -47,10 +47,12 @@ impl NodeWorld {
         for interest in epolls.values_mut() {
             for (&fd, i) in interest.iter_mut() {
                 let asks = i.events & !Interest::PRIVATE;
-                if i.events & Interest::ET != 0 && asks != 0 && (key == 0 || asks & key != 0) {
-                    if fds.get(&fd).is_some_and(|v| is(fd, v)) {
-                        i.events |= Interest::QUEUED;
-                    }
+                if i.events & Interest::ET != 0
+                    && asks != 0
+                    && (key == 0 || asks & key != 0)
+                    && fds.get(&fd).is_some_and(|v| is(fd, v))
+                {
+                    i.events |= Interest::QUEUED;
                 }
             }
         }
