@@ -37,6 +37,21 @@ fn an_edge_triggered_interest_reports_once_per_wake_up() {
     assert_eq!(w.nodes[0].state, NATIVE_LOCAL);
 }
 
+/// A duplicate of an epoll instance (`fcntl(F_DUPFD_CLOEXEC)`, as mio's
+/// `Selector::try_clone`, and `dup`) is the same instance: an interest
+/// added through one descriptor reports through the other, the instance
+/// outlives its first descriptor, it cannot watch itself through its
+/// duplicate (EINVAL), and a new instance at the freed number is another.
+/// Before, a duplicate was refused, and a tokio program stopped there.
+#[test]
+fn a_duplicate_of_an_epoll_instance_is_the_same_instance() {
+    let _serial = process_support::serial();
+    // Measured natively: `edge 0 dup`.
+    const NATIVE_DUP: [u8; 9] = [1, 1, 0, 1, 234, 1, 0, 1, 239];
+    let w = replay(&edge("dup", 1), &[]);
+    assert_eq!(w.nodes[0].state, NATIVE_DUP);
+}
+
 /// The classic bug of edge-triggered epoll: a node that reads one byte
 /// per event, where one write brought two, never reads the second, since
 /// no new edge comes (natively `edge 0 partial` reports 1 and waits for

@@ -17,6 +17,12 @@
  *             EPOLL_CTL_MOD. A pipe, edge-triggered: nothing, then its
  *             writer closed (a hang-up: an edge). A socketpair end: each
  *             write of the other end an edge.
+ *   "dup"     one node: an epoll instance duplicated (F_DUPFD_CLOEXEC,
+ *             as mio's try_clone, and dup) is one instance: an interest
+ *             added through the duplicate reports through the original,
+ *             and after the original is closed through the duplicate; the
+ *             instance cannot watch itself (EINVAL); a new instance at
+ *             the closed number is another.
  *   "partial" node 1 dials node 0 and writes "ab" in one write, then
  *             waits; node 0 accepts, watches the connection
  *             edge-triggered and reads one byte per event it gets, its
@@ -61,6 +67,8 @@ static int add(int ep, int fd, uint32_t events)
     struct epoll_event ev = {.events = events, .data.fd = fd};
     return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
+
+static int park(void);
 
 static int local(void)
 {
@@ -120,7 +128,12 @@ static int local(void)
     write(s[1], "b", 1);
     out[k++] = now(sp);          /* 1 */
     report(out, k);
-    /* Under the checker (fd 3 open), wait for ever; natively, end. */
+    return park();
+}
+
+/* Under the checker (fd 3 open), waits for ever; natively, ends. */
+static int park(void)
+{
     if (fcntl(CMC_STATE_FD, F_GETFD) < 0)
         return 0;
     int l = cmc_listen(0);
@@ -128,6 +141,35 @@ static int local(void)
         return 2;
     accept(l, NULL, NULL);
     return 0;
+}
+
+static int dup_instance(void)
+{
+    uint8_t out[12];
+    unsigned k = 0;
+    uint64_t one = 1;
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    int d = fcntl(ep, F_DUPFD_CLOEXEC, 3);
+    out[k++] = d > ep;                     /* 1 */
+    int e = eventfd(0, EFD_NONBLOCK);
+    add(d, e, EPOLLIN | EPOLLET);
+    write(e, &one, 8);
+    out[k++] = now(ep);                    /* 1: one instance */
+    out[k++] = now(d);                     /* 0: the edge taken */
+    close(ep);
+    write(e, &one, 8);
+    out[k++] = now(d);                     /* 1: still there */
+    out[k++] = (uint8_t)(add(d, d, EPOLLIN) < 0 ? -errno : 0); /* EINVAL */
+    int fresh = epoll_create1(0);
+    out[k++] = fresh == ep;                /* 1: the lowest number free */
+    out[k++] = now(fresh);                 /* 0: another instance */
+    int d2 = dup(d);
+    write(e, &one, 8);
+    out[k++] = now(d2);                    /* 1 */
+    close(d);
+    out[k++] = (uint8_t)(add(d2, e, EPOLLIN) < 0 ? -errno : 0); /* EEXIST */
+    report(out, k);
+    return park();
 }
 
 static int partial(int node)
@@ -169,6 +211,8 @@ int main(int argc, char **argv)
     int node = argv[1][0] - '0';
     if (strcmp(argv[2], "local") == 0)
         return local();
+    if (strcmp(argv[2], "dup") == 0)
+        return dup_instance();
     if (strcmp(argv[2], "partial") == 0)
         return partial(node);
     return 1;

@@ -359,8 +359,13 @@ pub enum VFd {
         /// The device's minor number (major 1), as it names itself.
         minor: u8,
     },
-    /// An epoll instance; what it watches is the node's `epolls` entry.
-    Epoll,
+    /// An epoll instance; what it watches is the node's `epolls` entry
+    /// `id`, the lowest descriptor of the instance (a duplicate,
+    /// `F_DUPFD`, refers to it too: [`NodeWorld::renumber_epolls`]).
+    Epoll {
+        /// The instance: its lowest descriptor.
+        id: i32,
+    },
     /// A timerfd; its setting is the node's `timers` entry.
     Timer,
     /// A file of the node's data directory, open at `offset`; `mode` bits:
@@ -1463,6 +1468,28 @@ impl NodeWorld {
         }
     }
 
+    /// Names each epoll instance by its lowest descriptor, in `epolls` and
+    /// in every descriptor of it, and forgets an instance no descriptor
+    /// holds: so that which of its descriptors was made first, or closed,
+    /// makes no second state.
+    pub fn renumber_epolls(&mut self) {
+        let mut lowest: BTreeMap<i32, i32> = BTreeMap::new();
+        for (&fd, v) in &self.fds {
+            if let VFd::Epoll { id } = *v {
+                lowest.entry(id).or_insert(fd);
+            }
+        }
+        let mut old = std::mem::take(&mut self.epolls);
+        for (&id, &low) in &lowest {
+            self.epolls.insert(low, old.remove(&id).unwrap_or_default());
+        }
+        for v in self.fds.values_mut() {
+            if let VFd::Epoll { id } = v {
+                *id = lowest[&*id];
+            }
+        }
+    }
+
     /// Whether an end of object `id` matching `end` is open in the node.
     pub fn local_end_open(&self, id: u8, end: impl Fn(&VFd) -> bool) -> bool {
         self.fds.values().any(|v| v.local_id() == Some(id) && end(v))
@@ -1931,7 +1958,12 @@ impl ProcessWorld {
                     out.push(side as u8);
                 }
                 VFd::Random { minor } => out.extend_from_slice(&[2, minor]),
-                VFd::Epoll => out.push(3),
+                // A duplicate names the instance's lowest descriptor.
+                VFd::Epoll { id } if id == fd => out.push(3),
+                VFd::Epoll { id } => {
+                    out.push(13);
+                    push_fd(out, id);
+                }
                 VFd::Timer => out.push(4),
                 VFd::File { inode, offset, mode } => {
                     out.push(5);

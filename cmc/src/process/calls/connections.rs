@@ -524,7 +524,7 @@ impl Supervisor {
             // A socket whose connect failed is closed: nothing to read.
             VFd::Socket { refused: 2, .. } => Answer::Val(0),
             VFd::Socket { .. } => Answer::Err(libc::ENOTCONN),
-            VFd::Epoll => Answer::Err(libc::EINVAL),
+            VFd::Epoll { .. } => Answer::Err(libc::EINVAL),
             VFd::Timer => self.read_timer(n, c, fd),
             VFd::Pipe { .. } | VFd::Pair { .. } | VFd::Event { .. } => return self.read_local(n, c, fd, v),
             VFd::Conn { label, side } => {
@@ -678,7 +678,9 @@ impl Supervisor {
                 }
                 return Ok(Answer::Err(libc::EPIPE));
             }
-            VFd::Epoll | VFd::Timer | VFd::File { .. } | VFd::Dir { .. } => return Ok(Answer::Err(libc::EINVAL)),
+            VFd::Epoll { .. } | VFd::Timer | VFd::File { .. } | VFd::Dir { .. } => {
+                return Ok(Answer::Err(libc::EINVAL));
+            }
             VFd::Device { .. } | VFd::Out { .. } | VFd::Host { .. } => return Ok(Answer::Err(libc::EBADF)),
             // Answered above.
             VFd::Pipe { .. } | VFd::Pair { .. } | VFd::Event { .. } => return Ok(Answer::Err(libc::EBADF)),

@@ -403,7 +403,7 @@ pub(super) fn kind(v: VFd) -> &'static str {
         VFd::Socket { .. } => "a socket",
         VFd::Conn { .. } => "a connection",
         VFd::Random { .. } => "a random device",
-        VFd::Epoll => "an epoll instance",
+        VFd::Epoll { .. } => "an epoll instance",
         VFd::Timer => "a timerfd",
         VFd::File { .. } => "a data-directory file",
         VFd::Dir { .. } => "the data directory",
@@ -461,7 +461,7 @@ pub(super) fn on_ioctl(world: &mut ProcessWorld, n: u8, c: &Notif, vfd: Option<V
         }
         // Not a terminal: EINVAL from the random devices and epoll, ENOTTY
         // from the others, as Linux answers for each.
-        Some(VFd::Random { .. } | VFd::Epoll) if c.args[1] == libc::TCGETS => Answer::Err(libc::EINVAL),
+        Some(VFd::Random { .. } | VFd::Epoll { .. }) if c.args[1] == libc::TCGETS => Answer::Err(libc::EINVAL),
         Some(_) if c.args[1] == libc::TCGETS => Answer::Err(libc::ENOTTY),
         Some(v) if c.args[1] == libc::FIONBIO => {
             let Some(b) = notif::read_mem(c.pid, c.args[2], 4) else { return Ok(Answer::Err(libc::EFAULT)) };
@@ -497,7 +497,7 @@ pub(super) fn on_ioctl(world: &mut ProcessWorld, n: u8, c: &Notif, vfd: Option<V
                     let len = world.nodes[n as usize].disk.current().0.get(&inode).map_or(0, Vec::len);
                     len as i64 - offset as i64
                 }
-                VFd::Random { .. } | VFd::Epoll => return Ok(Answer::Err(libc::EINVAL)),
+                VFd::Random { .. } | VFd::Epoll { .. } => return Ok(Answer::Err(libc::EINVAL)),
                 VFd::Dir { .. } | VFd::Timer | VFd::Device { .. } | VFd::Out { .. } => {
                     return Ok(Answer::Err(libc::ENOTTY));
                 }
@@ -773,7 +773,7 @@ impl Supervisor {
                 format!("pipe:[{}]", lowest as u64 + 1)
             }
             VFd::Event { .. } => "anon_inode:[eventfd]".to_string(),
-            VFd::Epoll => "anon_inode:[eventpoll]".to_string(),
+            VFd::Epoll { .. } => "anon_inode:[eventpoll]".to_string(),
             VFd::Timer => "anon_inode:[timerfd]".to_string(),
             VFd::Random { minor: 8 } => "/dev/random".to_string(),
             VFd::Random { .. } => "/dev/urandom".to_string(),
@@ -845,9 +845,12 @@ impl Supervisor {
                 }
                 Ok(Answer::Done)
             }
-            VFd::Socket { .. } | VFd::Conn { .. } | VFd::Pair { .. } | VFd::Event { .. } | VFd::Epoll | VFd::Timer => {
-                Ok(Answer::Err(libc::ENXIO))
-            }
+            VFd::Socket { .. }
+            | VFd::Conn { .. }
+            | VFd::Pair { .. }
+            | VFd::Event { .. }
+            | VFd::Epoll { .. }
+            | VFd::Timer => Ok(Answer::Err(libc::ENXIO)),
             _ => refuse(n, c, &format!("reopening {} (fd {fd}) through its link is not modelled", kind(v))),
         }
     }
@@ -928,7 +931,7 @@ impl Supervisor {
                     st.st_gid = unsafe { libc::getgid() };
                     Ok(st)
                 }
-                Some(VFd::Epoll | VFd::Timer | VFd::Event { .. }) => {
+                Some(VFd::Epoll { .. } | VFd::Timer | VFd::Event { .. }) => {
                     let mut st: libc::stat = unsafe { std::mem::zeroed() };
                     st.st_mode = 0o600;
                     st.st_nlink = 1;
@@ -1191,10 +1194,13 @@ impl Supervisor {
                 node.fds.remove(&fd);
                 node.nonblock.remove(&fd);
                 node.socket_timeouts.remove(&fd);
-                // An epoll instance goes with its descriptor; a closed
-                // descriptor leaves every interest list (it has no
-                // duplicate to keep it open).
-                node.epolls.remove(&fd);
+                // An epoll instance goes with its last descriptor (and is
+                // named by its lowest one left); a closed descriptor
+                // leaves every interest list (it has no duplicate to keep
+                // it open).
+                if let VFd::Epoll { .. } = v {
+                    node.renumber_epolls();
+                }
                 node.timers.remove(&fd);
                 let closed_file = matches!(v, VFd::File { .. });
                 for interest in node.epolls.values_mut() {
@@ -1235,6 +1241,10 @@ impl Supervisor {
         };
         match vfd {
             Some(v) if shared_flags(v) => {}
+            // An epoll instance's duplicate refers to it (by its lowest
+            // descriptor); `dup2` and `dup3` of one, which may close a
+            // descriptor at the number they name, are not modelled.
+            Some(VFd::Epoll { .. }) if c.nr == libc::SYS_dup => return self.dup_shared(n, c, from, 0, false),
             None if from != 3 && from != 193 => return Ok(Answer::Continue),
             v => return refused(from, v),
         }
@@ -1297,6 +1307,11 @@ impl Supervisor {
                 node.fds.insert(fd, copied);
                 let on = node.nonblock.contains(&from);
                 set_nonblock(&mut node.nonblock, fd, on);
+                // A duplicate of an epoll instance may be its lowest
+                // descriptor now.
+                if let VFd::Epoll { .. } = copied {
+                    node.renumber_epolls();
+                }
                 Ok(Answer::Done)
             }
             Ok(None) => Ok(Answer::Done),

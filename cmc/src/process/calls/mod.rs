@@ -292,7 +292,7 @@ impl Supervisor {
             libc::SYS_ioctl => on_ioctl(&mut self.world, n, c, vfd),
             libc::SYS_fcntl
                 if matches!(c.args[1] as i32, libc::F_DUPFD | libc::F_DUPFD_CLOEXEC)
-                    && vfd.is_some_and(files::shared_flags) =>
+                    && vfd.is_some_and(|v| files::shared_flags(v) || matches!(v, VFd::Epoll { .. })) =>
             {
                 self.dup_shared(n, c, fd, c.args[2] as i32, c.args[1] as i32 == libc::F_DUPFD_CLOEXEC)
             }

@@ -131,23 +131,26 @@ impl Supervisor {
         }
         if let Some(fd) = self.add_fd(n, c, cloexec)? {
             let node = &mut self.world.nodes[n as usize];
-            node.fds.insert(fd, VFd::Epoll);
+            node.fds.insert(fd, VFd::Epoll { id: fd });
             node.epolls.insert(fd, std::collections::BTreeMap::new());
+            // Lower than a duplicate of another instance's it may be.
+            node.renumber_epolls();
         }
         Ok(Answer::Done)
     }
 
     /// `epoll_ctl(epfd, op, fd, event)` on an instance in the world: of
-    /// descriptors the checker owns only, level-triggered.
+    /// descriptors the checker owns only.
     pub(super) fn on_epoll_ctl(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
         let (epfd, op, fd) = (c.args[0] as i32, c.args[1] as i32, c.args[2] as i32);
         let node = &self.world.nodes[n as usize];
-        match node.fds.get(&epfd) {
-            Some(VFd::Epoll) => {}
+        // The instance, by its lowest descriptor.
+        let epfd = match node.fds.get(&epfd) {
+            Some(VFd::Epoll { id }) => *id,
             Some(_) => return Ok(Answer::Err(libc::EINVAL)),
             None => return Ok(Answer::Err(libc::EBADF)),
-        }
-        if fd == epfd {
+        };
+        if fd == epfd || node.fds.get(&fd) == Some(&VFd::Epoll { id: epfd }) {
             return Ok(Answer::Err(libc::EINVAL));
         }
         match node.fds.get(&fd) {
@@ -159,7 +162,7 @@ impl Supervisor {
             None => {
                 return refuse(n, c, "watching a file, pipe or other descriptor the checker does not own with epoll");
             }
-            Some(VFd::Epoll) => return refuse(n, c, "an epoll instance watching another"),
+            Some(VFd::Epoll { .. }) => return refuse(n, c, "an epoll instance watching another"),
             // A regular file or a directory, as the kernel answers.
             // Regular files, directories and /dev/null support no polling.
             Some(VFd::File { .. } | VFd::Dir { .. } | VFd::Device { .. } | VFd::Out { .. } | VFd::Host { .. }) => {
@@ -240,7 +243,7 @@ impl Supervisor {
             return refuse(n, c, "waiting on fd 3 or 193, which hold records");
         }
         let node = &self.world.nodes[n as usize];
-        if owned.iter().any(|(fd, _)| node.fds.get(fd) == Some(&VFd::Epoll)) {
+        if owned.iter().any(|(fd, _)| matches!(node.fds.get(fd), Some(VFd::Epoll { .. }))) {
             return refuse(n, c, "waiting on an epoll instance in a poll or select");
         }
         let mut watch = std::collections::BTreeMap::new();
@@ -520,7 +523,7 @@ impl Supervisor {
             libc::SYS_epoll_wait | libc::SYS_epoll_pwait | libc::SYS_epoll_pwait2 => {
                 let epfd = c.args[0] as i32;
                 match self.world.nodes[n as usize].fds.get(&epfd) {
-                    Some(VFd::Epoll) => Ok(Call::Epoll { epfd }),
+                    Some(VFd::Epoll { id }) => Ok(Call::Epoll { epfd: *id }),
                     Some(_) => Err(libc::EINVAL),
                     None => Err(libc::EBADF),
                 }
@@ -690,7 +693,7 @@ impl Supervisor {
                 | VFd::Host { .. },
             ) => IN | OUT,
             // Refused where it would be watched (see `on_wait`, `on_epoll_ctl`).
-            Some(VFd::Epoll) => 0,
+            Some(VFd::Epoll { .. }) => 0,
             Some(VFd::Timer) => {
                 if node.timers.get(&fd).is_some_and(|t| t.expired(self.world.now_ns())) {
                     IN
