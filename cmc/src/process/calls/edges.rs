@@ -182,9 +182,9 @@ impl Supervisor {
     /// an eventfd's waiters, the other end of a socketpair; a read wakes
     /// writers, of an eventfd or a socketpair).
     pub(in crate::process) fn wake_local(&mut self, n: u8, v: VFd, wrote: bool) {
-        let (key, target) = if wrote { (libc::EPOLLIN as u32, v) } else { (libc::EPOLLOUT as u32, v) };
+        let key = if wrote { libc::EPOLLIN } else { libc::EPOLLOUT } as u32;
         let node = &mut self.world.nodes[n as usize];
-        match target {
+        match v {
             VFd::Pipe { id, .. } if wrote => {
                 node.wake(key, |_, w| matches!(*w, VFd::Pipe { id: i, write: false } if i == id))
             }
