@@ -403,7 +403,7 @@ impl Supervised {
                 gate_calls += answer(s.listener.as_fd(), &n, hello.as_ref());
             }
         };
-        let template = Parked { pid: s.pid, pidfd: s.pidfd, notif: parked };
+        let template = Parked { pid: s.pid, pidfd: s.pidfd, notif: parked, cookies: Default::default() };
         Supervised { template, listener: s.listener, hello: hello.unwrap(), log, gate_calls }
     }
 

@@ -37,12 +37,24 @@ const ERESTARTNOINTR: i32 = 513;
 pub struct Parked {
     /// Its process id.
     pub pid: i32,
+    /// The data it gave its epoll interests, for `epoll_wait` to hand
+    /// back.
+    pub cookies: Cookies,
     /// Its pidfd, by which the supervisor signals it and learns of its
     /// death.
     pub pidfd: OwnedFd,
     /// The notification of the call it is held in.
     pub notif: Notif,
 }
+
+/// The data a process gave each interest of its epoll instances (by the
+/// instance's name in the world and the descriptor watched), which
+/// `epoll_wait` hands back with the events. The kernel never reads it: it
+/// is the process's own (an address or an index, as mio's tokens are),
+/// and a fork has its parent's. So it is kept with the process, not in
+/// the world: worlds that differ only in where a process keeps what it
+/// watches are one world, as they are for every other byte of its memory.
+pub type Cookies = std::collections::BTreeMap<(i32, i32), u64>;
 
 /// Why a fork failed.
 #[derive(Debug)]
@@ -171,7 +183,7 @@ pub fn fork(
     if pidfd < 0 {
         return Err(sys("pidfd_open"));
     }
-    Ok(Parked { pid, pidfd: unsafe { OwnedFd::from_raw_fd(pidfd as i32) }, notif })
+    Ok(Parked { pid, pidfd: unsafe { OwnedFd::from_raw_fd(pidfd as i32) }, notif, cookies: from.cookies.clone() })
 }
 
 /// Waits until `listener` (or any descriptor) is readable; `false` on

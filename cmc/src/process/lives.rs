@@ -44,6 +44,8 @@ pub(super) struct Proc {
     pub(super) serial: u64,
     pub(super) pidfd: OwnedFd,
     pub(super) run: Run,
+    /// The data it gave its epoll interests.
+    pub(super) cookies: forkserver::Cookies,
 }
 
 /// A node's template: the start stub exec'd once, parked before the
@@ -175,8 +177,10 @@ impl Supervisor {
             kill_and_reap(s.pid, &s.pidfd);
             return Err(e);
         }
-        self.templates[n as usize] =
-            Some(Template { parked: Parked { pid: s.pid, pidfd: s.pidfd, notif: parked }, listener: s.listener });
+        self.templates[n as usize] = Some(Template {
+            parked: Parked { pid: s.pid, pidfd: s.pidfd, notif: parked, cookies: Default::default() },
+            listener: s.listener,
+        });
         Ok(())
     }
 
@@ -215,8 +219,13 @@ impl Supervisor {
             }
             notif::respond(l, child.notif.id, 0, 0).map_err(sys("NOTIF_SEND"))?;
         }
-        self.procs[n as usize] =
-            Some(Proc { pid: child.pid, serial, pidfd: child.pidfd, run: Run::Running(Instant::now()) });
+        self.procs[n as usize] = Some(Proc {
+            pid: child.pid,
+            serial,
+            pidfd: child.pidfd,
+            run: Run::Running(Instant::now()),
+            cookies: child.cookies,
+        });
         self.greeted[n as usize] = false;
         let node = &mut self.world.nodes[n as usize];
         node.recovery = match &node.durable {
@@ -249,7 +258,7 @@ impl Supervisor {
                 kill_and_reap(p.pid, &p.pidfd);
                 return Err(ProcessError::NotEnabled { action: format!("a snapshot of node {n}, which is running") });
             };
-            out.push(Some(Snapshot::new(Parked { pid: p.pid, pidfd: p.pidfd, notif }, live)));
+            out.push(Some(Snapshot::new(Parked { pid: p.pid, pidfd: p.pidfd, notif, cookies: p.cookies }, live)));
         }
         Ok(out)
     }
@@ -268,7 +277,13 @@ impl Supervisor {
         let child = snap.fork(t.listener.as_fd(), self.cfg.stall_timeout, &stop).map_err(|e| fork_error(n, e))?;
         self.counters.forks += 1;
         let serial = self.watch_exit(n, &child)?;
-        self.procs[n as usize] = Some(Proc { pid: child.pid, serial, pidfd: child.pidfd, run: Run::Held(child.notif) });
+        self.procs[n as usize] = Some(Proc {
+            pid: child.pid,
+            serial,
+            pidfd: child.pidfd,
+            run: Run::Held(child.notif),
+            cookies: child.cookies,
+        });
         // A snapshot is of a life that has said the preload's hello.
         self.greeted[n as usize] = true;
         Ok(())

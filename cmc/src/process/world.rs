@@ -1086,15 +1086,16 @@ impl VFd {
     }
 }
 
-/// One descriptor in an epoll instance's interest list (`struct epitem`).
+/// One descriptor in an epoll instance's interest list (`struct epitem`),
+/// but for the data `epoll_wait` hands back with its events: the process
+/// gave it only to be given it back, so it is the process's, kept with it
+/// (`forkserver::Cookies`), not the world's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Interest {
     /// The events asked for (`EPOLLIN`, ...), with `EPOLLET` and
     /// `EPOLLONESHOT` as given (a one-shot interest that reported keeps
     /// only these), and [`Interest::QUEUED`].
     pub events: u32,
-    /// What `epoll_wait` returns with them.
-    pub data: u64,
     /// Edge-triggered only: the poll events the descriptor had when the
     /// instance last looked at it, less those it lost since; an event
     /// gained beyond them is an edge (`calls/edges.rs`).
@@ -1471,8 +1472,9 @@ impl NodeWorld {
     /// Names each epoll instance by its lowest descriptor, in `epolls` and
     /// in every descriptor of it, and forgets an instance no descriptor
     /// holds: so that which of its descriptors was made first, or closed,
-    /// makes no second state.
-    pub fn renumber_epolls(&mut self) {
+    /// makes no second state. Returns each instance left, by its old name,
+    /// with its new one.
+    pub fn renumber_epolls(&mut self) -> BTreeMap<i32, i32> {
         let mut lowest: BTreeMap<i32, i32> = BTreeMap::new();
         for (&fd, v) in &self.fds {
             if let VFd::Epoll { id } = *v {
@@ -1488,6 +1490,7 @@ impl NodeWorld {
                 *id = lowest[&*id];
             }
         }
+        lowest
     }
 
     /// Whether an end of object `id` matching `end` is open in the node.
@@ -2010,7 +2013,6 @@ impl ProcessWorld {
                 for (&fd, i) in interest {
                     push_fd(out, fd);
                     out.extend_from_slice(&i.events.to_le_bytes());
-                    out.extend_from_slice(&i.data.to_le_bytes());
                     // What an edge-triggered interest has seen (zero, and
                     // not written, for any other).
                     if i.events & Interest::ET != 0 {
@@ -2296,20 +2298,17 @@ mod tests {
                 n.epolls.insert(4, BTreeMap::new());
             }),
             with_node(&|n| {
-                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1, data: 0, seen: 0 })]));
+                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1, seen: 0 })]));
             }),
             with_node(&|n| {
-                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1, data: 7, seen: 0 })]));
+                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1 | Interest::ET, seen: 0 })]));
             }),
             with_node(&|n| {
-                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1 | Interest::ET, data: 7, seen: 0 })]));
-            }),
-            with_node(&|n| {
-                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1 | Interest::ET, data: 7, seen: 4 })]));
+                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1 | Interest::ET, seen: 4 })]));
             }),
             with_node(&|n| {
                 let events = 1 | Interest::ET | Interest::QUEUED;
-                n.epolls.insert(4, BTreeMap::from([(5, Interest { events, data: 7, seen: 4 })]));
+                n.epolls.insert(4, BTreeMap::from([(5, Interest { events, seen: 4 })]));
             }),
             with_node(&|n| n.blocked = Blocked::Poll { until: None }),
             with_node(&|n| n.blocked = Blocked::Poll { until: Some(0) }),

@@ -133,15 +133,8 @@ impl Supervisor {
     /// `EPOLL_CTL_ADD` or `EPOLL_CTL_MOD` of descriptor `fd` of node `n`
     /// with `events` (`old`: the interest it replaces): on the ready list
     /// if its file is ready now for what it asks, or was on it already.
-    pub(in crate::process) fn interest(
-        &self,
-        n: u8,
-        fd: i32,
-        events: u32,
-        data: u64,
-        old: Option<&Interest>,
-    ) -> Interest {
-        let mut i = Interest { events, data, seen: 0 };
+    pub(in crate::process) fn interest(&self, n: u8, fd: i32, events: u32, old: Option<&Interest>) -> Interest {
+        let mut i = Interest { events, seen: 0 };
         if events & Interest::ET != 0 {
             let now = self.events_now(n, fd);
             let was = old.is_some_and(|o| {

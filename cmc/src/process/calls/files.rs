@@ -1194,17 +1194,20 @@ impl Supervisor {
                 node.fds.remove(&fd);
                 node.nonblock.remove(&fd);
                 node.socket_timeouts.remove(&fd);
-                // An epoll instance goes with its last descriptor (and is
-                // named by its lowest one left); a closed descriptor
-                // leaves every interest list (it has no duplicate to keep
-                // it open).
-                if let VFd::Epoll { .. } = v {
-                    node.renumber_epolls();
-                }
                 node.timers.remove(&fd);
                 let closed_file = matches!(v, VFd::File { .. });
+                // A closed descriptor leaves every interest list (it has
+                // no duplicate to keep it open), its data with it; an
+                // epoll instance goes with its last descriptor (and is
+                // named by its lowest one left).
                 for interest in node.epolls.values_mut() {
                     interest.remove(&fd);
+                }
+                if let Some(p) = self.procs[n as usize].as_mut() {
+                    p.cookies.retain(|&(_, watched), _| watched != fd);
+                }
+                if let VFd::Epoll { .. } = v {
+                    self.renumber_epolls(n);
                 }
                 if let VFd::Conn { label, side } = v {
                     self.world.close_end(&label, side);
@@ -1310,7 +1313,7 @@ impl Supervisor {
                 // A duplicate of an epoll instance may be its lowest
                 // descriptor now.
                 if let VFd::Epoll { .. } = copied {
-                    node.renumber_epolls();
+                    self.renumber_epolls(n);
                 }
                 Ok(Answer::Done)
             }

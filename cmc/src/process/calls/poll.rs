@@ -134,7 +134,7 @@ impl Supervisor {
             node.fds.insert(fd, VFd::Epoll { id: fd });
             node.epolls.insert(fd, std::collections::BTreeMap::new());
             // Lower than a duplicate of another instance's it may be.
-            node.renumber_epolls();
+            self.renumber_epolls(n);
         }
         Ok(Answer::Done)
     }
@@ -193,23 +193,40 @@ impl Supervisor {
             Some((events & !(libc::EPOLLWAKEUP as u32) & !Interest::QUEUED, data))
         };
         let old = self.world.nodes[n as usize].epolls.get(&epfd).and_then(|i| i.get(&fd)).copied();
-        let made = event.map(|(events, data)| self.interest(n, fd, events, data, old.as_ref()));
+        let made = event.map(|(events, data)| (self.interest(n, fd, events, old.as_ref()), data));
         let interest = self.world.nodes[n as usize].epolls.entry(epfd).or_default();
-        Ok(match (op, made) {
-            (libc::EPOLL_CTL_ADD, Some(_)) if interest.contains_key(&fd) => Answer::Err(libc::EEXIST),
-            (libc::EPOLL_CTL_MOD, Some(_)) | (libc::EPOLL_CTL_DEL, None) if !interest.contains_key(&fd) => {
+        // The data is the process's (`forkserver::Cookies`).
+        let cookies = self.procs[n as usize].as_mut().map(|p| &mut p.cookies);
+        Ok(match (op, made, cookies) {
+            (libc::EPOLL_CTL_ADD, Some(_), _) if interest.contains_key(&fd) => Answer::Err(libc::EEXIST),
+            (libc::EPOLL_CTL_MOD, Some(_), _) | (libc::EPOLL_CTL_DEL, None, _) if !interest.contains_key(&fd) => {
                 Answer::Err(libc::ENOENT)
             }
-            (libc::EPOLL_CTL_ADD | libc::EPOLL_CTL_MOD, Some(i)) => {
+            (libc::EPOLL_CTL_ADD | libc::EPOLL_CTL_MOD, Some((i, data)), cookies) => {
                 interest.insert(fd, i);
+                cookies.map(|c| c.insert((epfd, fd), data));
                 Answer::Val(0)
             }
-            (libc::EPOLL_CTL_DEL, None) => {
+            (libc::EPOLL_CTL_DEL, None, cookies) => {
                 interest.remove(&fd);
+                cookies.map(|c| c.remove(&(epfd, fd)));
                 Answer::Val(0)
             }
             _ => Answer::Err(libc::EINVAL),
         })
+    }
+
+    /// Names node `n`'s epoll instances by their lowest descriptors
+    /// ([`super::super::world::NodeWorld::renumber_epolls`]), and its
+    /// process's data for them with them.
+    pub(in crate::process) fn renumber_epolls(&mut self, n: u8) {
+        let renamed = self.world.nodes[n as usize].renumber_epolls();
+        if let Some(p) = self.procs[n as usize].as_mut() {
+            p.cookies = std::mem::take(&mut p.cookies)
+                .into_iter()
+                .filter_map(|((id, fd), data)| renamed.get(&id).map(|&new| ((new, fd), data)))
+                .collect();
+        }
     }
 
     /// A waiting call of any kind: answered at once if anything it watches
@@ -641,7 +658,8 @@ impl Supervisor {
                         );
                     }
                     out.extend_from_slice(&(r as u16 as u32).to_ne_bytes());
-                    out.extend_from_slice(&i.data.to_ne_bytes());
+                    let data = self.procs[n as usize].as_ref().and_then(|p| p.cookies.get(&(*epfd, fd)));
+                    out.extend_from_slice(&data.copied().unwrap_or(0).to_ne_bytes());
                 }
                 let written = out.is_empty() || notif::write_mem(c.pid, c.args[1], &out);
                 // Every interest was looked at (the kernel takes them all
