@@ -125,7 +125,12 @@ impl DynModel for crate::process::ProgramModel {
         let c = &self.config;
         let b = &c.budgets;
         let args = if c.args.is_empty() { "-".to_string() } else { c.args.join(" ") };
-        let request = if c.request.is_empty() { "-".to_string() } else { format!("\"{}\"", c.request.escape_ascii()) };
+        let quoted = |r: &[u8]| format!("\"{}\"", r.escape_ascii());
+        let request = match (c.requests.is_empty(), c.request.is_empty()) {
+            (false, _) => c.requests.iter().map(|r| quoted(r)).collect::<Vec<_>>().join(", "),
+            (true, true) => "-".to_string(),
+            (true, false) => quoted(&c.request),
+        };
         vec![
             ("program", self.name.clone()),
             ("arguments", args),

@@ -180,7 +180,9 @@ struct Client {
 pub struct Native {
     program: PathBuf,
     args: Vec<String>,
+    /// What each client sends: `Config::request`, or its `requests`.
     request: Vec<u8>,
+    requests: Vec<Vec<u8>>,
     /// Each node's working directory.
     dirs: Vec<PathBuf>,
     logs: PathBuf,
@@ -236,6 +238,7 @@ impl Native {
             program: config.program.clone(),
             args: config.args.clone(),
             request: config.request.clone(),
+            requests: config.requests.clone(),
             dirs,
             logs: scratch.to_path_buf(),
             nodes: (0..config.nodes).map(|_| None).collect(),
@@ -258,7 +261,10 @@ impl Native {
             }
             Drive::Client { node, label } => match self.connect(node) {
                 Ok(mut stream) => {
-                    stream.write_all(&self.request).map_err(io_err(format!("sending the request to node {node}")))?;
+                    // A node's k-th client sends the k-th of `requests`
+                    // (`Config::request_of`).
+                    let request = self.requests.get(label.k as usize).unwrap_or(&self.request);
+                    stream.write_all(request).map_err(io_err(format!("sending the request to node {node}")))?;
                     stream.set_nonblocking(true).map_err(io_err("a client connection"))?;
                     self.clients.insert(label, Client { node, stream, got: Vec::new() });
                     self.quiesce()?;

@@ -284,7 +284,7 @@ impl ProcessEngine {
             && w != c.world
         {
             let action = path.last().map_or_else(|| "START".to_string(), ToString::to_string);
-            return Err(ProcessError::Diverged { action, actions: path.len() });
+            return Err(ProcessError::Diverged { action, actions: path.len(), difference: w.difference(&c.world) });
         }
         if path.is_empty() {
             c = self.store.insert(Vec::new(), c);

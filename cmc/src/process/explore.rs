@@ -110,6 +110,15 @@ impl ProgramModel {
         self
     }
 
+    /// What each client sends: a node's k-th CLIENT sends the k-th entry
+    /// (each at most `write_bytes_max`; an entry per client, checked when
+    /// the model is validated). [`ProgramModel::request`] is the case
+    /// where every client sends the same.
+    pub fn requests<B: AsRef<[u8]>>(mut self, requests: impl IntoIterator<Item = B>) -> Self {
+        self.config.requests = requests.into_iter().map(|r| r.as_ref().to_vec()).collect();
+        self
+    }
+
     /// The arguments after the node number: node i runs `PROGRAM i ARGS...`.
     pub fn args<S: Into<String>>(mut self, args: impl IntoIterator<Item = S>) -> Self {
         self.config.args = args.into_iter().map(Into::into).collect();
@@ -343,7 +352,7 @@ impl<'m> ProcessExplorer<'m> {
             return Ok(());
         }
         let step = last.map_or_else(|| "START".to_string(), ToString::to_string);
-        Err(format!("--det: {step} gave two different worlds on two runs ({})", difference(first, &second)))
+        Err(format!("--det: {step} gave two different worlds on two runs ({})", first.difference(&second)))
     }
 
     /// The engine's counters (replays, actions, spawns, notifications).
@@ -358,26 +367,6 @@ impl<'m> ProcessExplorer<'m> {
         }
         e.to_string()
     }
-}
-
-/// The first thing that differs between two worlds, for `--det`'s error.
-fn difference(a: &ProcessWorld, b: &ProcessWorld) -> String {
-    for (n, (x, y)) in a.nodes.iter().zip(&b.nodes).enumerate() {
-        if x.state != y.state {
-            return format!("node {n}: state {} then {}", hex(&x.state), hex(&y.state));
-        }
-        if x.durable != y.durable {
-            let d = |v: &Option<Vec<u8>>| v.as_deref().map_or("-".to_string(), hex);
-            return format!("node {n}: durable {} then {}", d(&x.durable), d(&y.durable));
-        }
-        if x != y {
-            return format!("node {n}: {x:?} then {y:?}");
-        }
-    }
-    if a.conns != b.conns {
-        return format!("connections: {:?} then {:?}", a.conns, b.conns);
-    }
-    format!("{a:?} then {b:?}")
 }
 
 impl Explore for ProcessExplorer<'_> {

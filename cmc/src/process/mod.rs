@@ -168,8 +168,13 @@ pub struct Config {
     pub nodes: u8,
     /// What the environment may do on one path.
     pub budgets: Budgets,
-    /// The bytes a client sends on a CLIENT connection.
+    /// The bytes a client sends on a CLIENT connection (nothing: it
+    /// only connects), unless [`Config::requests`] lists them.
     pub request: Vec<u8>,
+    /// When not empty, the bytes each client sends: a node's k-th CLIENT
+    /// sends entry k (from 0), and there is an entry per client
+    /// ([`Config::validate`]); [`Config::request`] is then empty.
+    pub requests: Vec<Vec<u8>>,
     /// The preload library: [`find_preload`]'s, or `None` where it found
     /// none (then [`Config::validate`] reports why). A `None` set on
     /// purpose starts the nodes without it, which the supervisor reports
@@ -269,6 +274,7 @@ impl Config {
             nodes,
             budgets: Budgets::default(),
             request: Vec::new(),
+            requests: Vec::new(),
             preload: find_preload().ok(),
             stall_timeout: STALL_TIMEOUT_DEFAULT,
             log_dir: None,
@@ -295,6 +301,11 @@ impl Config {
         self.stop.requested()
     }
 
+    /// What a node's `k`-th CLIENT (from 0) sends.
+    pub fn request_of(&self, k: u8) -> &[u8] {
+        self.requests.get(k as usize).map_or(&self.request, |r| r)
+    }
+
     /// Checks every limit and file before anything starts.
     pub fn validate(&self) -> Result<(), ProcessError> {
         let bad = |key: &'static str, reason: String| Err(ProcessError::Config { key, reason });
@@ -305,6 +316,25 @@ impl Config {
             return bad(
                 "request",
                 format!("{} bytes (limit write_bytes_max = {})", self.request.len(), limits::WRITE_BYTES_MAX),
+            );
+        }
+        if let Some((k, r)) = self.requests.iter().enumerate().find(|(_, r)| r.len() > limits::WRITE_BYTES_MAX) {
+            return bad(
+                "requests",
+                format!("entry {k}: {} bytes (limit write_bytes_max = {})", r.len(), limits::WRITE_BYTES_MAX),
+            );
+        }
+        if !self.requests.is_empty() && !self.request.is_empty() {
+            return bad("requests", "both `request` and `requests` are set: give one".into());
+        }
+        if !self.requests.is_empty() && self.requests.len() < self.budgets.clients as usize {
+            return bad(
+                "requests",
+                format!(
+                    "{} entries for {} clients per node: a node's k-th CLIENT sends entry k",
+                    self.requests.len(),
+                    self.budgets.clients
+                ),
             );
         }
         check_program(&self.program)?;
@@ -538,13 +568,15 @@ pub enum ProcessError {
     },
     /// A world rebuilt from its actions differs from the world found.
     #[error(
-        "rebuilding the world reached by {action} (after {actions} actions) gave a different world than when it was found: the program is not deterministic under the checker (--det shows where)"
+        "rebuilding the world reached by {action} (after {actions} actions) gave a different world than when it was found ({difference}): the program is not deterministic under the checker, or keeps state its report does not show (--det shows where a step differs)"
     )]
     Diverged {
         /// The last action of the path (`START` for none).
         action: String,
         /// The path's length, in actions.
         actions: usize,
+        /// What differs, found then rebuilt.
+        difference: String,
     },
     /// Not a failure: the search was asked to stop (Ctrl-C, a time cap)
     /// while this step ran, and the step was cut short.

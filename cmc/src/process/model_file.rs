@@ -84,6 +84,8 @@ struct Raw {
     #[serde(default)]
     request: String,
     #[serde(default)]
+    requests: Vec<String>,
+    #[serde(default)]
     search: Option<String>,
     depth_max: Option<u32>,
     walks: Option<u64>,
@@ -187,6 +189,8 @@ pub struct Parsed {
     pub budgets: Budgets,
     /// `request`, as bytes.
     pub request: Vec<u8>,
+    /// `requests`, each as bytes.
+    pub requests: Vec<Vec<u8>>,
     /// `snapshots_max`, if set.
     pub snapshots_max: Option<usize>,
     /// `snapshots_mib_max`, if set.
@@ -231,6 +235,7 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
     config.args = parsed.args;
     config.budgets = parsed.budgets;
     config.request = parsed.request;
+    config.requests = parsed.requests;
     if let Some(m) = parsed.snapshots_max {
         config.snapshots_max = m;
     }
@@ -366,6 +371,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
         nodes,
         budgets,
         request: raw.request.into_bytes(),
+        requests: raw.requests.into_iter().map(String::into_bytes).collect(),
         snapshots_max,
         snapshots_mib_max: raw.snapshots_mib_max,
         transitions_max,
@@ -439,7 +445,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::{ModelFileError, TimeoutOrder, parse};
-    use crate::process::{CrashStates, DirOrder};
+    use crate::process::{Config, CrashStates, DirOrder, ProcessError};
     use crate::search::Search;
 
     #[test]
@@ -507,5 +513,31 @@ mod tests {
         }
         let err = parse("program = [", Path::new("m.toml")).expect_err("rejected");
         assert!(matches!(err, ModelFileError::Parse { .. }), "{err}");
+    }
+
+    /// `requests`: an entry per client, each within the write limit, and
+    /// not beside `request`; a node's k-th CLIENT sends entry k.
+    #[test]
+    fn requests_need_an_entry_per_client_and_no_request_beside_them() {
+        let parsed = parse("program = \"p\"\nnodes = 1\nclients = 2\nrequests = [\"A1\", \"A2\"]\n", Path::new("m.toml"))
+            .expect("parsed");
+        assert_eq!(parsed.requests, [b"A1".to_vec(), b"A2".to_vec()]);
+        let mut c = Config::new("/nonexistent", 1);
+        c.budgets.clients = 2;
+        c.requests = vec![b"A1".to_vec(), b"A2".to_vec()];
+        assert_eq!((c.request_of(0), c.request_of(1)), (&b"A1"[..], &b"A2"[..]));
+        let key = |c: &Config| match c.validate() {
+            Err(ProcessError::Config { key, reason }) => format!("{key}: {reason}"),
+            other => format!("{other:?}"),
+        };
+        let mut few = c.clone();
+        few.requests.pop();
+        assert!(key(&few).starts_with("requests: 1 entries for 2 clients"), "{}", key(&few));
+        let mut both = c.clone();
+        both.request = b"W".to_vec();
+        assert!(key(&both).starts_with("requests: both"), "{}", key(&both));
+        let mut long = c.clone();
+        long.requests[1] = vec![b'x'; 65];
+        assert!(key(&long).starts_with("requests: entry 1: 65 bytes"), "{}", key(&long));
     }
 }

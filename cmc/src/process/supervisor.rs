@@ -890,9 +890,10 @@ impl Supervisor {
                     [127, 0, 0, 1],
                     super::PORT_BASE + node as u16,
                 );
-                if !self.cfg.request.is_empty() {
+                let request = self.cfg.request_of(k).to_vec();
+                if !request.is_empty() {
                     self.check_in_flight(node, || format!("the request of client connection {label}"))?;
-                    conn.to_target.push_back(self.cfg.request.clone());
+                    conn.to_target.push_back(request);
                 }
                 self.world.conns.insert(label, conn);
             }

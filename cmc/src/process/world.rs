@@ -1510,6 +1510,19 @@ impl NodeWorld {
     }
 }
 
+/// Where two descriptions first differ: a window of each around it.
+fn first_difference(a: &str, b: &str) -> String {
+    let at = a.bytes().zip(b.bytes()).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+    let window = |s: &str| {
+        // Debug output escapes all but printable characters: whole ones
+        // around the place, by char boundaries.
+        let from = (0..=at.saturating_sub(60)).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+        let to = ((at + 60).min(s.len())..=s.len()).find(|&i| s.is_char_boundary(i)).unwrap_or(s.len());
+        format!("...{}...", &s[from..to])
+    };
+    format!("{} then {}", window(a), window(b))
+}
+
 /// One global state of the process front end.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProcessWorld {
@@ -1561,6 +1574,26 @@ pub struct ProcessWorld {
 }
 
 impl ProcessWorld {
+    /// The first thing that differs between this world and `other`, for
+    /// the errors that find two worlds where there should be one: a node's
+    /// report, or where their descriptions first differ.
+    pub fn difference(&self, other: &ProcessWorld) -> String {
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        for (n, (x, y)) in self.nodes.iter().zip(&other.nodes).enumerate() {
+            if x.state != y.state {
+                return format!("node {n}: state {} then {}", hex(&x.state), hex(&y.state));
+            }
+            if x.durable != y.durable {
+                let d = |v: &Option<Vec<u8>>| v.as_deref().map_or("-".to_string(), hex);
+                return format!("node {n}: durable {} then {}", d(&x.durable), d(&y.durable));
+            }
+            if x != y {
+                return format!("node {n}: {}", first_difference(&format!("{x:?}"), &format!("{y:?}")));
+            }
+        }
+        first_difference(&format!("{self:?}"), &format!("{other:?}"))
+    }
+
     /// What the clocks say now, in nanoseconds: the logical clock, and a
     /// nanosecond for each read of a clock before ([`Self::clock_reads`]).
     /// One clock for every node, as a machine has: a time one node read
