@@ -1,7 +1,8 @@
 //! The conformance gate over the Rust example programs (issue 27, item 6:
 //! every example program): `examples/rust/echo.rs` and
 //! `examples/rust/lease.rs`, programs of the standard library's `std::net`
-//! (blocking sockets, `std::thread::sleep`), run natively on Linux along
+//! (blocking sockets, `std::thread::sleep`), and
+//! `examples/rust/tokio_lease.rs`, the lease on tokio (issue 28), run natively on Linux along
 //! the checker's schedules and compared with the checker's worlds after
 //! every segment, as `tests/conformance.rs` runs the C example programs
 //! (`cmc_conformance`'s crate doc says how, and which schedules Linux can
@@ -39,6 +40,9 @@ const ECHO: &str = env!("CARGO_BIN_EXE_conformance-echo");
 
 /// `examples/rust/lease.rs`, built by cargo.
 const LEASE: &str = env!("CARGO_BIN_EXE_conformance-lease");
+
+/// `examples/rust/tokio_lease.rs`, built by cargo.
+const TOKIO_LEASE: &str = env!("CARGO_BIN_EXE_conformance-tokio-lease");
 
 /// Whether some step of `o` that Linux was compared on took an action
 /// whose token starts with `kind`.
@@ -168,4 +172,50 @@ fn lease_agrees_with_linux() {
     }
     let again = walks.iter().filter(|o| o.label.contains("--bug-double-grant") && grants(o) >= 2).count();
     assert!(again >= 1, "the planted bug grants a held lease again, on Linux too");
+}
+
+// ---------------------------------------------------------------------------
+// tokio_lease: the lease server on tokio's current-thread runtime, node 0
+// alone, asked by the checker's clients (`A1`, `A2`).
+
+/// `tests/models/tokio_lease.rs`' model of `tokio_lease.rs`, with `args`
+/// and `crashes`.
+fn tokio_lease(args: &[&str], crashes: u8) -> ProgramModel {
+    let mut c = Config::new(TOKIO_LEASE, 1);
+    c.args = args.iter().map(|a| a.to_string()).collect();
+    c.budgets.clients = 2;
+    c.budgets.crashes = crashes;
+    c.requests = vec![b"A1".to_vec(), b"A2".to_vec()];
+    ProgramModel::new("tokio_lease", c).always("one_grant", |w| grants(w) <= 1)
+}
+
+/// Grants the server answered: the `G`s in the ghost log.
+fn grants(w: &ProcessWorld) -> usize {
+    w.replies.iter().filter(|(_, r)| r == b"G").count()
+}
+
+/// Seeded walks of each build, crashes and restarts of the server
+/// included, agree with Linux as far as Linux can follow them. Not far
+/// yet: tokio's server waits in epoll, and once a client's connection is
+/// accepted its request is on its way to a woken wait (`Blocked::Woken`),
+/// which a DELIVER may join or RUN return, a race Linux's timing decides,
+/// so every walk stops there, at the server's first connection, and
+/// neither planted bug is reproduced natively (the gate would need to let
+/// the kernel deliver first, as it does where nothing is woken). A test
+/// says so, so that a gate that follows further is noticed.
+#[test]
+#[ignore = "needs root: a private network namespace"]
+fn tokio_lease_agrees_with_linux() {
+    let started = Instant::now();
+    let mut outcomes = Vec::new();
+    for (args, crashes) in [(&[][..], 1), (&["--bug-double-grant"][..], 0), (&["--bug-volatile-holder"][..], 1)] {
+        let label = format!("tokio_lease {}", args.join(" "));
+        outcomes.extend(walks(&tokio_lease(args, crashes).config, &label, 4, 12));
+    }
+    let t = summarize("tokio_lease", &outcomes, &[], started);
+    assert!(t.segments > t.schedules, "Linux follows the walks past their start (crashes and restarts)");
+    for o in &outcomes {
+        let stop = o.followed.stopped.as_ref().map(|s| s.reason.clone()).unwrap_or_default();
+        assert!(stop.contains("DELIVER(0, c0.0) or RUN(0)"), "{}: stopped elsewhere: {}", o.label, o.line());
+    }
 }

@@ -14,6 +14,8 @@ mod lock_service;
 mod primary_backup;
 #[cfg(target_os = "linux")]
 mod programs;
+#[cfg(target_os = "linux")]
+mod tokio_lease;
 mod two_phase;
 mod two_phase_tla;
 
