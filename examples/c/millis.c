@@ -23,7 +23,7 @@
  *   "tfdabs" a non-blocking timerfd set, absolute, to the monotonic time
  *          just read has expired.
  *   "absnow" a sleep until the monotonic time just read returns at once
- *          (in less than 0.5 ms).
+ *          (in less than 0.5 ms, in one of three tries).
  *   "selnow" a select of 1,500 µs on a pipe already readable writes back
  *          less than 1,500 µs.
  *   "cpulife" a life reads its CPU time and keeps it durably; after a
@@ -212,10 +212,14 @@ static int seen(int node, const char *mode)
         timerfd_settime(t, TFD_TIMER_ABSTIME, &set, NULL);
         bug = read(t, &e, 8) == 8 && e == 1;
     } else if (strcmp(mode, "absnow") == 0) {
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &a, NULL);
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        bug = ns_of(b) - ns_of(a) < 500000;
+        /* Three tries: a native run preempted between its two reads (a
+         * loaded machine) takes longer once, not three times. */
+        for (int i = 0; i < 3 && !bug; i++) {
+            clock_gettime(CLOCK_MONOTONIC, &a);
+            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &a, NULL);
+            clock_gettime(CLOCK_MONOTONIC, &b);
+            bug = ns_of(b) - ns_of(a) < 500000;
+        }
     } else if (strcmp(mode, "selnow") == 0) {
         int p[2];
         if (pipe(p) != 0 || write(p[1], "x", 1) != 1)
