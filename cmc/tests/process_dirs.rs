@@ -117,6 +117,22 @@ fn a_listing_is_as_ext4_gives_it() {
     }
 }
 
+/// A listing's position (`telldir`, `seekdir`) is that of the entry it goes
+/// on from, as ext4's is that entry's hash: a name made since falls before
+/// or after it, and going back gives that entry first ("seek": 0 of 10
+/// native runs abort). It was a place in the order, which a name placed
+/// before it moved: going back gave the entry before (the review's
+/// `s9seek`, a violation no native run gives, and its converse a pass
+/// where half of them abort).
+#[test]
+fn a_position_in_a_listing_stays_with_its_entry() {
+    let _serial = process_support::serial();
+    for order in [DirOrder::Hash, DirOrder::Sorted] {
+        let r = check(listing("seek", order));
+        assert_eq!(r.verdict, Verdict::Pass, "{order:?}: {}", r.to_text());
+    }
+}
+
 /// A directory whose entries need more than one block of ext4 is indexed,
 /// and lists `.` and `..` first: past one 4 KiB block a listing is an
 /// error naming the node and the call, under the hash order (the review's

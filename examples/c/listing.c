@@ -19,6 +19,12 @@
  *   listing 0 DIR wide      makes 16 names of 250 bytes, and lists:
  *                           past one block, which ext4 indexes, listing
  *                           "." and ".." first (the checker's error)
+ *   listing 0 DIR seek      makes x and y, lists them keeping the position
+ *                           (telldir) before the last name listed, makes
+ *                           z, goes back there (seekdir) and aborts if the
+ *                           next entry is not that name: ext4's position
+ *                           is the hash of the entry it goes on from, so
+ *                           z falls before or after it (0 of 10 abort)
  *   listing N DIR listenfirst  node 0 makes x, lists, then listens; node 1
  *                           dials it and aborts if it was listening: the
  *                           path where node 0's start was done first
@@ -65,7 +71,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "wide") != 0)
         make("x");
-    if (strcmp(mode, "skipdots") == 0)
+    if (strcmp(mode, "skipdots") == 0 || strcmp(mode, "seek") == 0)
         make("y");
     if (strcmp(mode, "wide") == 0)
         for (int i = 0; i < 16; i++) {
@@ -84,9 +90,15 @@ int main(int argc, char **argv)
     char seen[8][256];
     int listed = 0, twice = 0, made = 0;
     struct dirent *e;
+    long at = telldir(d), last_at = -1;
+    char last[256] = "";
     while ((e = readdir(d)) != NULL) {
+        long here = at;
+        at = telldir(d);
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
+        last_at = here;
+        snprintf(last, sizeof last, "%s", e->d_name);
         for (int i = 0; i < listed && i < 8; i++)
             twice += strcmp(seen[i], e->d_name) == 0;
         if (listed < 8)
@@ -96,6 +108,16 @@ int main(int argc, char **argv)
             make(strcmp(mode, "add") == 0 ? "x.bak" : "y");
             made = 1;
         }
+    }
+    if (strcmp(mode, "seek") == 0) {
+        make("z");
+        seekdir(d, last_at);
+        e = readdir(d);
+        uint8_t st[2] = {(uint8_t)listed, e != NULL && strcmp(e->d_name, last) == 0};
+        cmc_record_write(CMC_STATE_FD, st, sizeof st);
+        if (!st[1])
+            abort();
+        pause();
     }
     closedir(d);
     if (strcmp(mode, "listenfirst") == 0 && cmc_listen(0) < 0)

@@ -64,12 +64,45 @@ pub fn rank(order: &[Vec<u8>], name: &[u8]) -> usize {
     order.iter().position(|o| o == name).unwrap_or(usize::MAX)
 }
 
+/// A listing's position under the hash order: that of the entry `name`,
+/// as ext4's is the hash of the entry a listing goes on from (its
+/// `d_off`, which `telldir` and `seekdir` keep). A function of the name
+/// alone, so a position stays the entry's when names are placed around it
+/// (a place in the order would move); never 0 (a listing's start) nor
+/// `u32::MAX` (its end).
+pub fn position(name: &[u8]) -> u32 {
+    (xxhash_rust::xxh3::xxh3_64(name) % (u32::MAX as u64 - 1)) as u32 + 1
+}
+
+/// The place in `order` a listing at position `pos` goes on from: the
+/// start for 0, else the entry whose position it is; `None` for a
+/// position no listing gave.
+pub fn resume(order: &[Vec<u8>], pos: u32) -> Option<usize> {
+    match pos {
+        0 => Some(0),
+        _ => order.iter().position(|o| position(o) == pos),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn names(list: &[&str]) -> Vec<Vec<u8>> {
         list.iter().map(|s| s.as_bytes().to_vec()).collect()
+    }
+
+    /// A position is the entry's whatever is placed around it, and no two
+    /// names the order may hold share one.
+    #[test]
+    fn a_position_follows_its_entry() {
+        let mut order: Vec<Vec<u8>> = [&b"."[..], b"..", b"x", b"y"].iter().map(|n| n.to_vec()).collect();
+        let at = resume(&order, position(b"y")).unwrap();
+        assert_eq!(order[at], b"y");
+        place(&mut order, &[b"a".to_vec()], 0);
+        assert_eq!(order[resume(&order, position(b"y")).unwrap()], b"y");
+        assert_eq!(resume(&order, 0), Some(0));
+        assert_eq!(resume(&order, 12345), None);
     }
 
     /// Every way is a different order, and every order of the new names

@@ -905,6 +905,19 @@ impl Supervisor {
                     ),
                 ));
             };
+            // Positions are the names' (`dir_order::position`): two names
+            // of one position could not be told apart by a seekdir.
+            let mut positions: Vec<u32> = disk.order.iter().chain(&new).map(|o| dir_order::position(o)).collect();
+            positions.sort_unstable();
+            if positions.windows(2).any(|w| w[0] == w[1]) {
+                return Err(ProcessError::Unmodelled {
+                    node: n,
+                    call: syscalls::describe(c.nr),
+                    detail: "a listing of the data directory whose names include two of one position (a 32-bit \
+                             hash of the name): rename one"
+                        .to_string(),
+                });
+            }
             if ways > 1 {
                 return Ok(Answer::Hold(Blocked::Order { fd, choices: ways, trail: Trail::default() }));
             }
@@ -913,23 +926,50 @@ impl Supervisor {
         let mut entries: Vec<Entry> = vec![(1, libc::DT_DIR, b".".to_vec()), (1, libc::DT_DIR, b"..".to_vec())];
         entries.extend(names.iter().map(|(name, inode)| (*inode as u64 + 2, libc::DT_REG, name.clone())));
         // Each entry's place: its rank in the file system's order (as
-        // ext4's hash), or its index in the sorted listing. A position is
-        // the place a listing goes on from (d_off, `seekdir`), and a
-        // listing that has given every entry is at its end
-        // (`LISTING_DONE`): on ext4 a listing of one block reads it all at
-        // its first call, and a name made after it is not listed, nor is
-        // one listed twice.
+        // ext4's hash), or its index in the sorted listing. A position
+        // (d_off, `seekdir`) is where a listing goes on from: under the
+        // hash order the position of the entry it goes on from, a
+        // function of its name (`dir_order::position`), as ext4's is that
+        // entry's hash, so a name placed before it since does not move it
+        // (it was a place in the order, which such a name moved: the
+        // review's `s9seek`); in the sorted listing, a place. A listing
+        // that has given every entry is at its end (`LISTING_DONE`): on
+        // ext4 a listing of one block reads it all at its first call, and
+        // a name made after it is not listed, nor is one listed twice.
         let mut placed: Vec<(u32, Entry)> = if hash {
             entries.into_iter().map(|e| (dir_order::rank(&disk.order, &e.2) as u32, e)).collect()
         } else {
             entries.into_iter().enumerate().map(|(i, e)| (i as u32, e)).collect()
         };
         placed.sort_by_key(|(place, _)| *place);
-        let rest: Vec<&(u32, Entry)> = placed.iter().filter(|(place, _)| *place >= pos).collect();
+        let from = if hash {
+            match dir_order::resume(&disk.order, pos) {
+                Some(place) => place as u32,
+                None => {
+                    return Err(ProcessError::Unmodelled {
+                        node: n,
+                        call: syscalls::describe(c.nr),
+                        detail: format!(
+                            "a listing of the data directory from position {pos}, which no listing of it gave \
+                             (ext4 goes on from the first name whose hash is past it; the hashes are not modelled)"
+                        ),
+                    });
+                }
+            }
+        } else {
+            pos
+        };
+        let rest: Vec<&(u32, Entry)> = placed.iter().filter(|(place, _)| *place >= from).collect();
+        // Where a listing goes on from after `rest[i]`.
+        let after = |i: usize| match rest.get(i + 1) {
+            Some((_, e)) if hash => dir_order::position(&e.2),
+            Some(_) | None if !hash => rest[i].0 + 1,
+            _ => LISTING_DONE,
+        };
         let room = c.args[2] as usize;
         let mut out = Vec::new();
         let mut given = 0;
-        for (place, (ino, kind, name)) in &rest {
+        for (i, (_, (ino, kind, name))) in rest.iter().enumerate() {
             // struct linux_dirent64: d_ino, d_off, d_reclen, d_type, name,
             // a NUL, padded to 8.
             let len = (19 + name.len() + 1).div_ceil(8) * 8;
@@ -938,7 +978,7 @@ impl Supervisor {
             }
             let start = out.len();
             out.extend_from_slice(&ino.to_ne_bytes());
-            out.extend_from_slice(&(*place as i64 + 1).to_ne_bytes());
+            out.extend_from_slice(&(after(i) as i64).to_ne_bytes());
             out.extend_from_slice(&(len as u16).to_ne_bytes());
             out.push(*kind);
             out.extend_from_slice(name);
@@ -952,6 +992,7 @@ impl Supervisor {
             return Ok(Answer::Err(libc::EFAULT));
         }
         let next = match rest.get(given) {
+            Some((_, e)) if hash => dir_order::position(&e.2),
             Some((place, _)) => *place,
             None => LISTING_DONE,
         };
