@@ -124,7 +124,11 @@ impl DynModel for crate::process::ProgramModel {
     fn header(&self) -> Vec<(&'static str, String)> {
         let c = &self.config;
         let b = &c.budgets;
-        let args = if c.args.is_empty() { "-".to_string() } else { c.args.join(" ") };
+        let args = match &c.argv {
+            Some(argv) => format!("argv {}", argv.join(" ")),
+            None if c.args.is_empty() => "-".to_string(),
+            None => c.args.join(" "),
+        };
         let quoted = |r: &[u8]| format!("\"{}\"", r.escape_ascii());
         let request = match (c.requests.is_empty(), c.request.is_empty()) {
             (false, _) => c.requests.iter().map(|r| quoted(r)).collect::<Vec<_>>().join(", "),

@@ -776,3 +776,28 @@ fn a_rust_std_program_runs_as_a_node() {
     let w = replay(&c, &["CLIENT(0)", "ACCEPT(0, client)", "DELIVER(0, c0.0)"]);
     assert_eq!(w.replies, vec![(0, b"hi".to_vec())], "echoed to the client");
 }
+
+/// `argv` (issue 28, item 3): a server started as its users start it,
+/// `--id {node} --port {port}`, in place of `PROGRAM i ARGS...`; its
+/// clients reach it at the port it was given. Without `argv`, node i
+/// runs `PROGRAM i ARGS...` as before; with `args` beside it, an error
+/// naming the key.
+#[test]
+fn argv_starts_a_node_as_its_users_start_it() {
+    let _serial = process_support::serial();
+    let mut c = config("argv", 2);
+    c.timeout_byte = false;
+    c.budgets.clients = 1;
+    c.argv = Some(["--id", "{node}", "--port", "{port}"].map(String::from).to_vec());
+    let w = replay(&c, &[]);
+    assert_eq!(w.nodes[0].state, b"--id 0 --port 20000");
+    assert_eq!(w.nodes[1].state, b"--id 1 --port 20001");
+    let w = replay(&c, &["CLIENT(1)", "ACCEPT(1, client)"]);
+    assert_eq!(w.replies, vec![(1, b"hi".to_vec())], "node 1's client reached it at port 20001");
+    let mut plain = config("argv", 2);
+    plain.args = vec!["x".into()];
+    assert_eq!(replay(&plain, &[]).nodes[1].state, b"1 x");
+    c.args = vec!["x".into()];
+    let e = ProcessEngine::new(c).err().expect("args beside argv");
+    assert!(matches!(&e, ProcessError::Config { key: "argv", .. }), "{e}");
+}

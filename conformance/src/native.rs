@@ -179,7 +179,8 @@ struct Client {
 /// the calling thread.
 pub struct Native {
     program: PathBuf,
-    args: Vec<String>,
+    /// Each node's arguments after the program's name (`Config::argv_of`).
+    argvs: Vec<Vec<String>>,
     /// What each client sends: `Config::request`, or its `requests`.
     request: Vec<u8>,
     requests: Vec<Vec<u8>>,
@@ -236,7 +237,7 @@ impl Native {
         }
         Ok(Native {
             program: config.program.clone(),
-            args: config.args.clone(),
+            argvs: (0..config.nodes).map(|n| config.argv_of(n)).collect(),
             request: config.request.clone(),
             requests: config.requests.clone(),
             dirs,
@@ -358,8 +359,7 @@ impl Native {
         let log2 = log.try_clone().map_err(err("its log"))?;
         let (s, d) = (state_node.as_raw_fd(), durable_node.as_raw_fd());
         let mut cmd = Command::new(&self.program);
-        cmd.arg(n.to_string())
-            .args(&self.args)
+        cmd.args(&self.argvs[n as usize])
             .current_dir(&self.dirs[n as usize])
             .stdin(Stdio::null())
             .stdout(log)

@@ -119,6 +119,14 @@ impl ProgramModel {
         self
     }
 
+    /// Every argument after the program's name, in place of `i ARGS...`:
+    /// `{node}` is replaced by the node's number and `{port}` by its port
+    /// (20000 + i), so that a server that takes `--port N` runs as it is.
+    pub fn argv<S: Into<String>>(mut self, argv: impl IntoIterator<Item = S>) -> Self {
+        self.config.argv = Some(argv.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// The arguments after the node number: node i runs `PROGRAM i ARGS...`.
     pub fn args<S: Into<String>>(mut self, args: impl IntoIterator<Item = S>) -> Self {
         self.config.args = args.into_iter().map(Into::into).collect();
@@ -228,7 +236,11 @@ impl ProgramModel {
                 timeouts: Some(b.timeouts),
             },
             model_file: self.model_file.clone(),
-            args: self.config.args.clone(),
+            // `argv` stands in place of the node number and `args`.
+            args: match &self.config.argv {
+                None => self.config.args.clone(),
+                Some(argv) => std::iter::once("argv:".to_string()).chain(argv.iter().cloned()).collect(),
+            },
         }
     }
 }

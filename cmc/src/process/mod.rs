@@ -163,6 +163,11 @@ pub struct Config {
     pub program: PathBuf,
     /// Arguments after the node number.
     pub args: Vec<String>,
+    /// When set, node i's arguments after the program's name, in place of
+    /// `i ARGS...`: each with `{node}` replaced by i and `{port}` by its
+    /// port ([`Config::argv_of`]), for a server that takes `--port N`.
+    /// Not with `args`.
+    pub argv: Option<Vec<String>>,
     /// The number of nodes, 1 to [`limits::NODES_MAX`]; node i runs
     /// `PROGRAM i ARGS...` and listens on port [`PORT_BASE`] + i.
     pub nodes: u8,
@@ -275,6 +280,7 @@ impl Config {
             budgets: Budgets::default(),
             request: Vec::new(),
             requests: Vec::new(),
+            argv: None,
             preload: find_preload().ok(),
             stall_timeout: STALL_TIMEOUT_DEFAULT,
             log_dir: None,
@@ -301,6 +307,18 @@ impl Config {
         self.stop.requested()
     }
 
+    /// Node `n`'s arguments after the program's name: `n` and `args`, or
+    /// `argv` with `{node}` and `{port}` replaced.
+    pub fn argv_of(&self, n: u8) -> Vec<String> {
+        match &self.argv {
+            None => std::iter::once(n.to_string()).chain(self.args.iter().cloned()).collect(),
+            Some(argv) => argv
+                .iter()
+                .map(|a| a.replace("{node}", &n.to_string()).replace("{port}", &(PORT_BASE + n as u16).to_string()))
+                .collect(),
+        }
+    }
+
     /// What a node's `k`-th CLIENT (from 0) sends.
     pub fn request_of(&self, k: u8) -> &[u8] {
         self.requests.get(k as usize).map_or(&self.request, |r| r)
@@ -323,6 +341,9 @@ impl Config {
                 "requests",
                 format!("entry {k}: {} bytes (limit write_bytes_max = {})", r.len(), limits::WRITE_BYTES_MAX),
             );
+        }
+        if self.argv.is_some() && !self.args.is_empty() {
+            return bad("argv", "both `args` and `argv` are set: `argv` is the whole list, give one".into());
         }
         if !self.requests.is_empty() && !self.request.is_empty() {
             return bad("requests", "both `request` and `requests` are set: give one".into());

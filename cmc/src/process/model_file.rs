@@ -70,6 +70,7 @@ struct Raw {
     program: String,
     #[serde(default)]
     args: Vec<String>,
+    argv: Option<Vec<String>>,
     // Counts are read wide and checked here, so that a value out of range
     // is an error naming its key and limit, not a type error.
     nodes: i64,
@@ -183,6 +184,9 @@ pub struct Parsed {
     pub program: PathBuf,
     /// `args`: the arguments after the node number.
     pub args: Vec<String>,
+    /// `argv`: every argument after the program's name, in place of the
+    /// node number and `args`.
+    pub argv: Option<Vec<String>>,
     /// `nodes`, a `u8` (whether 1 to 8 is [`Config::validate`]'s).
     pub nodes: u8,
     /// `crashes`, `drops`, `timeouts` and `clients`.
@@ -233,6 +237,7 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
     }
     let mut config = Config::new(&parsed.program, parsed.nodes);
     config.args = parsed.args;
+    config.argv = parsed.argv;
     config.budgets = parsed.budgets;
     config.request = parsed.request;
     config.requests = parsed.requests;
@@ -368,6 +373,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
         name: path.file_stem().map_or("model".to_string(), |s| s.to_string_lossy().into_owned()),
         program: dir.join(raw.program),
         args: raw.args,
+        argv: raw.argv,
         nodes,
         budgets,
         request: raw.request.into_bytes(),
@@ -519,8 +525,9 @@ mod tests {
     /// not beside `request`; a node's k-th CLIENT sends entry k.
     #[test]
     fn requests_need_an_entry_per_client_and_no_request_beside_them() {
-        let parsed = parse("program = \"p\"\nnodes = 1\nclients = 2\nrequests = [\"A1\", \"A2\"]\n", Path::new("m.toml"))
-            .expect("parsed");
+        let parsed =
+            parse("program = \"p\"\nnodes = 1\nclients = 2\nrequests = [\"A1\", \"A2\"]\n", Path::new("m.toml"))
+                .expect("parsed");
         assert_eq!(parsed.requests, [b"A1".to_vec(), b"A2".to_vec()]);
         let mut c = Config::new("/nonexistent", 1);
         c.budgets.clients = 2;

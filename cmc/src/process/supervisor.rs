@@ -195,9 +195,9 @@ impl Supervisor {
         let stub = cstring(stub.as_os_str().as_bytes(), "start stub")?;
         let mut argvs = Vec::new();
         for n in 0..cfg.nodes {
-            let mut argv = vec![path.clone(), cstring(n.to_string().as_bytes(), "args")?];
-            for a in &cfg.args {
-                argv.push(cstring(a.as_bytes(), "args")?);
+            let mut argv = vec![path.clone()];
+            for a in cfg.argv_of(n) {
+                argv.push(cstring(a.as_bytes(), if cfg.argv.is_some() { "argv" } else { "args" })?);
             }
             argvs.push(argv);
         }
