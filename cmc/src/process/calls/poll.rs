@@ -197,19 +197,23 @@ impl Supervisor {
         let interest = self.world.nodes[n as usize].epolls.entry(epfd).or_default();
         // The data is the process's (`forkserver::Cookies`).
         let cookies = self.procs[n as usize].as_mut().map(|p| &mut p.cookies);
-        Ok(match (op, made, cookies) {
-            (libc::EPOLL_CTL_ADD, Some(_), _) if interest.contains_key(&fd) => Answer::Err(libc::EEXIST),
-            (libc::EPOLL_CTL_MOD, Some(_), _) | (libc::EPOLL_CTL_DEL, None, _) if !interest.contains_key(&fd) => {
+        Ok(match (op, made) {
+            (libc::EPOLL_CTL_ADD, Some(_)) if interest.contains_key(&fd) => Answer::Err(libc::EEXIST),
+            (libc::EPOLL_CTL_MOD, Some(_)) | (libc::EPOLL_CTL_DEL, None) if !interest.contains_key(&fd) => {
                 Answer::Err(libc::ENOENT)
             }
-            (libc::EPOLL_CTL_ADD | libc::EPOLL_CTL_MOD, Some((i, data)), cookies) => {
+            (libc::EPOLL_CTL_ADD | libc::EPOLL_CTL_MOD, Some((i, data))) => {
                 interest.insert(fd, i);
-                cookies.map(|c| c.insert((epfd, fd), data));
+                if let Some(c) = cookies {
+                    c.insert((epfd, fd), data);
+                }
                 Answer::Val(0)
             }
-            (libc::EPOLL_CTL_DEL, None, cookies) => {
+            (libc::EPOLL_CTL_DEL, None) => {
                 interest.remove(&fd);
-                cookies.map(|c| c.remove(&(epfd, fd)));
+                if let Some(c) = cookies {
+                    c.remove(&(epfd, fd));
+                }
                 Answer::Val(0)
             }
             _ => Answer::Err(libc::EINVAL),
