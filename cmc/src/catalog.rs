@@ -142,8 +142,16 @@ impl DynModel for crate::process::ProgramModel {
             (
                 "environment",
                 format!(
-                    "{} nodes, crashes {}, drops {}, timeouts {}, clients {}",
-                    c.nodes, b.crashes, b.drops, b.timeouts, b.clients
+                    "{} nodes, crashes {}, drops {}, timeouts {}, clients {}{}",
+                    c.nodes,
+                    b.crashes,
+                    b.drops,
+                    b.timeouts,
+                    b.clients,
+                    match c.node_state {
+                        crate::process::NodeState::Report => "",
+                        crate::process::NodeState::Inputs => ", node state: inputs",
+                    }
                 ),
             ),
         ]

@@ -10,7 +10,7 @@
 
 mod process_support;
 
-use cmc::process::{Blocked, Config, Life, ProcessExplorer, ProgramModel};
+use cmc::process::{Blocked, Config, Life, NodeState, ProcessExplorer, ProcessWorld, ProgramModel};
 use cmc::{NoControl, Options, Verdict, explore};
 use process_support::{config, enabled, replay};
 
@@ -120,4 +120,43 @@ fn what_a_process_gives_epoll_to_hand_back_is_its_own() {
         "the count does not depend on the processes kept"
     );
     assert_eq!(few.distinct_states, 746);
+}
+
+/// A program that keeps in memory what it does not report (an event
+/// loop's timers, here one deadline, `examples/c/hidden.c`): the manual's
+/// state (`node_state = "report"`) makes two paths one world where the
+/// process's memory differs (granted at 0 s or at 1 s), and keeps one of
+/// the two processes for both. Which one depends on the processes kept:
+/// with none kept, the second grant is missed (a pass, where a real run
+/// grants twice); with 2,048, a "violation" whose last world, rebuilt,
+/// holds one grant. `node_state = "inputs"` keeps each node's answers of
+/// its life in the world: the two paths are two worlds, and the second
+/// grant is found, the same at every `snapshots_max` and under `--det`.
+/// On the code before, only the manual's state existed.
+#[test]
+fn a_node_state_of_inputs_keeps_apart_what_a_program_does_not_report() {
+    let _serial = process_support::serial();
+    let run = |state: NodeState, snapshots_max: usize, det: bool| {
+        let mut c = config("hidden", 1);
+        c.timeout_byte = false;
+        c.budgets.clients = 2;
+        c.budgets.timeouts = 2;
+        c.crash_points = false;
+        c.requests = vec![b"A1".to_vec(), b"A2".to_vec()];
+        c.node_state = state;
+        c.snapshots_max = snapshots_max;
+        let grants = |w: &ProcessWorld| w.replies.iter().filter(|(_, r)| r == b"G").count();
+        let model = ProgramModel::new("hidden", c).always("one_grant", move |w| grants(w) <= 1);
+        let explorer = ProcessExplorer::new(&model).expect("valid").with_det(det);
+        explore(explorer, &Options::default(), &mut NoControl)
+    };
+    let report = run(NodeState::Report, 0, false);
+    assert_eq!((report.verdict, report.distinct_states), (Verdict::Pass, 46), "{}", report.to_text());
+    for (snapshots_max, det) in [(0, false), (1, false), (2048, false), (2048, true)] {
+        let inputs = run(NodeState::Inputs, snapshots_max, det);
+        assert_eq!(inputs.verdict, Verdict::Violation, "{}", inputs.to_text());
+        assert_eq!((inputs.distinct_states, inputs.generated_states, inputs.depth), (95, 131, 11));
+        let text = inputs.to_text();
+        assert!(text.contains("replies: 0: 47, 0: 47"), "the last world holds both grants: {text}");
+    }
 }

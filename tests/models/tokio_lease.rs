@@ -11,12 +11,15 @@
 //! given as the models' `args`; the planted-bug gate finds their sites
 //! (`bug_NAME` in the program) and requires the models named after them.
 //!
-//! No TIMEOUT: tokio keeps each timer's deadline in its own memory, and
-//! the world holds only the earliest (its epoll wait's timeout), so two
-//! worlds whose later deadlines differ would be one (docs/SEMANTICS.md,
-//! "Timers a program keeps").
+//! Each request has a TIMEOUT to spend: tokio keeps each timer's deadline
+//! in its own memory (its wheel) and tells the kernel only the earliest,
+//! as its epoll wait's timeout, so what the server reports is not all its
+//! future depends on. The models keep each node's inputs in the world
+//! (`node_state = "inputs"`, `NodeState::Inputs`): two paths that set its
+//! timers at different times are two worlds (docs/SEMANTICS.md, "Timers a
+//! program keeps").
 
-use cmc::process::{ProcessWorld, ProgramModel};
+use cmc::process::{NodeState, ProcessWorld, ProgramModel};
 
 /// Grants the server answered: the `G`s in the ghost log.
 fn grants(w: &ProcessWorld) -> usize {
@@ -33,19 +36,29 @@ fn show(state: &[u8], _durable: Option<&[u8]>) -> String {
 
 /// Two clients ask for the lease (`A1`, `A2`); at most one is granted it.
 fn model() -> ProgramModel {
-    ProgramModel::default().show(show).requests(["A1", "A2"]).always("one_grant", |w| grants(w) <= 1)
+    ProgramModel::default()
+        .show(show)
+        .requests(["A1", "A2"])
+        .node_state(NodeState::Inputs)
+        .always("one_grant", |w| grants(w) <= 1)
 }
 
-/// Two clients and a crash of the server anywhere (between any two of its
-/// calls that have an effect): the whole space passes, since the server
-/// makes the holder durable before it answers.
-#[cmc::model(program = env!("CARGO_BIN_EXE_tokio_lease"), nodes = 1, clients = 2, crashes = 1)]
+/// Two clients, a crash of the server anywhere (between any two of its
+/// calls that have an effect) and a request's timeout: the whole space
+/// passes, since the server makes the holder durable before it answers.
+#[cmc::model(program = env!("CARGO_BIN_EXE_tokio_lease"), nodes = 1, clients = 2, crashes = 1, timeouts = 1)]
 fn correct() -> ProgramModel {
     model()
 }
 
 /// The server grants the lease whoever holds it: both clients get it.
-#[cmc::model(program = env!("CARGO_BIN_EXE_tokio_lease"), nodes = 1, clients = 2, expect = violation("one_grant"))]
+#[cmc::model(
+    program = env!("CARGO_BIN_EXE_tokio_lease"),
+    nodes = 1,
+    clients = 2,
+    timeouts = 1,
+    expect = violation("one_grant")
+)]
 fn bug_double_grant() -> ProgramModel {
     model().args(["--bug-double-grant"])
 }
@@ -57,6 +70,7 @@ fn bug_double_grant() -> ProgramModel {
     nodes = 1,
     clients = 2,
     crashes = 1,
+    timeouts = 1,
     expect = violation("one_grant")
 )]
 fn bug_volatile_holder() -> ProgramModel {

@@ -197,6 +197,17 @@ impl ProgramModel {
         self
     }
 
+    /// What a node's state is: [`NodeState::Report`](super::NodeState::Report),
+    /// what it reports (the default, the manual's), or
+    /// [`NodeState::Inputs`](super::NodeState::Inputs), that and every
+    /// answer of its life, for a program that keeps in memory what it
+    /// does not report, such as tokio's timers (`node_state` in a model
+    /// file).
+    pub fn node_state(mut self, state: super::NodeState) -> Self {
+        self.config.node_state = state;
+        self
+    }
+
     /// Decodes node states in traces: `show(state, durable)` replaces the
     /// hex of both, so that a counterexample reads in the program's terms.
     pub fn show(mut self, show: impl Fn(&[u8], Option<&[u8]>) -> String + Send + Sync + 'static) -> Self {

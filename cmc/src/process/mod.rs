@@ -54,8 +54,8 @@ pub use engine::{ProcessEngine, Stats};
 pub use explore::{NO_NODE_KILLED, PathWorld, ProcessExplorer, ProcessStep, ProgramModel, ProgramProperty};
 pub use view::CmcView;
 pub use world::{
-    Blocked, Conn, ConnKind, CrashStates, DirOrder, End, Label, Life, NodeWorld, ProcessWorld, Side, TimeoutOrder,
-    Trail, VFd,
+    Blocked, Conn, ConnKind, CrashStates, DirOrder, End, Label, Life, NodeState, NodeWorld, ProcessWorld, Side,
+    TimeoutOrder, Trail, VFd,
 };
 
 /// The limits of the process front end (manual, LIMITS). Crossing one is an
@@ -239,6 +239,11 @@ pub struct Config {
     /// In which order a listing of a data directory gives its names: any
     /// the file system's hash may give (the default), or sorted.
     pub dir_order: DirOrder,
+    /// What a node's state is: what it reports (the default, the
+    /// manual's), or that and a digest of every answer of its life
+    /// (`node_state = "inputs"`), for a program that keeps in memory what
+    /// it does not report (tokio's timers).
+    pub node_state: NodeState,
     /// Changes of actions kept by the transition cache (`transitions`), so
     /// that an action seen before in the same local state forks no
     /// process; 0 keeps none.
@@ -295,6 +300,7 @@ impl Config {
             crash_points: true,
             crash_states: CrashStates::default(),
             dir_order: DirOrder::default(),
+            node_state: NodeState::default(),
             data_dir: None,
             stop: StopSlot::default(),
         }

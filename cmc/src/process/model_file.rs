@@ -26,6 +26,7 @@
 //! data_dir = "data"               # the nodes' data directory, its files in the world
 //! crash_states = "ext4"           # what a crash may leave of it: "ext4" or "prefix"
 //! dir_order = "hash"              # a listing's order: "hash" (any) or "sorted"
+//! node_state = "report"           # "inputs": also every answer of a node's life (tokio)
 //! log_dir = "logs"                # each node's stdout and stderr, node<i>.log
 //! properties = "build/register_props.so"
 //! invariants = ["acked_writes_survive"]
@@ -57,7 +58,7 @@ use serde::Deserialize;
 
 use super::explore::{ProgramModel, ProgramProperty};
 use super::view::CmcView;
-use super::world::{CrashStates, DirOrder, ProcessWorld, TimeoutOrder};
+use super::world::{CrashStates, DirOrder, NodeState, ProcessWorld, TimeoutOrder};
 use super::{Budgets, Config, ProcessError, limits};
 use crate::library::Library;
 use crate::property::Kind;
@@ -121,6 +122,8 @@ struct Raw {
     /// What a crash may leave of it: "ext4" (the default) or "prefix".
     crash_states: Option<String>,
     dir_order: Option<String>,
+    /// What a node's state is: "report" (the default) or "inputs".
+    node_state: Option<String>,
     /// Where each node's stdout and stderr go (`node<i>.log`); unset
     /// discards them.
     log_dir: Option<String>,
@@ -216,6 +219,9 @@ pub struct Parsed {
     /// `dir_order`: any order a file system's hash may give (the
     /// default), or sorted.
     pub dir_order: DirOrder,
+    /// `node_state`: what a node reports (the default), or that and every
+    /// answer of its life.
+    pub node_state: NodeState,
     /// `log_dir`, joined to the file's folder.
     pub log_dir: Option<PathBuf>,
     /// `properties` (joined to the file's folder) and `invariants`, if
@@ -253,6 +259,7 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
     config.crash_points = parsed.crash_points;
     config.crash_states = parsed.crash_states;
     config.dir_order = parsed.dir_order;
+    config.node_state = parsed.node_state;
     if let Some(d) = &parsed.data_dir {
         let dir = std::fs::canonicalize(d).map_err(|e| key("data_dir", format!("{}: {e}", d.display())))?;
         if !dir.is_dir() {
@@ -352,6 +359,10 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
         None => DirOrder::default(),
         Some(s) => s.parse().map_err(|m| key("dir_order", m))?,
     };
+    let node_state = match &raw.node_state {
+        None => NodeState::default(),
+        Some(s) => s.parse().map_err(|m| key("node_state", m))?,
+    };
 
     let keys = SearchKeys {
         search: raw.search.as_deref(),
@@ -388,6 +399,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
         data_dir: raw.data_dir.map(|d| dir.join(d)),
         crash_states,
         dir_order,
+        node_state,
         log_dir: raw.log_dir.map(|d| dir.join(d)),
         properties,
         options,
@@ -451,7 +463,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::{ModelFileError, TimeoutOrder, parse};
-    use crate::process::{Config, CrashStates, DirOrder, ProcessError};
+    use crate::process::{Config, CrashStates, DirOrder, NodeState, ProcessError};
     use crate::search::Search;
 
     #[test]
@@ -476,6 +488,10 @@ mod tests {
         assert_eq!(p.map(|p| p.dir_order).ok(), Some(DirOrder::Hash), "any order unless the file says otherwise");
         let p = parse("program = \"p\"\nnodes = 1\ndir_order = \"sorted\"\n", Path::new("m.toml"));
         assert_eq!(p.map(|p| p.dir_order).ok(), Some(DirOrder::Sorted));
+        let p = parse("program = \"p\"\nnodes = 1\n", Path::new("m.toml"));
+        assert_eq!(p.map(|p| p.node_state).ok(), Some(NodeState::Report), "the manual's state unless the file says");
+        let p = parse("program = \"p\"\nnodes = 1\nnode_state = \"inputs\"\n", Path::new("m.toml"));
+        assert_eq!(p.map(|p| p.node_state).ok(), Some(NodeState::Inputs));
     }
 
     #[test]
@@ -511,6 +527,7 @@ mod tests {
                 "timeout_drift_ms",
             ),
             ("program = \"p\"\nnodes = 1\ncrash_states = \"xfs\"\n", "crash_states"),
+            ("program = \"p\"\nnodes = 1\nnode_state = \"memory\"\n", "node_state"),
             ("program = \"p\"\nnodes = 1\ndir_order = \"inode\"\n", "dir_order"),
         ] {
             let err = parse(text, Path::new("m.toml")).err().unwrap_or_else(|| panic!("{text}: accepted"));

@@ -160,6 +160,16 @@ pub fn read_mem(pid: u32, addr: u64, len: usize) -> Option<Vec<u8>> {
     (n == len as isize).then_some(buf)
 }
 
+thread_local! {
+    /// What [`write_mem`] has written into each process since the last
+    /// [`take_written`] for it: its pid and a running digest of each
+    /// address and its bytes. The answer that follows the writes folds it
+    /// into the node's inputs (`NodeState::Inputs`). Only the checker's
+    /// own bookkeeping between a call and its answer, never the world: the
+    /// world keeps the digest.
+    static WRITTEN: std::cell::RefCell<Vec<(u32, u64)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Writes `bytes` at `addr` in process `pid`. `false` for a bad address.
 pub fn write_mem(pid: u32, addr: u64, bytes: &[u8]) -> bool {
     if bytes.is_empty() {
@@ -168,7 +178,37 @@ pub fn write_mem(pid: u32, addr: u64, bytes: &[u8]) -> bool {
     let local = libc::iovec { iov_base: bytes.as_ptr() as *mut libc::c_void, iov_len: bytes.len() };
     let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: bytes.len() };
     let n = unsafe { libc::process_vm_writev(pid as i32, &local, 1, &remote, 1, 0) };
-    n == bytes.len() as isize
+    let written = n == bytes.len() as isize;
+    if written {
+        WRITTEN.with_borrow_mut(|w| {
+            let i = w.iter().position(|&(p, _)| p == pid).unwrap_or_else(|| {
+                w.push((pid, 0));
+                w.len() - 1
+            });
+            let mut h = xxhash_rust::xxh3::Xxh3::with_seed(w[i].1);
+            h.update(&addr.to_le_bytes());
+            h.update(bytes);
+            w[i].1 = h.digest();
+        });
+    }
+    written
+}
+
+/// The digest of what [`write_mem`] wrote into process `pid` since the
+/// last call of this for it (0 for nothing), and forgets it.
+pub fn take_written(pid: u32) -> u64 {
+    WRITTEN.with_borrow_mut(|w| match w.iter().position(|&(p, _)| p == pid) {
+        Some(i) => w.swap_remove(i).1,
+        None => 0,
+    })
+}
+
+/// Forgets what [`write_mem`] wrote into every process: at each action,
+/// so that what a process was written in a step and not answered (a
+/// `recv` with `MSG_WAITALL` that waits on, its bytes kept in the world)
+/// is never folded into another step's answer.
+pub fn forget_written() {
+    WRITTEN.with_borrow_mut(Vec::clear);
 }
 
 /// Reads a NUL-terminated path of at most `max` bytes.

@@ -577,6 +577,24 @@ impl Supervisor {
             }
             Answer::Done => true,
         };
+        if self.cfg.node_state == super::NodeState::Inputs {
+            // What the process got: the call's result and what was
+            // written into its memory for it.
+            let (tag, value) = match answer {
+                Answer::Val(v) => (0u8, v),
+                Answer::Err(e) => (1, e as i64),
+                Answer::Hello => (2, 0),
+                Answer::Continue => (3, 0),
+                _ => (4, 0),
+            };
+            let node = &mut self.world.nodes[n as usize];
+            let mut h = xxhash_rust::xxh3::Xxh3::with_seed(node.inputs);
+            h.update(&notif.nr.to_le_bytes());
+            h.update(&[tag]);
+            h.update(&value.to_le_bytes());
+            h.update(&notif::take_written(notif.pid).to_le_bytes());
+            node.inputs = nonzero(h.digest());
+        }
         // The stall timeout counts from when the node was last let go out
         // of a wait, not from its last call: a node that spins on calls the
         // checker answers at once (a non-blocking accept's EAGAIN) never
@@ -594,6 +612,7 @@ impl Supervisor {
         self.in_flight_peak = None;
         self.nonlocal = false;
         self.clear_output();
+        notif::forget_written();
         // Between actions every node waits or is held at a crash point:
         // none has a crash point still to come.
         self.crash_due.fill(false);

@@ -593,6 +593,45 @@ impl std::str::FromStr for DirOrder {
     }
 }
 
+/// What a node's state is (model key `node_state`): what it reports (the
+/// manual's), or that and every input of its life so far, for a program
+/// that keeps in memory what it cannot report (an event loop's timers and
+/// buffers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum NodeState {
+    /// The manual's: its report on fd 3 and fd 193, and what the kernel
+    /// keeps for it (descriptors, connections, its wait).
+    #[default]
+    Report,
+    /// That, and a digest of every answer the node's process got in this
+    /// life: each call's result and every byte written into its memory
+    /// ([`NodeWorld::inputs`]). Two paths that gave a process different
+    /// inputs are two worlds, whatever it reports.
+    Inputs,
+}
+
+impl NodeState {
+    /// The model-file spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeState::Report => "report",
+            NodeState::Inputs => "inputs",
+        }
+    }
+}
+
+impl std::str::FromStr for NodeState {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<NodeState, String> {
+        match s {
+            "report" => Ok(NodeState::Report),
+            "inputs" => Ok(NodeState::Inputs),
+            _ => Err(format!("`{s}`: node_state is \"report\" or \"inputs\"")),
+        }
+    }
+}
+
 /// A node's data directory (model key `data_dir`): flat, files only. What
 /// a crash keeps is `files` and `names`; what the node has changed since
 /// and not made durable is `pending`, oldest first, and the node sees both
@@ -1395,6 +1434,11 @@ pub struct NodeWorld {
     /// its CPU-time clocks say that many nanoseconds (a new process starts
     /// from none).
     pub life_clock_reads: u32,
+    /// Under [`NodeState::Inputs`], a digest of every answer its process
+    /// got in this life (0 at its start, and always under
+    /// [`NodeState::Report`]): what its memory is a function of, beyond
+    /// what it reports.
+    pub inputs: u64,
     /// The last record written to fd 3 (empty until the first).
     pub state: Vec<u8>,
     /// The last record written to fd 193, kept across crashes.
@@ -1621,6 +1665,7 @@ impl ProcessWorld {
             restarts: 0,
             random_used: 0,
             life_clock_reads: 0,
+            inputs: 0,
             state: Vec::new(),
             durable: None,
             recovery: Vec::new(),
@@ -1740,6 +1785,7 @@ impl ProcessWorld {
         node.locals.clear();
         node.socket_timeouts.clear();
         node.blocked = Blocked::Nothing;
+        node.inputs = 0;
         // A record half written is not written; a new life reads fd 193
         // afresh.
         node.recovery.clear();
@@ -1901,12 +1947,15 @@ impl ProcessWorld {
         // that.
         let restarted = node.restarts > 0;
         let read_clock = node.life_clock_reads > 0;
+        // Bit 2: it has a digest of its inputs, after the clock reads.
+        let inputs = node.inputs != 0;
         out.push(
             tag | (extended as u8) << 7
                 | (locals as u8) << 6
                 | (timeouts as u8) << 5
                 | (restarted as u8) << 4
-                | (read_clock as u8) << 3,
+                | (read_clock as u8) << 3
+                | (inputs as u8) << 2,
         );
         out.extend_from_slice(&status.to_le_bytes());
         if restarted {
@@ -1914,6 +1963,9 @@ impl ProcessWorld {
         }
         if read_clock {
             out.extend_from_slice(&node.life_clock_reads.to_le_bytes());
+        }
+        if inputs {
+            out.extend_from_slice(&node.inputs.to_le_bytes());
         }
         // A read or an accept with a timeout has a tag of its own, so a
         // world without one is written as before timeouts existed.
