@@ -19,7 +19,8 @@
 //! `CARGO_MANIFEST_DIR`, `nodes` is required, and the keys that mean
 //! nothing for a program (`core`, `network`, `dups`, `deadlock`) are errors;
 //! `timeout_byte`, `timeout_order` and `timeout_drift_s` or `timeout_drift_ms` (how TIMEOUT ends a
-//! program's waits) are a program's only.
+//! program's waits), `write_bytes_max` (bytes of one write on a connection) and `node_state`
+//! (`report` or `inputs`) are a program's only.
 //!
 //! ```ignore
 //! #[cmc::model(program = "../examples/c/build/register-BUG_EARLY_ACK", nodes = 3, clients = 1,
@@ -68,6 +69,8 @@ const KEYS: &[(&str, &str)] = &[
     ("timeout_order", "a program: any (the default) or deadline"),
     ("timeout_drift_s", "a program under timeout_order = deadline: seconds of clock drift, 0 by default"),
     ("timeout_drift_ms", "a program under timeout_order = deadline: milliseconds of clock drift (or timeout_drift_s)"),
+    ("write_bytes_max", "a program: bytes of one write on a connection, 1 to 65536 (64 by default)"),
+    ("node_state", "a program: report (the default) or inputs (also every answer of a node's life)"),
 ];
 
 /// Declares a model as a test. See the crate documentation for the keys.
@@ -98,6 +101,8 @@ const PROGRAMS_ONLY: &[(&str, &str)] = &[
     ("timeout_order", "a core's timers fire in any order; the order of deadlines is for programs' waits"),
     ("timeout_drift_s", "a core's timers fire in any order; the order of deadlines is for programs' waits"),
     ("timeout_drift_ms", "a core's timers fire in any order; the order of deadlines is for programs' waits"),
+    ("write_bytes_max", "a core's messages are its own types; the limit of one write is for programs' connections"),
+    ("node_state", "a core's state is its whole state; a program's may be its report or its inputs too"),
 ];
 
 /// The keys as parsed, each with its span for later errors.
@@ -118,6 +123,8 @@ struct Keys {
     timeout_order: Option<(String, Span)>,
     timeout_drift_s: Option<(u64, Span)>,
     timeout_drift_ms: Option<(u64, Span)>,
+    write_bytes_max: Option<(u64, Span)>,
+    node_state: Option<(String, Span)>,
     search: Option<(String, Span)>,
     depth_max: Option<(u64, Span)>,
     walks: Option<(u64, Span)>,
@@ -281,6 +288,8 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
                 "timeout_order" => k.timeout_order = Some(word(value, &key, &["any", "deadline"])?),
                 "timeout_drift_s" => k.timeout_drift_s = Some(int(value, &key, 0, u32::MAX as u64)?),
                 "timeout_drift_ms" => k.timeout_drift_ms = Some(int(value, &key, 0, u64::MAX)?),
+                "write_bytes_max" => k.write_bytes_max = Some(int(value, &key, 1, 65_536)?),
+                "node_state" => k.node_state = Some(word(value, &key, &["report", "inputs"])?),
                 "search" => k.search = Some(word(value, &key, &["bfs", "dfs", "simulate"])?),
                 "depth_max" => k.depth_max = Some(int(value, &key, 1, u32::MAX as u64)?),
                 "walks" => k.walks = Some(int(value, &key, 1, u64::MAX)?),
@@ -439,6 +448,14 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
         Some(_) => quote!(::core::option::Option::Some(::cmc::harness::TimeoutOrderKey::Any)),
         None => quote!(::core::option::Option::None),
     };
+    let write_bytes_max = match keys.write_bytes_max {
+        Some((m, _)) => {
+            let m = m as u32;
+            quote!(::core::option::Option::Some(#m))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let node_state_inputs = matches!(&keys.node_state, Some((s, _)) if s == "inputs");
     let states_max = opt_u64(keys.states_max);
     let time_max_s = opt_u64(keys.time_max_s);
     let det = keys.det.unwrap_or(false);
@@ -542,6 +559,8 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
                 timeouts: #timeouts,
                 timeout_byte: #timeout_byte,
                 timeout_order: #timeout_order,
+                write_bytes_max: #write_bytes_max,
+                node_state_inputs: #node_state_inputs,
                 search: #search,
                 states_max: #states_max,
                 time_max_s: #time_max_s,
@@ -677,6 +696,7 @@ mod tests {
             None
         );
         assert_eq!(error_of(quote!(program = "p", nodes = 2, timeout_byte = false, timeout_order = any)), None);
+        assert_eq!(error_of(quote!(program = "p", nodes = 1, write_bytes_max = 65536, node_state = inputs)), None);
         assert_eq!(
             error_of(quote!(
                 program = env!("CARGO_BIN_EXE_node"),
@@ -706,6 +726,9 @@ mod tests {
                 "`timeout_drift_s` needs `timeout_order = deadline`",
             ),
             (quote!(program = "p", nodes = 3, timeout_order = earliest), "`timeout_order` is one of any, deadline"),
+            (quote!(nodes = 3, write_bytes_max = 128), "`write_bytes_max` means something for a program only"),
+            (quote!(nodes = 3, node_state = inputs), "`node_state` means something for a program only"),
+            (quote!(program = "p", nodes = 3, node_state = memory), "`node_state` is one of report, inputs"),
             (
                 quote!(program = "p", nodes = 3, timeout_drift_ms = 4),
                 "`timeout_drift_ms` needs `timeout_order = deadline`",

@@ -96,6 +96,13 @@ pub struct Attributes {
     /// `timeout_order = any` or `timeout_order = deadline` (a program
     /// only), the latter with `timeout_drift_s = N`.
     pub timeout_order: Option<TimeoutOrderKey>,
+    /// `write_bytes_max = N` (a program only): bytes of one write on a
+    /// connection. `None` keeps the body's choice (the manual's 64 by
+    /// default).
+    pub write_bytes_max: Option<u32>,
+    /// `node_state = inputs` (a program only): a node's state is also
+    /// every answer of its life. `false` keeps the body's choice.
+    pub node_state_inputs: bool,
     /// `search = bfs` (the default), `dfs` or `simulate`, with
     /// `depth_max`, `walks`, `walk_length` and `seed`.
     pub search: Search,
@@ -136,6 +143,8 @@ impl Attributes {
         timeouts: None,
         timeout_byte: false,
         timeout_order: None,
+        write_bytes_max: None,
+        node_state_inputs: false,
         search: Search::Bfs { depth_max: None },
         states_max: None,
         time_max_s: None,
@@ -300,6 +309,12 @@ pub fn prepare_program(
         Some(TimeoutOrderKey::Any) => crate::process::TimeoutOrder::Any,
         Some(TimeoutOrderKey::Deadline { drift_ms }) => crate::process::TimeoutOrder::Deadline { drift_ms },
     };
+    if let Some(m) = a.write_bytes_max {
+        c.write_bytes_max = m as usize;
+    }
+    if a.node_state_inputs {
+        c.node_state = crate::process::NodeState::Inputs;
+    }
     if let Some(p) = a.preload {
         c.preload = Some(p.to_path_buf());
     }

@@ -9,8 +9,10 @@ mod process_support;
 
 use std::time::Duration;
 
+use cmc::process::ProcessExplorer;
 use cmc::process::model_file::{self, ModelFileError};
 use cmc::process::{Blocked, Budgets, Config, Label, ProcessEngine, ProcessError, ProcessWorld, Side, limits};
+use cmc::{NoControl, Options, Verdict, explore};
 use process_support::{actions, config, enabled, program, replay};
 
 /// `examples/c/limits.c` on `nodes` nodes in `mode` with `count`.
@@ -58,6 +60,104 @@ fn a_write_over_64_bytes_is_an_error_naming_node_and_limit() {
         matches!(&err, ProcessError::Config { key: "request", reason } if reason.contains("write_bytes_max = 64")),
         "{err}"
     );
+}
+
+/// The limit of one write is settable (`write_bytes_max`, issue 28), for
+/// framed protocols that write more than the manual's 64 bytes, and stays
+/// an error when crossed; a value out of 1 to 65,536 is an error naming
+/// the key. On the code before, a 1,000-byte write was an error whatever
+/// the model said.
+#[test]
+fn the_write_limit_is_settable_and_stays_an_error_when_crossed() {
+    let _serial = process_support::serial();
+    let mut c = limits_config("write", 1000, 2);
+    c.write_bytes_max = 1000;
+    let w = replay(&c, &[]);
+    assert_eq!(messages_toward_node_0(&w), [1000], "1,000 bytes travel whole");
+    c.write_bytes_max = 999;
+    let err = start_error(c);
+    assert!(
+        matches!(&err, ProcessError::Limit { node: 1, limit: "write_bytes_max", max: 999, detail }
+            if detail.contains("1000-byte")),
+        "{err}"
+    );
+    for max in [0, limits::WRITE_BYTES_LIMIT + 1] {
+        let mut c = limits_config("write", 1, 2);
+        c.write_bytes_max = max;
+        let err = ProcessEngine::new(c).err().expect("out of range");
+        assert!(matches!(&err, ProcessError::Config { key: "write_bytes_max", .. }), "{err}");
+    }
+    // A request is one write too.
+    let mut c = limits_config("reply", 1, 1);
+    c.budgets.clients = 1;
+    c.request = vec![b'q'; 100];
+    c.write_bytes_max = 100;
+    ProcessEngine::new(c.clone()).expect("a 100-byte request within 100");
+    c.write_bytes_max = 99;
+    let err = ProcessEngine::new(c).err().expect("a 100-byte request over 99");
+    assert!(
+        matches!(&err, ProcessError::Config { key: "request", reason } if reason.contains("write_bytes_max = 99")),
+        "{err}"
+    );
+    // From a model file.
+    let m = read_model(
+        "wide",
+        "nodes = 2
+args = [\"write\", \"1000\"]\nwrite_bytes_max = 1000",
+    )
+    .expect("valid");
+    assert_eq!(m.model.config.write_bytes_max, 1000);
+    let err = read_model("too_wide", "nodes = 2\nwrite_bytes_max = 65537").err().expect("rejected");
+    assert!(matches!(&err, ModelFileError::Key { key: "write_bytes_max", .. }), "{err}");
+}
+
+/// A C invariant's view holds 64 bytes of a reply (`CMC_WRITE_MAX`,
+/// `struct cmc_reply`): with a larger `write_bytes_max`, a longer reply is
+/// an error naming that limit, never a view cut short. Without C
+/// invariants it is logged whole.
+#[test]
+fn a_reply_longer_than_the_c_view_holds_is_an_error_with_c_invariants() {
+    let _serial = process_support::serial();
+    // An invariant that reads every reply the view holds.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("process_limits");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let source = dir.join("replies.c");
+    std::fs::write(
+        &source,
+        "#include \"cmc.h\"\n\
+         int replies_are_rs(const struct cmc_view *v) {\n\
+             for (unsigned i = 0; i < v->replies; i++)\n\
+                 for (unsigned j = 0; j < v->reply[i].len; j++)\n\
+                     if (v->reply[i].bytes[j] != 'r') return 0;\n\
+             return 1;\n\
+         }\n",
+    )
+    .expect("write");
+    let props = dir.join("replies.so");
+    let out = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-I", env!("CARGO_MANIFEST_DIR"), "-I"])
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .arg(&source)
+        .arg("-o")
+        .arg(&props)
+        .output()
+        .expect("cc runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let check = |name: &str, keys: &str| {
+        let m = read_model(name, keys).unwrap_or_else(|e| panic!("{e}"));
+        explore(ProcessExplorer::new(&m.model).expect("valid"), &Options::default(), &mut NoControl)
+    };
+    let keys = "nodes = 1\nclients = 1\nargs = [\"long\", \"100\"]\nwrite_bytes_max = 200";
+    let r = check("long_rust", keys);
+    assert_eq!(r.verdict, Verdict::Pass, "without C invariants the reply is logged whole: {}", r.to_text());
+    let with_c = format!("{keys}\nproperties = {:?}\ninvariants = [\"replies_are_rs\"]", props.display().to_string());
+    let r = check("long_c", &with_c);
+    assert_eq!(r.verdict, Verdict::Error, "{}", r.to_text());
+    let text = r.to_text();
+    assert!(text.contains("CMC_WRITE_MAX") && text.contains("100-byte reply"), "{text}");
+    // 64 bytes fit.
+    let r = check("long_c64", &with_c.replace("\"100\"", "\"64\""));
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
 }
 
 #[test]

@@ -6,10 +6,12 @@
  *
  * Started as `limits NODE MODE COUNT`. Node 0 serves: it listens and
  * accepts for ever. In mode "reply" it writes COUNT one-byte replies on
- * each connection it accepts, then closes it; in every other mode it keeps
+ * each connection it accepts, then closes it; in mode "long" one
+ * COUNT-byte reply (at most 4096); in every other mode it keeps
  * each connection open and never reads it. Node 1, in the other modes,
  * dials node 0 and then:
- *   "write"  writes one COUNT-byte message (limit write_bytes_max);
+ *   "write"  writes one COUNT-byte message, at most 4096 (limit
+ *            write_bytes_max);
  *   "flood"  writes COUNT one-byte messages (limit messages_in_flight_max);
  *   "dial"   dials COUNT times in all, keeping every connection open
  *            (limit connections_per_node_max);
@@ -33,6 +35,8 @@ static void report(uint8_t role, uint8_t count)
     cmc_record_write(CMC_STATE_FD, s, sizeof s);
 }
 
+enum { BIG = 4096 };
+
 static int serve(int reply, int count)
 {
     uint8_t accepted = 0;
@@ -47,15 +51,24 @@ static int serve(int reply, int count)
         accepted++;
         if (!reply)
             continue;
-        for (int i = 0; i < count; i++)
-            write(c, "r", 1);
+        if (reply == 2) {
+            static uint8_t big[BIG];
+            if (count > BIG)
+                return 4;
+            memset(big, 'r', sizeof big);
+            write(c, big, count);
+        } else {
+            for (int i = 0; i < count; i++)
+                write(c, "r", 1);
+        }
         close(c);
     }
 }
 
 static int dial(const char *mode, int count)
 {
-    uint8_t made = 0, big[CMC_WRITE_MAX + 1];
+    static uint8_t big[BIG];
+    uint8_t made = 0;
     int first = cmc_dial(0);
     if (first < 0)
         return 2;
@@ -85,6 +98,6 @@ int main(int argc, char **argv)
     const char *mode = argc > 2 ? argv[2] : "";
     int count = argc > 3 ? atoi(argv[3]) : 0;
     if (node == 0)
-        return serve(strcmp(mode, "reply") == 0, count);
+        return serve(strcmp(mode, "reply") == 0 ? 1 : strcmp(mode, "long") == 0 ? 2 : 0, count);
     return dial(mode, count);
 }

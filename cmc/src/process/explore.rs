@@ -208,6 +208,15 @@ impl ProgramModel {
         self
     }
 
+    /// Bytes of one write on a connection, and of a client's request
+    /// (`write_bytes_max` in a model file): the manual's 64 by default, at
+    /// most [`limits::WRITE_BYTES_LIMIT`](super::limits::WRITE_BYTES_LIMIT).
+    /// A longer write stays an error naming the limit.
+    pub fn write_bytes_max(mut self, bytes: usize) -> Self {
+        self.config.write_bytes_max = bytes;
+        self
+    }
+
     /// Decodes node states in traces: `show(state, durable)` replaces the
     /// hex of both, so that a counterexample reads in the program's terms.
     pub fn show(mut self, show: impl Fn(&[u8], Option<&[u8]>) -> String + Send + Sync + 'static) -> Self {

@@ -67,8 +67,15 @@ pub mod limits {
     /// to what the clocks say after it (`ProcessWorld::clock_reads`), so
     /// what they say stays within a millisecond of the logical clock.
     pub const CLOCK_READS_MAX: usize = 999_999;
-    /// Bytes in one write on a connection (and in the client request).
+    /// Bytes in one write on a connection (and in the client request):
+    /// the manual's, the default of [`Config::write_bytes_max`](super::Config::write_bytes_max).
     pub const WRITE_BYTES_MAX: usize = 64;
+    /// The largest [`Config::write_bytes_max`](super::Config::write_bytes_max)
+    /// a model may set.
+    pub const WRITE_BYTES_LIMIT: usize = 65_536;
+    /// Bytes of a reply that a C invariant's view holds (`CMC_WRITE_MAX`
+    /// in `cmc.h`, `struct cmc_reply`).
+    pub const VIEW_REPLY_BYTES_MAX: usize = 64;
     /// Messages in flight over all connections.
     pub const MESSAGES_IN_FLIGHT_MAX: usize = 128;
     /// Open connection ends per node.
@@ -239,6 +246,16 @@ pub struct Config {
     /// In which order a listing of a data directory gives its names: any
     /// the file system's hash may give (the default), or sorted.
     pub dir_order: DirOrder,
+    /// Bytes in one write on a connection, and in a client's request, 1
+    /// to [`limits::WRITE_BYTES_LIMIT`] (`write_bytes_max` in a model
+    /// file); the manual's 64 by default. A longer write is an error
+    /// naming the limit.
+    pub write_bytes_max: usize,
+    /// The model's properties read `struct cmc_view` (C invariants; set by
+    /// [`model_file::read`] when it loads them), whose replies hold
+    /// [`limits::VIEW_REPLY_BYTES_MAX`] bytes: a longer reply is an error
+    /// naming that limit, never a truncated view.
+    pub c_view: bool,
     /// What a node's state is: what it reports (the default, the
     /// manual's), or that and a digest of every answer of its life
     /// (`node_state = "inputs"`), for a program that keeps in memory what
@@ -301,6 +318,8 @@ impl Config {
             crash_states: CrashStates::default(),
             dir_order: DirOrder::default(),
             node_state: NodeState::default(),
+            write_bytes_max: limits::WRITE_BYTES_MAX,
+            c_view: false,
             data_dir: None,
             stop: StopSlot::default(),
         }
@@ -336,17 +355,15 @@ impl Config {
         if self.nodes == 0 || self.nodes as usize > limits::NODES_MAX {
             return bad("nodes", format!("{} nodes (limit nodes_max = {})", self.nodes, limits::NODES_MAX));
         }
-        if self.request.len() > limits::WRITE_BYTES_MAX {
-            return bad(
-                "request",
-                format!("{} bytes (limit write_bytes_max = {})", self.request.len(), limits::WRITE_BYTES_MAX),
-            );
+        let max = self.write_bytes_max;
+        if !(1..=limits::WRITE_BYTES_LIMIT).contains(&max) {
+            return bad("write_bytes_max", format!("{max} is not 1 to {}", limits::WRITE_BYTES_LIMIT));
         }
-        if let Some((k, r)) = self.requests.iter().enumerate().find(|(_, r)| r.len() > limits::WRITE_BYTES_MAX) {
-            return bad(
-                "requests",
-                format!("entry {k}: {} bytes (limit write_bytes_max = {})", r.len(), limits::WRITE_BYTES_MAX),
-            );
+        if self.request.len() > max {
+            return bad("request", format!("{} bytes (limit write_bytes_max = {max})", self.request.len()));
+        }
+        if let Some((k, r)) = self.requests.iter().enumerate().find(|(_, r)| r.len() > max) {
+            return bad("requests", format!("entry {k}: {} bytes (limit write_bytes_max = {max})", r.len()));
         }
         if self.argv.is_some() && !self.args.is_empty() {
             return bad("argv", "both `args` and `argv` are set: `argv` is the whole list, give one".into());

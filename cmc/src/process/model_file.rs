@@ -27,6 +27,7 @@
 //! crash_states = "ext4"           # what a crash may leave of it: "ext4" or "prefix"
 //! dir_order = "hash"              # a listing's order: "hash" (any) or "sorted"
 //! node_state = "report"           # "inputs": also every answer of a node's life (tokio)
+//! write_bytes_max = 64            # bytes of one write on a connection (and of a request)
 //! log_dir = "logs"                # each node's stdout and stderr, node<i>.log
 //! properties = "build/register_props.so"
 //! invariants = ["acked_writes_survive"]
@@ -124,6 +125,8 @@ struct Raw {
     dir_order: Option<String>,
     /// What a node's state is: "report" (the default) or "inputs".
     node_state: Option<String>,
+    /// Bytes of one write on a connection (the manual's 64 by default).
+    write_bytes_max: Option<u64>,
     /// Where each node's stdout and stderr go (`node<i>.log`); unset
     /// discards them.
     log_dir: Option<String>,
@@ -222,6 +225,8 @@ pub struct Parsed {
     /// `node_state`: what a node reports (the default), or that and every
     /// answer of its life.
     pub node_state: NodeState,
+    /// `write_bytes_max`, if the file sets it.
+    pub write_bytes_max: Option<usize>,
     /// `log_dir`, joined to the file's folder.
     pub log_dir: Option<PathBuf>,
     /// `properties` (joined to the file's folder) and `invariants`, if
@@ -260,6 +265,10 @@ pub fn read(path: &Path) -> Result<ModelFile, ModelFileError> {
     config.crash_states = parsed.crash_states;
     config.dir_order = parsed.dir_order;
     config.node_state = parsed.node_state;
+    if let Some(m) = parsed.write_bytes_max {
+        config.write_bytes_max = m;
+    }
+    config.c_view = parsed.properties.is_some();
     if let Some(d) = &parsed.data_dir {
         let dir = std::fs::canonicalize(d).map_err(|e| key("data_dir", format!("{}: {e}", d.display())))?;
         if !dir.is_dir() {
@@ -351,6 +360,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
     let too_large = |k: &'static str, m: u64| usize::try_from(m).map_err(|_| key(k, format!("{m} is too large")));
     let snapshots_max = raw.snapshots_max.map(|m| too_large("snapshots_max", m)).transpose()?;
     let transitions_max = raw.transitions_max.map(|m| too_large("transitions_max", m)).transpose()?;
+    let write_bytes_max = raw.write_bytes_max.map(|m| too_large("write_bytes_max", m)).transpose()?;
     let crash_states = match &raw.crash_states {
         None => CrashStates::default(),
         Some(s) => s.parse().map_err(|m| key("crash_states", m))?,
@@ -400,6 +410,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
         crash_states,
         dir_order,
         node_state,
+        write_bytes_max,
         log_dir: raw.log_dir.map(|d| dir.join(d)),
         properties,
         options,

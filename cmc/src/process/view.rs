@@ -43,10 +43,10 @@ pub struct CmcNodeView {
 pub struct CmcReply {
     /// The node that wrote it on a client connection.
     pub node: u8,
-    /// Bytes used, 0 to [`limits::WRITE_BYTES_MAX`].
+    /// Bytes used, 0 to [`limits::VIEW_REPLY_BYTES_MAX`].
     pub len: u8,
     /// The reply's bytes, then zeros.
-    pub bytes: [u8; limits::WRITE_BYTES_MAX],
+    pub bytes: [u8; limits::VIEW_REPLY_BYTES_MAX],
 }
 
 /// `struct cmc_view`: what a C invariant is given of one world.
@@ -92,7 +92,7 @@ impl CmcView {
             clock: u32::try_from(world.clock / 1000).unwrap_or(u32::MAX),
             replies: world.replies.len() as u32,
             node: [empty; limits::NODES_MAX],
-            reply: [CmcReply { node: 0, len: 0, bytes: [0; limits::WRITE_BYTES_MAX] }; limits::REPLIES_MAX],
+            reply: [CmcReply { node: 0, len: 0, bytes: [0; limits::VIEW_REPLY_BYTES_MAX] }; limits::REPLIES_MAX],
         });
         for (i, n) in world.nodes.iter().enumerate() {
             let (life, status) = match n.life {

@@ -686,11 +686,11 @@ impl Supervisor {
             VFd::Pipe { .. } | VFd::Pair { .. } | VFd::Event { .. } => return Ok(Answer::Err(libc::EBADF)),
             VFd::Conn { label, side } => (label, side),
         };
-        if data.len() > limits::WRITE_BYTES_MAX {
+        if data.len() > self.cfg.write_bytes_max {
             return Err(ProcessError::Limit {
                 node: n,
                 limit: "write_bytes_max",
-                max: limits::WRITE_BYTES_MAX,
+                max: self.cfg.write_bytes_max,
                 detail: format!("a {}-byte {} on connection {label}", data.len(), syscalls::describe(c.nr)),
             });
         }
@@ -763,6 +763,18 @@ impl Supervisor {
                         limit: "replies_max",
                         max: limits::REPLIES_MAX,
                         detail: format!("one more reply on connection {label}"),
+                    });
+                }
+                if self.cfg.c_view && data.len() > limits::VIEW_REPLY_BYTES_MAX {
+                    return Err(ProcessError::Limit {
+                        node: n,
+                        limit: "CMC_WRITE_MAX",
+                        max: limits::VIEW_REPLY_BYTES_MAX,
+                        detail: format!(
+                            "a {}-byte reply on connection {label}, which the C invariants' view (struct cmc_reply) \
+                             does not hold; check replies this long with a Rust property",
+                            data.len()
+                        ),
                     });
                 }
                 self.world.replies.push((n, data));
