@@ -129,7 +129,9 @@ fn what_a_process_gives_epoll_to_hand_back_is_its_own() {
 /// the two processes for both. Which one depends on the processes kept:
 /// with none kept, the second grant is missed (a pass, where a real run
 /// grants twice); with 2,048, a "violation" whose last world, rebuilt,
-/// holds one grant. `node_state = "inputs"` keeps each node's answers of
+/// holds one grant, which the search now reports as an error (a
+/// counterexample rebuilt must still violate its property; before, it
+/// was shown as a violation). `node_state = "inputs"` keeps each node's answers of
 /// its life in the world: the two paths are two worlds, and the second
 /// grant is found, the same at every `snapshots_max` and under `--det`.
 /// On the code before, only the manual's state existed.
@@ -152,6 +154,9 @@ fn a_node_state_of_inputs_keeps_apart_what_a_program_does_not_report() {
     };
     let report = run(NodeState::Report, 0, false);
     assert_eq!((report.verdict, report.distinct_states), (Verdict::Pass, 46), "{}", report.to_text());
+    let report = run(NodeState::Report, 2048, false);
+    assert_eq!(report.verdict, Verdict::Error, "{}", report.to_text());
+    assert!(report.to_text().contains("rebuilt from the start, does not violate it"), "{}", report.to_text());
     for (snapshots_max, det) in [(0, false), (1, false), (2048, false), (2048, true)] {
         let inputs = run(NodeState::Inputs, snapshots_max, det);
         assert_eq!(inputs.verdict, Verdict::Violation, "{}", inputs.to_text());

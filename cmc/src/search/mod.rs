@@ -415,13 +415,18 @@ impl<E: Explore> Checker<E> {
     /// always replays; if it did not, the checker's own bookkeeping would be
     /// wrong, which is reported rather than hidden.
     pub fn render(&mut self, path: &[E::Action]) -> Result<Vec<Step>, String> {
+        self.render_with_last(path).map(|(steps, _)| steps)
+    }
+
+    /// [`Searcher::render`], with the last world the path rebuilt.
+    fn render_with_last(&mut self, path: &[E::Action]) -> Result<(Vec<Step>, E::World), String> {
         self.explorer.tracing(true);
         let steps = self.render_traced(path);
         self.explorer.tracing(false);
         steps
     }
 
-    fn render_traced(&mut self, path: &[E::Action]) -> Result<Vec<Step>, String> {
+    fn render_traced(&mut self, path: &[E::Action]) -> Result<(Vec<Step>, E::World), String> {
         let mut steps = Vec::with_capacity(path.len());
         let mut world = self.explorer.empty_world();
         let mut next = self.explorer.empty_world();
@@ -440,7 +445,7 @@ impl<E: Explore> Checker<E> {
             std::mem::swap(&mut world, &mut next);
             steps.push(self.explorer.render(action, &world));
         }
-        Ok(steps)
+        Ok((steps, world))
     }
 
     /// A report with the verdict pass and this checker's counts.
@@ -509,13 +514,35 @@ impl<E: Explore> Checker<E> {
                 }
             }
             End::Violation { property, kind, path } => {
+                let (trace, last) = match self.render_with_last(&path) {
+                    Ok(rendered) => rendered,
+                    Err(e) => return error_report(report, e),
+                };
+                // The trace is rebuilt from scratch: an `always` property
+                // it shows violated must be violated at its last world. A
+                // program whose memory holds what its world does not (a
+                // timer it keeps, unreported) can be in another state on
+                // the rebuilt path than on the one the search took.
+                let index = self.properties.iter().position(|(name, k)| *name == property && *k == kind);
+                if kind == Kind::Always
+                    && let Some(i) = index
+                    && self.explorer.holds(i, &last) == Ok(true)
+                {
+                    report.trace = trace;
+                    return error_report(
+                        report,
+                        format!(
+                            "the counterexample to `{property}`, rebuilt from the start, does not violate it at its \
+                             last world: the model is not deterministic, or keeps state its world does not show (a \
+                             program's memory that its report leaves out: node_state = \"inputs\" keeps each \
+                             node's inputs in the world)"
+                        ),
+                    );
+                }
                 report.verdict = Verdict::Violation;
                 report.property = Some(property);
                 report.kind = Some(kind);
-                match self.render(&path) {
-                    Ok(trace) => report.trace = trace,
-                    Err(e) => return error_report(report, e),
-                }
+                report.trace = trace;
             }
             End::Incomplete(reason) => {
                 report.verdict = Verdict::Incomplete;
