@@ -295,3 +295,28 @@ fn limits_on_objects_inside_a_node_are_errors_naming_them() {
         assert!(matches!(&err, ProcessError::Limit { node: 0, limit, .. } if *limit == name), "{what}: {err}");
     }
 }
+
+/// A duplicate of an end (`dup`, `F_DUPFD_CLOEXEC`, as tokio's signal
+/// driver makes of its socketpair's) is the same end: what the peer
+/// writes is read through it, the end stays open while a duplicate does
+/// (the peer's write succeeds after the first close, fails with EPIPE
+/// after the last), `O_NONBLOCK` set through one is the other's, and an
+/// edge-triggered interest in a duplicate reports the peer's write. Each
+/// answer as natively (`local 0 dup`). Before, a duplicate was refused.
+#[test]
+fn a_duplicate_of_a_local_end_is_the_same_end() {
+    let _serial = process_support::serial();
+    // Measured natively: `local 0 dup`.
+    const NATIVE_DUP: [u8; 22] = [2, 1, 1, 120, 0, 1, 1, 0, 0, 0, 1, 245, 0, 1, 1, 1, 0, 0, 0, 0, 224, 5];
+    let w = replay(&local("dup", &[]), &[]);
+    assert_eq!(w.nodes[0].state, NATIVE_DUP);
+    // Closing a watched end while a duplicate is open: Linux keeps the
+    // interest under the number closed (natively `local 0 dupwatch`
+    // reports 1 event), which the world does not; an error by name.
+    let err = start_error(local("dupwatch", &[]));
+    assert!(
+        matches!(&err, ProcessError::Unmodelled { node: 0, call, detail }
+            if call == "close" && detail.contains("a duplicate of it is open")),
+        "{err}"
+    );
+}

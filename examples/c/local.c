@@ -40,6 +40,11 @@
  *                  with two, the node aborts if they came as "Tr".
  *   "pingpong"     on every byte from a client, a round over a seqpacket
  *                  socketpair: a ping one way, its answer back.
+ *   "dup"          duplicates of ends (dup, F_DUPFD_CLOEXEC): the same
+ *                  end through each, open while one is, O_NONBLOCK shared,
+ *                  an edge-triggered epoll of a duplicate.
+ *   "dupwatch"     closes a watched end while its duplicate is open
+ *                  (Linux keeps the interest; the checker refuses it).
  *   "limit" WHAT N N pipes, socketpairs and eventfds (WHAT: objects), a
  *                  write of N bytes to a pipe (bytes), or N one-byte writes
  *                  to a socketpair (messages); then wait.
@@ -603,6 +608,70 @@ static int limit(int node, const char *what, int n)
     return park(node);
 }
 
+static int dups(int node)
+{
+    uint8_t out[22];
+    char c = 0;
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv);
+    int d = fcntl(sv[0], F_DUPFD_CLOEXEC, 0);
+    out[0] = (uint8_t)(d - sv[0]);
+    out[1] = res(write(sv[1], "x", 1));
+    out[2] = res(read(d, &c, 1));
+    out[3] = (uint8_t)c;
+    out[4] = res(close(sv[0]));
+    /* The end is open through d: the peer may still write. */
+    out[5] = res(send(sv[1], "y", 1, MSG_NOSIGNAL));
+    out[6] = res(read(d, &c, 1));
+    /* O_NONBLOCK is the description's. */
+    out[7] = res(fcntl(d, F_SETFL, 0));
+    int e = dup(d);
+    out[8] = (fcntl(e, F_GETFL) & O_NONBLOCK) != 0;
+    out[9] = res(fcntl(e, F_SETFL, O_NONBLOCK));
+    out[10] = (fcntl(d, F_GETFL) & O_NONBLOCK) != 0;
+    out[11] = res(read(d, &c, 1));
+    /* An edge through a duplicate. */
+    int ep = epoll_create1(0);
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.u64 = 7};
+    out[12] = res(epoll_ctl(ep, EPOLL_CTL_ADD, e, &ev));
+    out[13] = res(write(sv[1], "z", 1));
+    struct epoll_event got[2];
+    out[14] = res(epoll_wait(ep, got, 2, 0));
+    out[15] = res(read(d, &c, 1));
+    out[16] = res(close(d));
+    out[17] = res(epoll_wait(ep, got, 2, 0));
+    /* The last descriptor closed: the peer's writes fail. */
+    out[18] = res(epoll_ctl(ep, EPOLL_CTL_DEL, e, NULL));
+    out[19] = res(close(e));
+    out[20] = res(send(sv[1], "w", 1, MSG_NOSIGNAL));
+    /* An eventfd through a duplicate. */
+    int ef = eventfd(0, EFD_NONBLOCK);
+    int ef2 = dup(ef);
+    uint64_t v = 5;
+    write(ef, &v, 8);
+    v = 0;
+    out[21] = read(ef2, &v, 8) == 8 ? (uint8_t)v : res(-1);
+    report(out, sizeof out);
+    return park(node);
+}
+
+static int dupwatch(int node)
+{
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    int d = dup(sv[0]);
+    int ep = epoll_create1(0);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 1};
+    epoll_ctl(ep, EPOLL_CTL_ADD, sv[0], &ev);
+    close(sv[0]);
+    write(sv[1], "x", 1);
+    struct epoll_event got[1];
+    uint8_t out[1] = {res(epoll_wait(ep, got, 1, 0))};
+    report(out, sizeof out);
+    (void)d;
+    return park(node);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
@@ -630,6 +699,10 @@ int main(int argc, char **argv)
         return memory(node);
     if (strcmp(mode, "pingpong") == 0)
         return pingpong(node);
+    if (strcmp(mode, "dup") == 0)
+        return dups(node);
+    if (strcmp(mode, "dupwatch") == 0)
+        return dupwatch(node);
     if (strcmp(mode, "limit") == 0)
         return limit(node, arg, argc > 4 ? atoi(argv[4]) : 0);
     return 2;

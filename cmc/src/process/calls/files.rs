@@ -27,7 +27,7 @@ use nix::libc::{F_NOTIFY, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_SETLK, F_SETL
 
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
-use super::super::world::{Local, ProcessWorld, VFd};
+use super::super::world::{Local, NodeWorld, ProcessWorld, VFd};
 use super::super::{ProcessError, syscalls};
 use super::disk::DataPath;
 use super::{Answer, HELLO_REQUEST, paths, refuse};
@@ -442,6 +442,21 @@ fn set_nonblock(nonblock: &mut std::collections::BTreeSet<i32>, fd: i32, on: boo
     }
 }
 
+/// `O_NONBLOCK` on or off for descriptor `fd` and every duplicate of it
+/// the world keeps apart from its description: a flag of the open file
+/// description, which a `dup` shares (the ends of pipes, socketpairs and
+/// eventfds; the devices' duplicates are never changed).
+fn set_nonblock_of(node: &mut NodeWorld, fd: i32, on: bool) {
+    let v = node.fds.get(&fd).copied();
+    let same: Vec<i32> = match v {
+        Some(v) if v.local_id().is_some() => node.fds.iter().filter(|&(_, w)| *w == v).map(|(&f, _)| f).collect(),
+        _ => vec![fd],
+    };
+    for f in same {
+        set_nonblock(&mut node.nonblock, f, on);
+    }
+}
+
 /// `ioctl`: on a descriptor the checker owns, `FIONBIO` (non-blocking on
 /// or off) and `FIONREAD` (the bytes received and not read) are answered
 /// from the world, and a terminal's `TCGETS` fails as on a socket.
@@ -469,7 +484,7 @@ pub(super) fn on_ioctl(world: &mut ProcessWorld, n: u8, c: &Notif, vfd: Option<V
             if shared_flags(v) && on != world.nodes[n as usize].nonblock.contains(&fd) {
                 return refuse(n, c, &format!("changing O_NONBLOCK of {} (fd {fd}) is not modelled", kind(v)));
             }
-            set_nonblock(&mut world.nodes[n as usize].nonblock, fd, on);
+            set_nonblock_of(&mut world.nodes[n as usize], fd, on);
             Answer::Val(0)
         }
         Some(v) if c.args[1] == libc::FIONREAD => {
@@ -573,12 +588,7 @@ const KNOWN_FCNTL: &[i32] = &[
     1034, 1035, 1036, 1037, 1038,
 ];
 
-pub(super) fn on_fcntl(
-    nonblock: &mut std::collections::BTreeSet<i32>,
-    n: u8,
-    c: &Notif,
-    vfd: Option<VFd>,
-) -> Result<Answer, ProcessError> {
+pub(super) fn on_fcntl(node: &mut NodeWorld, n: u8, c: &Notif, vfd: Option<VFd>) -> Result<Answer, ProcessError> {
     let fd = c.args[0] as i32;
     let reserved = fd == 3 || fd == 193;
     Ok(match (vfd, c.args[1] as i32) {
@@ -605,7 +615,7 @@ pub(super) fn on_fcntl(
                 VFd::Host { flags, .. } => flags as i32 & !libc::O_NONBLOCK,
                 _ => libc::O_RDWR,
             };
-            let flags = access | if nonblock.contains(&fd) { libc::O_NONBLOCK } else { 0 };
+            let flags = access | if node.nonblock.contains(&fd) { libc::O_NONBLOCK } else { 0 };
             Answer::Val(flags as i64)
         }
         // The other status flags a pipe, socketpair or eventfd takes
@@ -630,10 +640,10 @@ pub(super) fn on_fcntl(
         }
         (Some(v), libc::F_SETFL) => {
             let on = c.args[2] as i32 & libc::O_NONBLOCK != 0;
-            if shared_flags(v) && on != nonblock.contains(&fd) {
+            if shared_flags(v) && on != node.nonblock.contains(&fd) {
                 return refuse(n, c, &format!("changing O_NONBLOCK of {} (fd {fd}) is not modelled", kind(v)));
             }
-            set_nonblock(nonblock, fd, on);
+            set_nonblock_of(node, fd, on);
             Answer::Val(0)
         }
         (Some(_), libc::F_GETFD | libc::F_SETFD) => Answer::Continue,
@@ -1248,6 +1258,11 @@ impl Supervisor {
             // descriptor); `dup2` and `dup3` of one, which may close a
             // descriptor at the number they name, are not modelled.
             Some(VFd::Epoll { .. }) if c.nr == libc::SYS_dup => return self.dup_shared(n, c, from, 0, false),
+            // So is a pipe's, a socketpair's or an eventfd's end's (tokio's
+            // signal driver watches a duplicate of its socketpair's end).
+            Some(v) if v.local_id().is_some() && c.nr == libc::SYS_dup => {
+                return self.dup_shared(n, c, from, 0, false);
+            }
             None if from != 3 && from != 193 => return Ok(Answer::Continue),
             v => return refused(from, v),
         }

@@ -604,14 +604,46 @@ impl Supervisor {
         Ok(Answer::Val(len as i64))
     }
 
-    /// Node `n` closed its descriptor of `v` (forgotten already): the
-    /// other end of a socketpair is shut both ways (and told ECONNRESET
+    /// Node `n` closes descriptor `fd` of `v`: an error if an epoll
+    /// instance watches it and a duplicate of it is left, where Linux
+    /// keeps the interest (an interest is the description's, and goes
+    /// with its last descriptor) and goes on reporting it under the number
+    /// closed, which the world, keeping interests by descriptor, does not.
+    pub(super) fn check_watched_duplicate(
+        &self,
+        n: u8,
+        c: &Notif,
+        fd: i32,
+        v: Option<VFd>,
+    ) -> Result<(), ProcessError> {
+        let node = &self.world.nodes[n as usize];
+        let Some(v) = v.filter(|v| v.local_id().is_some()) else { return Ok(()) };
+        let duplicated = node.fds.iter().any(|(&f, w)| f != fd && *w == v);
+        if duplicated && node.epolls.values().any(|i| i.contains_key(&fd)) {
+            return Err(ProcessError::Unmodelled {
+                node: n,
+                call: syscalls::describe(c.nr),
+                detail: format!(
+                    "closing fd {fd}, {} an epoll instance watches, while a duplicate of it is open: Linux keeps the \
+                     interest until the last duplicate is closed, which is not modelled",
+                    kind(v)
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Node `n` closed its descriptor of `v` (forgotten already): unless
+    /// a duplicate of it is left, the other end of a socketpair is shut both ways (and told ECONNRESET
     /// if this end had data unread), and an object with no end left is
     /// forgotten. A pipe's other end needs nothing: its EOF and EPIPE are
     /// read from the descriptors left.
     pub(super) fn close_local(&mut self, n: u8, v: VFd) {
         let node = &mut self.world.nodes[n as usize];
-        if let VFd::Pair { id, end } = v
+        // A duplicate keeps the end open (its description).
+        let open = node.fds.values().any(|w| *w == v);
+        if !open
+            && let VFd::Pair { id, end } = v
             && let Some(Local::Pair { ends, .. }) = node.locals.get_mut(id as usize)
         {
             let (closed, other) = (end as usize, 1 - end as usize);

@@ -277,6 +277,7 @@ impl Supervisor {
             nr if CHANGE_FILES.contains(&nr) => self.on_file_system(n, c),
             libc::SYS_close => {
                 self.on_data_close(n, vfd)?;
+                self.check_watched_duplicate(n, c, fd, vfd)?;
                 Ok(self.on_close(n, fd, vfd))
             }
             libc::SYS_ioctl if fd == 3 && c.args[1] == HELLO_REQUEST => self.on_preload_hello(n, c),
@@ -292,11 +293,13 @@ impl Supervisor {
             libc::SYS_ioctl => on_ioctl(&mut self.world, n, c, vfd),
             libc::SYS_fcntl
                 if matches!(c.args[1] as i32, libc::F_DUPFD | libc::F_DUPFD_CLOEXEC)
-                    && vfd.is_some_and(|v| files::shared_flags(v) || matches!(v, VFd::Epoll { .. })) =>
+                    && vfd.is_some_and(|v| {
+                        files::shared_flags(v) || matches!(v, VFd::Epoll { .. }) || v.local_id().is_some()
+                    }) =>
             {
                 self.dup_shared(n, c, fd, c.args[2] as i32, c.args[1] as i32 == libc::F_DUPFD_CLOEXEC)
             }
-            libc::SYS_fcntl => on_fcntl(&mut self.world.nodes[n as usize].nonblock, n, c, vfd),
+            libc::SYS_fcntl => on_fcntl(&mut self.world.nodes[n as usize], n, c, vfd),
             libc::SYS_lseek if matches!(vfd, Some(VFd::File { .. } | VFd::Dir { .. })) => self.seek_file(n, c, fd),
             libc::SYS_lseek if matches!(vfd, Some(VFd::Host { .. })) => Ok(self.seek_host(n, c, fd)),
             libc::SYS_lseek => Ok(on_lseek(vfd)),
