@@ -165,3 +165,29 @@ fn a_node_state_of_inputs_keeps_apart_what_a_program_does_not_report() {
         assert!(text.contains("replies: 0: 47, 0: 47"), "the last world holds both grants: {text}");
     }
 }
+
+/// A receive that fills its buffer over several actions (`MSG_WAITALL`,
+/// `hidden.c` "waitall"): what the first DELIVER wrote into node 0's
+/// memory ("AA" or "BB", node 1's choice) is in the world while the
+/// receive waits (`NodeWorld::waitall`), and goes into the node's inputs
+/// when it returns, so under `node_state = "inputs"` the two choices are
+/// two worlds and each bad byte is found, at every `snapshots_max`. A
+/// review found the first bytes left out (the digest took only what one
+/// step wrote): the verdict then changed with `snapshots_max`, a pass at
+/// one setting or the other where both choices abort on Linux.
+#[test]
+fn what_a_receive_got_over_several_actions_is_in_the_inputs() {
+    let _serial = process_support::serial();
+    for bad in ["A", "B"] {
+        for snapshots_max in [0, 1, 2048] {
+            let mut c = config("hidden", 3);
+            c.args = vec!["waitall".to_string(), bad.to_string()];
+            c.timeout_byte = false;
+            c.node_state = NodeState::Inputs;
+            c.snapshots_max = snapshots_max;
+            let model = ProgramModel::new("waitall", c);
+            let r = explore(ProcessExplorer::new(&model).expect("valid"), &Options::default(), &mut NoControl);
+            assert_eq!(r.verdict, Verdict::Violation, "bad {bad}, snapshots_max {snapshots_max}: {}", r.to_text());
+        }
+    }
+}

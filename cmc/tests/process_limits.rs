@@ -87,6 +87,19 @@ fn the_write_limit_is_settable_and_stays_an_error_when_crossed() {
         let err = ProcessEngine::new(c).err().expect("out of range");
         assert!(matches!(&err, ProcessError::Config { key: "write_bytes_max", .. }), "{err}");
     }
+    // A byte stream splits a long write where it splits a short one: at
+    // its first byte, its middle and its last (a review found splits past
+    // 255 bytes wrapped: no split at 299, one at 43, and an internal error
+    // at 256).
+    let mut c = limits_config("read", 300, 2);
+    c.write_bytes_max = 300;
+    c.stream = true;
+    let w = replay(&c, &["ACCEPT(0, 1)"]);
+    let splits: Vec<String> = enabled(&w).into_iter().filter(|a| a.starts_with("DELIVER(0, 1.0, ")).collect();
+    assert_eq!(splits, ["DELIVER(0, 1.0, 1)", "DELIVER(0, 1.0, 150)", "DELIVER(0, 1.0, 299)"]);
+    let w = replay(&c, &["ACCEPT(0, 1)", "DELIVER(0, 1.0, 299)"]);
+    assert_eq!(w.nodes[0].state, [0, 299u16 as u8], "node 0 read 299 bytes (reported modulo 256)");
+    assert_eq!(messages_toward_node_0(&w), [1], "the last byte still on its way");
     // A request is one write too.
     let mut c = limits_config("reply", 1, 1);
     c.budgets.clients = 1;

@@ -20,12 +20,24 @@
  * state (`node_state = "report"`) keeps one process for both: which one
  * decides whether the second grant is found. `node_state = "inputs"`
  * keeps the two apart by what each process read of the clock.
+ *
+ *   hidden NODE waitall BAD
+ *
+ * A receive that fills its buffer over several actions: node 0's
+ * recv(MSG_WAITALL) of 4 bytes gets "AA" or "BB" (node 1's choice, by
+ * whether node 2's byte has reached it) in one DELIVER, is held, and gets
+ * "xy" in another. It reports nothing of them until EOF, then the first
+ * byte, and aborts if it is BAD. What the first DELIVER wrote into its
+ * memory is in the world while the receive waits, and must be in its
+ * inputs once it returns: both choices abort on Linux (a review's probe).
  */
 #define _GNU_SOURCE
 #include "cmc.h"
 
 #include <poll.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,8 +49,44 @@ static int64_t now_ms(void)
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+static int waitall(int me, char bad)
+{
+    if (me == 0) {
+        int l = cmc_listen(0);
+        uint8_t s = 0;
+        cmc_record_write(CMC_STATE_FD, &s, 1);
+        int c = accept(l, NULL, NULL);
+        char buf[4], x;
+        if (c < 0 || write(c, "g", 1) != 1 || recv(c, buf, 4, MSG_WAITALL) != 4 || read(c, &x, 1) != 0)
+            return 4;
+        s = (uint8_t)buf[0];
+        cmc_record_write(CMC_STATE_FD, &s, 1);
+        if (buf[0] == bad)
+            abort();
+        for (;;)
+            pause();
+    }
+    if (me == 1) {
+        int l = cmc_listen(1);
+        int c0 = cmc_dial(0);
+        int c2 = c0 < 0 ? -1 : accept(l, NULL, NULL);
+        if (c2 < 0)
+            return 2;
+        struct pollfd p = {.fd = c2, .events = POLLIN};
+        int k = poll(&p, 1, 0);
+        char g, z;
+        if (read(c0, &g, 1) != 1 || write(c0, k > 0 ? "BB" : "AA", 2) != 2 || write(c0, "xy", 2) != 2)
+            return 3;
+        return read(c2, &z, 1) == 1 ? 0 : 4;
+    }
+    int c = cmc_dial(1);
+    return c >= 0 && write(c, "z", 1) == 1 ? 0 : 2;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 4 && strcmp(argv[2], "waitall") == 0)
+        return waitall(argv[1][0] - '0', argv[3][0]);
     if (argc < 2 || argv[1][0] != '0')
         return 2;
     int l = cmc_listen(0);

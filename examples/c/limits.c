@@ -7,11 +7,12 @@
  * Started as `limits NODE MODE COUNT`. Node 0 serves: it listens and
  * accepts for ever. In mode "reply" it writes COUNT one-byte replies on
  * each connection it accepts, then closes it; in mode "long" one
- * COUNT-byte reply (at most 4096); in every other mode it keeps
+ * COUNT-byte reply (at most 4096); in mode "read" it reads once from
+ * each connection and reports how many bytes it got; in every other mode it keeps
  * each connection open and never reads it. Node 1, in the other modes,
  * dials node 0 and then:
  *   "write"  writes one COUNT-byte message, at most 4096 (limit
- *            write_bytes_max);
+ *            write_bytes_max), and so does "read";
  *   "flood"  writes COUNT one-byte messages (limit messages_in_flight_max);
  *   "dial"   dials COUNT times in all, keeping every connection open
  *            (limit connections_per_node_max);
@@ -49,6 +50,14 @@ static int serve(int reply, int count)
         if (c < 0)
             return 3;
         accepted++;
+        if (reply == 3) {
+            static uint8_t got[BIG];
+            long r = read(c, got, sizeof got);
+            report(0, r < 0 ? 0xff : (uint8_t)r);
+            for (;;)
+                if (accept(l, NULL, NULL) < 0)
+                    return 3;
+        }
         if (!reply)
             continue;
         if (reply == 2) {
@@ -72,7 +81,7 @@ static int dial(const char *mode, int count)
     int first = cmc_dial(0);
     if (first < 0)
         return 2;
-    if (strcmp(mode, "write") == 0) {
+    if (strcmp(mode, "write") == 0 || strcmp(mode, "read") == 0) {
         if (count > (int)sizeof big)
             return 4;
         memset(big, 'w', sizeof big);
@@ -98,6 +107,10 @@ int main(int argc, char **argv)
     const char *mode = argc > 2 ? argv[2] : "";
     int count = argc > 3 ? atoi(argv[3]) : 0;
     if (node == 0)
-        return serve(strcmp(mode, "reply") == 0 ? 1 : strcmp(mode, "long") == 0 ? 2 : 0, count);
+        return serve(strcmp(mode, "reply") == 0  ? 1
+                     : strcmp(mode, "long") == 0 ? 2
+                     : strcmp(mode, "read") == 0 ? 3
+                                                 : 0,
+                     count);
     return dial(mode, count);
 }

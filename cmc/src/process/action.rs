@@ -103,7 +103,7 @@ pub enum Part {
     Whole,
     /// The first `k` bytes, `0 < k < len`; the rest stays first, and is
     /// not split again.
-    First(u8),
+    First(u16),
     /// The oldest message and the next one, as one read.
     Merged,
 }
@@ -342,7 +342,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
                 let mut at = vec![1, head.len() / 2, head.len() - 1];
                 at.dedup();
                 for k in at {
-                    out.push(ProcessAction::Deliver { node: n, conn, part: Part::First(k as u8) });
+                    out.push(ProcessAction::Deliver { node: n, conn, part: Part::First(k as u16) });
                 }
             }
             if queue.len() >= 2 {
@@ -597,7 +597,7 @@ impl FromStr for ProcessAction {
                 let part = match args.get(2) {
                     None => Part::Whole,
                     Some(&"+") => Part::Merged,
-                    Some(k) => match k.parse::<u8>() {
+                    Some(k) => match k.parse::<u16>() {
                         Ok(k) if k > 0 => Part::First(k),
                         _ => return Err(bad()),
                     },

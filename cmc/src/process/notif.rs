@@ -203,6 +203,23 @@ pub fn take_written(pid: u32) -> u64 {
     })
 }
 
+/// What process `pid` was written since the last answer is, as far as
+/// its answer goes, `bytes` at `addr` (written already, in this step or
+/// in earlier ones): for a receive that fills one buffer over several
+/// actions, whose first parts the world kept while it waited
+/// (`NodeWorld::waitall`), and whose pieces must digest as the whole
+/// buffer, however they came.
+pub fn restage_written(pid: u32, addr: u64, bytes: &[u8]) {
+    let mut h = xxhash_rust::xxh3::Xxh3::with_seed(0);
+    h.update(&addr.to_le_bytes());
+    h.update(bytes);
+    let digest = h.digest();
+    WRITTEN.with_borrow_mut(|w| {
+        w.retain(|&(p, _)| p != pid);
+        w.push((pid, digest));
+    });
+}
+
 /// Forgets what [`write_mem`] wrote into every process: at each action,
 /// so that what a process was written in a step and not answered (a
 /// `recv` with `MSG_WAITALL` that waits on, its bytes kept in the world)

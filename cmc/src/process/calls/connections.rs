@@ -834,6 +834,9 @@ impl Supervisor {
         if got < want && !data.is_empty() {
             return Ok(take);
         }
+        // The whole buffer is what the call gave, its first parts written
+        // in earlier steps.
+        notif::restage_written(notif.pid, notif.args[1], &node.waitall);
         node.waitall.clear();
         node.blocked = Blocked::Nothing;
         let answer = if got == 0 { self.end_answer(n, notif) } else { Answer::Val(got as i64) };
@@ -1028,6 +1031,8 @@ impl Supervisor {
             return self.read_end(&label, side).unwrap_or(Answer::Val(0));
         }
         if got == want || eof || (nonblocking && got > 0) {
+            // One buffer, as when it fills over several actions.
+            notif::restage_written(c.pid, c.args[1], &received);
             return Answer::Val(got as i64);
         }
         if nonblocking {

@@ -195,9 +195,14 @@ impl Supervisor {
         let notif = self.held(n)?;
         let node = &mut self.world.nodes[n as usize];
         node.blocked = Blocked::Nothing;
-        let answer = match std::mem::take(&mut node.waitall).len() {
+        let received = std::mem::take(&mut node.waitall);
+        let answer = match received.len() {
             0 => Answer::Err(libc::EAGAIN),
-            got => Answer::Val(got as i64),
+            got => {
+                // What the receive got in earlier steps, in its buffer.
+                notif::restage_written(notif.pid, notif.args[1], &received);
+                Answer::Val(got as i64)
+            }
         };
         self.answer(n, &notif, answer)
     }
