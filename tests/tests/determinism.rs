@@ -129,8 +129,9 @@ fn gate(declared: &[&Declared]) -> Vec<String> {
 
 /// Which of the gate's tests a model is in: the cores, or one of two
 /// halves of the programs, so that the harness runs them side by side on
-/// two processors (the programs take most of the gate's time: about 95 s
-/// for each half, 25 s for the cores, measured on this machine with
+/// two processors (the programs take most of the gate's time: about 135 s
+/// for the first half, 120 s for the second and 25 s for the cores, since
+/// the tokio models spend a TIMEOUT; measured on this machine with
 /// `cargo test -p cmc-tests --test determinism -- --nocapture`, which
 /// prints each search's time).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
