@@ -183,6 +183,9 @@ pub fn fork(
     if pidfd < 0 {
         return Err(sys("pidfd_open"));
     }
+    // A new process: nothing written into another that had its pid (a
+    // life killed while a receive waited) is its input.
+    let _ = notif::take_written(pid as u32);
     Ok(Parked { pid, pidfd: unsafe { OwnedFd::from_raw_fd(pidfd as i32) }, notif, cookies: from.cookies.clone() })
 }
 
