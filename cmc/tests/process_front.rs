@@ -428,8 +428,14 @@ fn the_stall_timeout_is_ten_seconds_by_default() {
 fn misbehaving_programs_are_errors_naming_node_and_call() {
     let _serial = process_support::serial();
     let long = Duration::from_secs(10);
-    let err = probe_error("thread", long);
+    let err = probe_error("fork", long);
     assert!(matches!(&err, ProcessError::Forbidden { node: 0, call, .. } if call.starts_with("clone")), "{err}");
+    // A thread is modelled (issue 28): the probe starts one, joins it and
+    // exits with 0.
+    let mut c = config("probe", 1);
+    c.args = vec!["thread".to_string()];
+    let w = ProcessEngine::new(c).expect("valid").initial().expect("a thread is modelled");
+    assert_eq!(w.nodes[0].life, cmc::process::Life::Exited(0));
     let err = probe_error("exec", long);
     assert!(matches!(&err, ProcessError::Forbidden { node: 0, what: "exec", .. }), "{err}");
     for (mode, call) in [("ipc", "msgsnd"), ("peek", "process_vm_readv")] {

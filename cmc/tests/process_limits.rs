@@ -308,7 +308,7 @@ fn a_fork_in_the_target_is_an_error_naming_node_and_call() {
     let _serial = process_support::serial();
     let err = probe_error("fork");
     assert!(
-        matches!(&err, ProcessError::Forbidden { node: 0, what: "a thread or a child process", call }
+        matches!(&err, ProcessError::Forbidden { node: 0, what: "a child process", call }
             if call.starts_with("clone") || call.ends_with("fork")),
         "{err}"
     );

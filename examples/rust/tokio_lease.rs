@@ -150,6 +150,12 @@ async fn client(me: u8) {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    run().await
+}
+
+/// The node its arguments name, on whichever runtime `main` started
+/// (`tokio_mt_lease.rs` runs it on the multi-thread one).
+pub(crate) async fn run() {
     let args: Vec<String> = std::env::args().collect();
     let node: u8 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(0);
     let bugs = Bugs {

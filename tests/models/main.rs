@@ -16,6 +16,8 @@ mod primary_backup;
 mod programs;
 #[cfg(target_os = "linux")]
 mod tokio_lease;
+#[cfg(target_os = "linux")]
+mod tokio_mt_lease;
 mod two_phase;
 mod two_phase_tla;
 

@@ -93,26 +93,42 @@ fn all_sites() -> BTreeMap<String, Vec<String>> {
 
 /// A Rust program's bug sites: every identifier `bug_NAME` in
 /// `examples/rust/PROGRAM.rs` outside comments (the switch
-/// `--bug-NAME`, read into it): `PROGRAM::bug_NAME`.
+/// `--bug-NAME`, read into it): `PROGRAM::bug_NAME`; and those of a file
+/// it takes in as a module (`#[path = "OTHER.rs"]`), which are its own
+/// too (`tokio_mt_lease.rs` is `tokio_lease.rs` on another runtime).
 fn rust_program_sites(dir: &Path) -> BTreeMap<String, Vec<String>> {
     let mut files = Vec::new();
     rust_files(dir, &mut files);
     let mut sites: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for file in files {
         let program = file.file_stem().unwrap().to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (i, line) in text.lines().enumerate() {
-            let code = line.split("//").next().unwrap_or("");
-            for bug in words(code, "bug_") {
-                let place = format!("examples/rust/{program}.rs:{}", i + 1);
-                let places = sites.entry(format!("{program}::{bug}")).or_default();
-                if !places.contains(&place) {
-                    places.push(place);
-                }
+        let own = std::fs::read_to_string(&file).unwrap();
+        let mut sources = vec![(program.clone(), own.clone())];
+        for line in own.lines() {
+            if let Some(other) = line.trim().strip_prefix("#[path = \"").and_then(|r| r.strip_suffix(".rs\"]")) {
+                sources.push((other.to_string(), std::fs::read_to_string(dir.join(format!("{other}.rs"))).unwrap()));
             }
+        }
+        for (source, text) in sources {
+            rust_file_sites(&program, &source, &text, &mut sites);
         }
     }
     sites
+}
+
+/// The sites of `text`, the file `examples/rust/SOURCE.rs`, as sites of
+/// `program`.
+fn rust_file_sites(program: &str, source: &str, text: &str, sites: &mut BTreeMap<String, Vec<String>>) {
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        for bug in words(code, "bug_") {
+            let place = format!("examples/rust/{source}.rs:{}", i + 1);
+            let places = sites.entry(format!("{program}::{bug}")).or_default();
+            if !places.contains(&place) {
+                places.push(place);
+            }
+        }
+    }
 }
 
 fn core_sites() -> BTreeMap<String, Vec<String>> {

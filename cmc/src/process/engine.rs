@@ -148,8 +148,14 @@ impl ProcessEngine {
             }
             return Ok(self.supervisor_mut()?.world().clone());
         }
-        let from = self.checkpoint(prefix)?;
-        self.apply_from(prefix, &from, action, true).map(|c| c.world)
+        let applied = self.checkpoint(prefix).and_then(|from| self.apply_from(prefix, &from, action, true));
+        match applied {
+            Err(ProcessError::Threaded { .. }) => {
+                self.store.disable();
+                self.apply(prefix, action)
+            }
+            other => other.map(|c| c.world),
+        }
     }
 
     /// Starts every node afresh (or takes the checkpoint kept for
@@ -164,7 +170,15 @@ impl ProcessEngine {
         if let Some(world) = self.store.world(actions) {
             return Ok(world);
         }
-        Ok(self.checkpoint(actions)?.world)
+        match self.checkpoint(actions) {
+            // A node has made threads: every world is rebuilt from the
+            // templates from now on.
+            Err(ProcessError::Threaded { .. }) => {
+                self.store.disable();
+                self.replay(actions)
+            }
+            other => Ok(other?.world),
+        }
     }
 
     /// The world `prefix` and then `action` (none: START) reach, run on

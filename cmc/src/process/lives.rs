@@ -33,6 +33,24 @@ use super::{ProcessError, syscalls};
 pub(super) enum Run {
     Running(Instant),
     Held(Notif),
+    /// No thread runs and the slot's has ended (`calls::threads`): the
+    /// scheduler puts another there.
+    Idle,
+}
+
+/// One thread of a node's process that has made threads, by the world's
+/// number (`NodeWorld::threads`).
+pub(super) struct ThreadProc {
+    /// Its kernel id (0 before its first call).
+    pub(super) tid: i32,
+    /// The call it is held in, out of the slot (the slot's is `Proc::run`).
+    pub(super) held: Option<Notif>,
+    /// A pidfd of it alone, readable once it has ended.
+    pub(super) pidfd: Option<OwnedFd>,
+    /// Out of the slot, waiting: what the node's insides were when it
+    /// last looked (`Supervisor::inside`), so that a change another
+    /// thread makes is its wait's to see.
+    pub(super) seen: u64,
 }
 
 /// One running node process: a life of its node.
@@ -46,6 +64,13 @@ pub(super) struct Proc {
     pub(super) run: Run,
     /// The data it gave its epoll interests.
     pub(super) cookies: forkserver::Cookies,
+    /// Its threads, once it has made one (`calls::threads`).
+    pub(super) threads: Vec<ThreadProc>,
+    /// The thread made and not yet heard from: its first call comes next.
+    pub(super) birth: Option<usize>,
+    /// The running thread's call that came while a thread was being born,
+    /// examined once its first call has come.
+    pub(super) deferred: Option<Notif>,
 }
 
 /// A node's template: the start stub exec'd once, parked before the
@@ -225,6 +250,9 @@ impl Supervisor {
             pidfd: child.pidfd,
             run: Run::Running(Instant::now()),
             cookies: child.cookies,
+            threads: Vec::new(),
+            birth: None,
+            deferred: None,
         });
         self.greeted[n as usize] = false;
         let node = &mut self.world.nodes[n as usize];
@@ -247,6 +275,10 @@ impl Supervisor {
     /// world must be quiescent, so each live one is held in its call.
     /// `None` for a node whose process has exited.
     pub fn park_all(&mut self, live: &Rc<Pool>) -> Result<Vec<Option<Snapshot>>, ProcessError> {
+        // A fork copies only the thread that makes it.
+        if let Some(n) = self.world.nodes.iter().position(|node| !node.threads.is_empty()) {
+            return Err(ProcessError::Threaded { node: n as u8 });
+        }
         let mut out = Vec::with_capacity(self.procs.len());
         for n in 0..self.procs.len() {
             let Some(p) = self.procs[n].take() else {
@@ -283,6 +315,9 @@ impl Supervisor {
             pidfd: child.pidfd,
             run: Run::Held(child.notif),
             cookies: child.cookies,
+            threads: Vec::new(),
+            birth: None,
+            deferred: None,
         });
         // A snapshot is of a life that has said the preload's hello.
         self.greeted[n as usize] = true;
@@ -326,6 +361,11 @@ impl Supervisor {
     /// as an event of this supervisor's set.
     pub(super) fn retire(&self, p: Proc) {
         self.unregister(&[&p.pidfd]);
+        for t in &p.threads {
+            if let Some(pidfd) = &t.pidfd {
+                self.unregister(&[pidfd]);
+            }
+        }
     }
 
     pub(super) fn unregister(&self, fds: &[&OwnedFd]) {

@@ -38,6 +38,7 @@ mod starting;
 pub mod supervisor;
 pub mod syscalls;
 pub mod tcp;
+mod threads;
 pub mod transitions;
 pub mod view;
 pub mod world;
@@ -522,6 +523,14 @@ pub enum ProcessError {
         call: String,
         /// How long it was silent, in seconds.
         seconds: f64,
+    },
+    /// A snapshot of a node whose life has made threads: not made (a
+    /// fork copies only one thread). The engine then rebuilds every world
+    /// from the templates instead.
+    #[error("node {node}: its process has made threads, and a snapshot of it cannot be made")]
+    Threaded {
+        /// The node.
+        node: u8,
     },
     /// A call, or a use of one, that the checker does not model.
     #[error("node {node}: {call} is not modelled: {detail}")]

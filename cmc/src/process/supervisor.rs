@@ -333,10 +333,25 @@ impl Supervisor {
                 .enumerate()
                 .filter_map(|(n, p)| match p.as_ref()?.run {
                     Run::Running(since) => Some((since, n)),
-                    Run::Held(_) => None,
+                    Run::Held(_) | Run::Idle => None,
                 })
                 .min();
-            let Some((since, n)) = oldest else { return Ok(()) };
+            let Some((since, n)) = oldest else {
+                // Every node waits: a node's next thread runs, if one is
+                // ready; else each node's slot holds the wait the actions
+                // answer.
+                let mut ran = false;
+                for n in 0..self.procs.len() as u8 {
+                    ran |= self.schedule(n)?;
+                }
+                if ran {
+                    continue;
+                }
+                for n in 0..self.procs.len() as u8 {
+                    self.settle_slot(n)?;
+                }
+                return Ok(());
+            };
             // A stop (Ctrl-C, a time cap) is answered while a node runs,
             // not only between actions.
             if let Some(reason) = self.cfg.stop_requested() {
@@ -382,7 +397,8 @@ impl Supervisor {
         // end. Its pid is not reused before it is reaped.
         let status = match try_reap(p.pid) {
             Ok(Some(status)) => status,
-            Ok(None) => return Ok(()),
+            // The running thread has ended (`exit`, the thread's own).
+            Ok(None) => return self.thread_exited(n),
             Err(errno) => return Err(ProcessError::NodeSys { node: n, call: "waitpid", errno }),
         };
         let Some(p) = self.procs[n as usize].take() else { return Ok(()) };
@@ -398,7 +414,7 @@ impl Supervisor {
     }
 
     fn on_readable(&mut self, n: u8) -> Result<(), ProcessError> {
-        let (Some(p), Some(t)) = (self.procs[n as usize].as_ref(), self.templates[n as usize].as_ref()) else {
+        let (Some(_), Some(t)) = (self.procs[n as usize].as_ref(), self.templates[n as usize].as_ref()) else {
             return Ok(());
         };
         let Some(notif) = notif::recv(t.listener.as_fd()).map_err(|errno| ProcessError::NodeSys {
@@ -410,14 +426,36 @@ impl Supervisor {
             return Ok(());
         };
         self.counters.notifications += 1;
-        if notif.pid as i32 != p.pid {
-            // Every other process of the node is parked in a held call.
+        if Some(notif.pid as i32) != self.running_tid(n) {
+            // A thread's first call, held until it runs.
+            if self.take_birth(n, &notif)? {
+                return match self.procs[n as usize].as_mut().and_then(|p| p.deferred.take()) {
+                    Some(deferred) => self.on_call(n, deferred),
+                    None => Ok(()),
+                };
+            }
+            // Every other process of the node is parked in a held call,
+            // and every other thread of its life is held.
             return Err(ProcessError::Unmodelled {
                 node: n,
                 call: syscalls::describe(notif.nr),
                 detail: format!("a call from process {}, which is not the node's running life", notif.pid),
             });
         }
+        if let Some(p) = self.procs[n as usize].as_mut()
+            && p.birth.is_some()
+        {
+            // The running thread's next call waits for the first of the
+            // thread it made.
+            p.deferred = Some(notif);
+            return Ok(());
+        }
+        self.on_call(n, notif)
+    }
+
+    /// Node `n`'s running thread's call `notif`: held at a crash point, or
+    /// handled and answered.
+    pub(super) fn on_call(&mut self, n: u8, notif: Notif) -> Result<(), ProcessError> {
         // A crash point: the node's last call had an effect outside it, so
         // it is held before this one; while the nodes start, it is counted
         // (and the node killed there, if the path asks for that).
@@ -441,7 +479,7 @@ impl Supervisor {
     /// Handles node `n`'s call and answers it; with crash budget left, a
     /// call with an effect outside the process makes the node's next call
     /// a crash point.
-    fn run_call(&mut self, n: u8, notif: &Notif) -> Result<(), ProcessError> {
+    pub(super) fn run_call(&mut self, n: u8, notif: &Notif) -> Result<(), ProcessError> {
         let watch = self.crash_points();
         let before = if watch { self.effects(n) } else { 0 };
         let seen = self.world.seen_by_others(n);
@@ -838,7 +876,8 @@ impl Supervisor {
                     | Blocked::AcceptNow { .. }
                     | Blocked::WriteNow { .. }
                     | Blocked::LookNow { .. }
-                    | Blocked::Order { .. } => {
+                    | Blocked::Order { .. }
+                    | Blocked::Futex { .. } => {
                         return Err(not_enabled());
                     }
                 }

@@ -1309,6 +1309,16 @@ pub enum Blocked {
         /// What the node's memory is a function of ([`Trail`]).
         trail: Trail,
     },
+    /// A futex wait of a node that has made threads (`threads`): the
+    /// thread waits until another wakes the word at `addr` with a bitset
+    /// that meets `bitset`. No action ends it. (A node that never made a
+    /// thread waits in `Pause` instead: nothing could wake it.)
+    Futex {
+        /// The futex word's address in the process.
+        addr: u64,
+        /// The wait's bitset (`FUTEX_BITSET_MATCH_ANY` for a plain wait).
+        bitset: u32,
+    },
 }
 
 /// What the memory of a node held in the middle of its step is a function
@@ -1482,6 +1492,12 @@ pub struct NodeWorld {
     /// The timeouts of its sockets and connections that have one, by
     /// descriptor (an accepted connection inherits its listener's).
     pub socket_timeouts: BTreeMap<i32, SocketTimeouts>,
+    /// Its threads, by number, once its life has made one (empty before:
+    /// the node is its one thread): `threads`.
+    pub threads: Vec<super::threads::ThreadWorld>,
+    /// The threads waiting on futexes (`Blocked::Futex`), oldest first: a
+    /// wake takes the oldest waiters of its word.
+    pub futex_queue: Vec<u8>,
 }
 
 impl NodeWorld {
@@ -1681,6 +1697,8 @@ impl ProcessWorld {
             disk: Disk::default(),
             locals: Vec::new(),
             socket_timeouts: BTreeMap::new(),
+            threads: Vec::new(),
+            futex_queue: Vec::new(),
         };
         ProcessWorld {
             crashes: budgets.crashes,
@@ -1785,6 +1803,8 @@ impl ProcessWorld {
         node.locals.clear();
         node.socket_timeouts.clear();
         node.blocked = Blocked::Nothing;
+        node.threads.clear();
+        node.futex_queue.clear();
         node.inputs = 0;
         // A record half written is not written; a new life reads fd 193
         // afresh.
@@ -1967,56 +1987,8 @@ impl ProcessWorld {
         if inputs {
             out.extend_from_slice(&node.inputs.to_le_bytes());
         }
-        // A read or an accept with a timeout has a tag of its own, so a
-        // world without one is written as before timeouts existed.
-        let (tag, fd) = match node.blocked {
-            Blocked::Nothing => (0u8, 0),
-            Blocked::Accept { fd, until: None } => (1, fd),
-            Blocked::Read { fd, until: None } => (2, fd),
-            Blocked::Sleep { .. } => (3, 0),
-            Blocked::Pause => (4, 0),
-            Blocked::Poll { .. } => (5, 0),
-            Blocked::Timer { fd } => (6, fd),
-            Blocked::Accept { fd, until: Some(_) } => (7, fd),
-            Blocked::Read { fd, until: Some(_) } => (8, fd),
-            Blocked::CrashPoint { .. } => (9, 0),
-            Blocked::Woken { left: None, .. } => (10, 0),
-            Blocked::Woken { left: Some(_), .. } => (15, 0),
-            Blocked::ReadNow { fd, .. } => (11, fd),
-            Blocked::AcceptNow { fd, .. } => (12, fd),
-            Blocked::WriteNow { fd, .. } => (13, fd),
-            Blocked::LookNow { fd, .. } => (14, fd),
-            Blocked::Order { fd, .. } => (16, fd),
-        };
-        out.push(tag);
-        push_fd(out, fd);
-        match node.blocked {
-            Blocked::Sleep { until }
-            | Blocked::Accept { until: Some(until), .. }
-            | Blocked::Read { until: Some(until), .. } => out.extend_from_slice(&until.to_le_bytes()),
-            Blocked::CrashPoint { trail }
-            | Blocked::Woken { trail, left: None }
-            | Blocked::ReadNow { trail, .. }
-            | Blocked::AcceptNow { trail, .. }
-            | Blocked::WriteNow { trail, .. }
-            | Blocked::LookNow { trail, .. } => {
-                push_trail(out, &trail);
-            }
-            Blocked::Woken { trail, left: Some(left) } => {
-                push_trail(out, &trail);
-                out.extend_from_slice(&left.to_le_bytes());
-            }
-            Blocked::Order { trail, choices, .. } => {
-                push_trail(out, &trail);
-                out.extend_from_slice(&choices.to_le_bytes());
-            }
-            Blocked::Poll { until: None } => out.push(0),
-            Blocked::Poll { until: Some(until) } => {
-                out.push(1);
-                out.extend_from_slice(&until.to_le_bytes());
-            }
-            _ => {}
-        }
+        node.push_threads(out);
+        push_blocked(out, &node.blocked);
         out.extend_from_slice(&[node.clients_left, node.dials, node.timer_conns]);
         out.extend_from_slice(&node.random_used.to_le_bytes());
         push_bytes(out, &node.state);
@@ -2167,17 +2139,77 @@ impl ProcessWorld {
     }
 }
 
+/// What a thread waits in: a tag, a descriptor, and what the wait has
+/// of its own (its end, its trail). A read or an accept with a timeout has
+/// a tag of its own, so a world without one is written as before timeouts
+/// existed.
+pub(super) fn push_blocked(out: &mut Vec<u8>, b: &Blocked) {
+    let (tag, fd) = match *b {
+        Blocked::Nothing => (0u8, 0),
+        Blocked::Accept { fd, until: None } => (1, fd),
+        Blocked::Read { fd, until: None } => (2, fd),
+        Blocked::Sleep { .. } => (3, 0),
+        Blocked::Pause => (4, 0),
+        Blocked::Poll { .. } => (5, 0),
+        Blocked::Timer { fd } => (6, fd),
+        Blocked::Accept { fd, until: Some(_) } => (7, fd),
+        Blocked::Read { fd, until: Some(_) } => (8, fd),
+        Blocked::CrashPoint { .. } => (9, 0),
+        Blocked::Woken { left: None, .. } => (10, 0),
+        Blocked::Woken { left: Some(_), .. } => (15, 0),
+        Blocked::ReadNow { fd, .. } => (11, fd),
+        Blocked::AcceptNow { fd, .. } => (12, fd),
+        Blocked::WriteNow { fd, .. } => (13, fd),
+        Blocked::LookNow { fd, .. } => (14, fd),
+        Blocked::Order { fd, .. } => (16, fd),
+        Blocked::Futex { .. } => (17, 0),
+    };
+    out.push(tag);
+    push_fd(out, fd);
+    match *b {
+        Blocked::Sleep { until }
+        | Blocked::Accept { until: Some(until), .. }
+        | Blocked::Read { until: Some(until), .. } => out.extend_from_slice(&until.to_le_bytes()),
+        Blocked::CrashPoint { trail }
+        | Blocked::Woken { trail, left: None }
+        | Blocked::ReadNow { trail, .. }
+        | Blocked::AcceptNow { trail, .. }
+        | Blocked::WriteNow { trail, .. }
+        | Blocked::LookNow { trail, .. } => {
+            push_trail(out, &trail);
+        }
+        Blocked::Woken { trail, left: Some(left) } => {
+            push_trail(out, &trail);
+            out.extend_from_slice(&left.to_le_bytes());
+        }
+        Blocked::Order { trail, choices, .. } => {
+            push_trail(out, &trail);
+            out.extend_from_slice(&choices.to_le_bytes());
+        }
+        Blocked::Poll { until: None } => out.push(0),
+        Blocked::Poll { until: Some(until) } => {
+            out.push(1);
+            out.extend_from_slice(&until.to_le_bytes());
+        }
+        Blocked::Futex { addr, bitset } => {
+            out.extend_from_slice(&addr.to_le_bytes());
+            out.extend_from_slice(&bitset.to_le_bytes());
+        }
+        _ => {}
+    }
+}
+
 /// A length, then the bytes. Every record, message and reply is at most
 /// 64 bytes, and a recovery record or a partial one at most 65 (the
 /// supervisor enforces the limits before anything enters the world), so
 /// its length takes one byte; a longer one would not wrap.
-fn push_bytes(out: &mut Vec<u8>, b: &[u8]) {
+pub(super) fn push_bytes(out: &mut Vec<u8>, b: &[u8]) {
     push_count(out, b.len());
     out.extend_from_slice(b);
 }
 
 /// A count or length: one byte below 255, else 255 and then eight bytes.
-fn push_count(out: &mut Vec<u8>, n: usize) {
+pub(super) fn push_count(out: &mut Vec<u8>, n: usize) {
     match u8::try_from(n) {
         Ok(short) if short < u8::MAX => out.push(short),
         _ => {
@@ -2201,7 +2233,7 @@ fn push_wide_count(out: &mut Vec<u8>, n: usize) {
 
 /// A descriptor number: two bytes from 0 to 65,534, else 65,535 and then
 /// the number's four bytes.
-fn push_fd(out: &mut Vec<u8>, fd: i32) {
+pub(super) fn push_fd(out: &mut Vec<u8>, fd: i32) {
     match u16::try_from(fd) {
         Ok(short) if short < u16::MAX => out.extend_from_slice(&short.to_le_bytes()),
         _ => {

@@ -39,6 +39,7 @@ mod processes;
 mod random;
 mod socket_timeouts;
 pub(super) mod table;
+mod threads;
 mod time;
 mod timers;
 
@@ -157,6 +158,7 @@ fn refuse_machine(n: u8, c: &Notif) -> Result<Answer, ProcessError> {
 }
 
 /// What to do with a notification.
+#[derive(Debug)]
 pub(super) enum Answer {
     Val(i64),
     Err(i32),
@@ -325,7 +327,10 @@ impl Supervisor {
             libc::SYS_getcpu => Ok(on_getcpu(c, self.cpu.unwrap_or(0) as u32)),
             libc::SYS_adjtimex | libc::SYS_clock_adjtime => self.on_adjtimex(n, c),
             libc::SYS_getrandom => Ok(self.on_getrandom(n, c)),
-            libc::SYS_getpid | libc::SYS_gettid | libc::SYS_getppid => Ok(on_getpid(self.world.pid(n), c)),
+            libc::SYS_gettid | libc::SYS_set_tid_address => {
+                Ok(Answer::Val(self.tid(n, self.world.nodes[n as usize].slot())))
+            }
+            libc::SYS_getpid | libc::SYS_getppid => Ok(on_getpid(self.world.pid(n), c)),
             libc::SYS_kill | libc::SYS_tkill | libc::SYS_tgkill => self.on_kill(n, c),
             libc::SYS_dup | libc::SYS_dup2 | libc::SYS_dup3 => self.on_dup(n, c, vfd),
             libc::SYS_close_range => self.on_close_range(n, c),
@@ -354,7 +359,6 @@ impl Supervisor {
             libc::SYS_timerfd_settime | libc::SYS_timerfd_gettime => self.on_timerfd_time(n, c),
             // The process as the node's: a daemon with a virtual pid, its
             // own session and group, fixed limits, one CPU, a fixed name.
-            libc::SYS_set_tid_address => Ok(on_getpid(self.world.pid(n), c)),
             libc::SYS_getpgrp | libc::SYS_getpgid | libc::SYS_getsid | libc::SYS_setpgid | libc::SYS_setsid => {
                 Ok(on_process_group(self.world.pid(n), c))
             }
@@ -362,7 +366,10 @@ impl Supervisor {
             libc::SYS_personality => on_personality(n, c),
             libc::SYS_setrlimit | libc::SYS_prlimit64 => on_rlimit(n, self.world.pid(n), c),
             libc::SYS_sched_getaffinity | libc::SYS_sched_setaffinity => {
-                on_affinity(n, self.world.pid(n), c, self.cpu.unwrap_or(0) as u32)
+                // Asked of the process or of one of its threads.
+                let threads = self.world.nodes[n as usize].threads.len();
+                let me = (1..threads).map(|k| self.tid(n, k)).find(|&t| t == c.args[0] as i32 as i64);
+                on_affinity(n, me.unwrap_or(self.world.pid(n)), c, self.cpu.unwrap_or(0) as u32)
             }
             libc::SYS_sched_getparam
             | libc::SYS_sched_getscheduler
@@ -372,6 +379,7 @@ impl Supervisor {
             | libc::SYS_ioprio_get => self.on_sched_query(n, c),
             libc::SYS_capget => self.on_capget(n, c),
             libc::SYS_chdir => self.on_chdir(n, c),
+            libc::SYS_futex if !self.world.nodes[n as usize].threads.is_empty() => self.on_thread_futex(n, c),
             libc::SYS_futex => on_futex(n, c),
             // Restartable sequences would show the CPU the node runs on in
             // its memory: a kernel without them answers ENOSYS.
@@ -386,9 +394,12 @@ impl Supervisor {
             libc::SYS_prctl => on_prctl(n, c, self.greeted[n as usize]),
             libc::SYS_seccomp => forbid(n, c, "a seccomp filter (it would be compiled for every life)"),
             libc::SYS_execve | libc::SYS_execveat => forbid(n, c, "exec"),
-            libc::SYS_clone | libc::SYS_clone3 | libc::SYS_fork | libc::SYS_vfork => {
-                forbid(n, c, "a thread or a child process")
-            }
+            libc::SYS_clone | libc::SYS_clone3 => self.on_clone(n, c),
+            libc::SYS_fork | libc::SYS_vfork => forbid(n, c, "a child process"),
+            libc::SYS_sched_yield => Ok(self.on_yield(n)),
+            // The robust list of the running thread, which the kernel reads
+            // when it ends; notified to hold a new thread at its first call.
+            libc::SYS_set_robust_list => Ok(Answer::Continue),
             // Everything else: refused, with the table's reason (default-deny).
             nr => match table::group(nr) {
                 table::Group::Refused(why) => refuse(n, c, why),
@@ -482,6 +493,7 @@ impl Supervisor {
             | libc::SYS_getppid
             | libc::SYS_uname
             | libc::SYS_personality
+            | libc::SYS_set_robust_list
             | libc::SYS_sched_getaffinity => self.handle(n, c),
             nr if foreign_abi(n, c).is_some() || matches!(table::group(nr), table::Group::Refused(_)) => {
                 self.handle(n, c)

@@ -196,14 +196,15 @@ pub fn group(nr: i64) -> Group {
         | libc::SYS_pkey_mprotect
         | libc::SYS_pkey_alloc
         | libc::SYS_pkey_free => Passed(MEMORY),
-        libc::SYS_membarrier => Passed("a memory barrier across the threads of a process that has one thread"),
+        libc::SYS_membarrier => {
+            Passed("a memory barrier across the threads of a process, whose threads run one at a time (`threads`)")
+        }
         // Signals.
         libc::SYS_rt_sigprocmask | libc::SYS_rt_sigreturn | libc::SYS_sigaltstack => Passed(SIGNALS),
         libc::SYS_rt_sigpending => {
             Passed("the signals pending for the process, which are none at a snapshot (a blocked self-signal is refused)")
         }
         // Scheduling, read.
-        libc::SYS_sched_yield => Passed("a node's process runs alone on its CPU; yielding changes nothing"),
         libc::SYS_sched_get_priority_max | libc::SYS_sched_get_priority_min => Passed(SCHED_READ),
         // Who the checker runs as.
         libc::SYS_getuid
@@ -219,7 +220,6 @@ pub fn group(nr: i64) -> Group {
         libc::SYS_getcwd => {
             Passed("the working directory, the process's own, copied by fork (chdir into /proc is refused)")
         }
-        libc::SYS_set_robust_list => Passed("the robust futex list, read by the kernel only when a thread exits"),
         libc::SYS_restart_syscall => Passed("the kernel's restart of a call interrupted by a signal"),
         libc::SYS_wait4 | libc::SYS_waitid => Passed(NO_CHILD),
         libc::SYS_exit => Passed(EXIT),
@@ -346,6 +346,8 @@ pub fn group(nr: i64) -> Group {
         | libc::SYS_sched_getaffinity
         | libc::SYS_sched_setaffinity
         | libc::SYS_futex
+        | libc::SYS_sched_yield
+        | libc::SYS_set_robust_list
         | libc::SYS_rseq
         | libc::SYS_chdir
         | libc::SYS_capget

@@ -1,0 +1,225 @@
+//! A node's threads in the world (SEMANTICS, "Threads"): which thread is
+//! where, with no I/O. The supervisor's side (making, running and ending
+//! them) is `calls::threads`.
+//!
+//! A node's threads run one at a time, and switch only where the running
+//! one waits, yields or ends. The node's `blocked`, `watch` and `waitall`
+//! (`NodeWorld`) are those of one thread, the *slot's*: the running thread
+//! while the node runs, and between actions the thread whose wait the
+//! actions answer (a read, an accept, a poll, a sleep). Every other thread
+//! is here, as the world keeps it: made and not yet run, ready to run,
+//! waiting (on a futex, or out of the slot while another thread runs), or
+//! ended. Between actions the slot holds the one thread waiting for
+//! anything but a futex or a signal ([`NodeWorld::slot_wanted`]), so the
+//! world is a function of where each thread is, not of which ran last.
+//! Thread numbers are the world's (the k-th made in this life, the main
+//! thread 0), never the kernel's.
+//!
+//! A node whose life never made a thread has no entry here, and is
+//! written as before threads existed.
+
+use std::collections::BTreeMap;
+
+use super::world::{Blocked, NodeWorld};
+
+/// Where a thread is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ThreadRun {
+    /// In the node's slot (`NodeWorld::blocked`).
+    Slot,
+    /// Made by a clone, and not run yet: it runs from its first call.
+    New,
+    /// Woken from a futex wait, or yielded: its call returns 0 when it
+    /// runs. A yielded thread runs after the other ready ones.
+    Ready {
+        /// Whether it yielded (`sched_yield`).
+        yielded: bool,
+    },
+    /// Waiting out of the slot, with what the slot would say of it.
+    Waits {
+        /// The call it waits in.
+        blocked: Blocked,
+        /// What its poll watches, if it polls.
+        watch: BTreeMap<i32, i16>,
+        /// What its `MSG_WAITALL` receive has, if it makes one.
+        waitall: Vec<u8>,
+    },
+    /// Ended (`exit`, the thread's own).
+    Exited,
+    /// Was waiting in a poll or a read of something inside the node (a
+    /// pipe, an eventfd, a socketpair, an epoll instance), which another
+    /// thread has changed since: its call is made again when it runs, and
+    /// returns or waits as it then finds.
+    Again,
+}
+
+/// One thread of a node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadWorld {
+    /// Where it is.
+    pub run: ThreadRun,
+    /// The word its end clears and wakes (`CLONE_CHILD_CLEARTID`, glibc's
+    /// `pthread_join` waits on it), 0 for none.
+    pub clear_tid: u64,
+}
+
+impl ThreadRun {
+    /// Whether it waits for nothing the world brings: a futex, a signal.
+    pub fn waits_inside(b: &Blocked) -> bool {
+        matches!(b, Blocked::Futex { .. } | Blocked::Pause | Blocked::Nothing)
+    }
+
+    /// Whether it may run now (made or woken, and not running).
+    pub fn ready(&self) -> bool {
+        matches!(self, ThreadRun::New | ThreadRun::Ready { .. } | ThreadRun::Again)
+    }
+
+    /// Whether it waits for something inside the node that another thread
+    /// may change: a poll, or a read of a pipe, an eventfd or a socketpair
+    /// (`Blocked::Pause`).
+    pub fn waits_on_node(&self) -> bool {
+        matches!(self, ThreadRun::Waits { blocked: Blocked::Poll { .. } | Blocked::Pause, .. })
+    }
+}
+
+impl NodeWorld {
+    /// The thread in the slot (0 for a node that never made one, and for
+    /// one whose slot's thread has just ended).
+    pub fn slot(&self) -> usize {
+        self.slot_of().unwrap_or(0)
+    }
+
+    /// The thread in the slot, if one is: none once the slot's has ended,
+    /// until the scheduler puts another there.
+    pub fn slot_of(&self) -> Option<usize> {
+        self.threads.iter().position(|t| t.run == ThreadRun::Slot)
+    }
+
+    /// The thread that should run next, if any may: the lowest-numbered
+    /// ready one that did not yield, else the lowest that did.
+    pub fn next_ready(&self) -> Option<usize> {
+        let first = |yielded: bool| {
+            self.threads.iter().position(|t| match t.run {
+                ThreadRun::New | ThreadRun::Again => !yielded,
+                ThreadRun::Ready { yielded: y } => y == yielded,
+                _ => false,
+            })
+        };
+        first(false).or_else(|| first(true))
+    }
+
+    /// The thread the slot should hold between actions: the one waiting
+    /// for something the world brings (a connection, time), else the
+    /// lowest-numbered one that has not ended, else the slot's. `Err`
+    /// with two threads so waiting (not modelled yet).
+    pub fn slot_wanted(&self) -> Result<usize, (usize, usize)> {
+        let slot = self.slot_of();
+        let blocked = |k: usize| -> Option<&Blocked> {
+            match &self.threads[k].run {
+                ThreadRun::Slot => Some(&self.blocked),
+                ThreadRun::Waits { blocked, .. } => Some(blocked),
+                _ => None,
+            }
+        };
+        let mut outward = (0..self.threads.len()).filter(|&k| blocked(k).is_some_and(|b| !ThreadRun::waits_inside(b)));
+        if let Some(first) = outward.next() {
+            return match outward.next() {
+                Some(second) => Err((first, second)),
+                None => Ok(first),
+            };
+        }
+        if let Some(slot) = slot
+            && blocked(slot).is_some_and(|b| *b != Blocked::Nothing)
+        {
+            return Ok(slot);
+        }
+        Ok(self.threads.iter().position(|t| t.run != ThreadRun::Exited).or(slot).unwrap_or(0))
+    }
+
+    /// Moves thread `k` into the slot and the slot's thread out of it,
+    /// waiting (or `out` where it is ready or has ended). Nothing when `k`
+    /// holds it already.
+    pub fn swap_slot(&mut self, k: usize, out: Option<ThreadRun>) {
+        let slot = self.slot_of();
+        if slot == Some(k) || k >= self.threads.len() {
+            return;
+        }
+        if let Some(slot) = slot {
+            let leaving = out.unwrap_or_else(|| ThreadRun::Waits {
+                blocked: self.blocked,
+                watch: std::mem::take(&mut self.watch),
+                waitall: std::mem::take(&mut self.waitall),
+            });
+            self.threads[slot].run = leaving;
+        }
+        self.watch.clear();
+        self.waitall.clear();
+        let coming = std::mem::replace(&mut self.threads[k].run, ThreadRun::Slot);
+        self.blocked = match coming {
+            ThreadRun::Waits { blocked, watch, waitall } => {
+                self.watch = watch;
+                self.waitall = waitall;
+                blocked
+            }
+            _ => Blocked::Nothing,
+        };
+    }
+
+    /// Wakes up to `count` threads waiting on the futex word at `addr`
+    /// whose wait's bitset meets `bitset`, oldest first; how many.
+    pub fn futex_wake(&mut self, addr: u64, bitset: u32, count: u32) -> u32 {
+        let mut woken = 0;
+        let mut i = 0;
+        while i < self.futex_queue.len() && woken < count {
+            let k = self.futex_queue[i] as usize;
+            let waits_here = matches!(
+                self.threads[k].run,
+                ThreadRun::Waits { blocked: Blocked::Futex { addr: a, bitset: b }, .. } if a == addr && b & bitset != 0
+            );
+            if !waits_here {
+                i += 1;
+                continue;
+            }
+            // Only the running thread wakes, and it holds the slot: a
+            // waiter is out of it.
+            self.futex_queue.remove(i);
+            self.threads[k].run = ThreadRun::Ready { yielded: false };
+            woken += 1;
+        }
+        woken
+    }
+
+    /// The threads' part of the node's encoding (nothing for a node that
+    /// never made one): 255, the count, then each thread's place (a tag,
+    /// and for a waiting one its call, watch and `MSG_WAITALL` bytes) and
+    /// the word its end clears, then the futex queue.
+    pub(super) fn push_threads(&self, out: &mut Vec<u8>) {
+        use super::world::{push_blocked, push_bytes, push_count, push_fd};
+        if self.threads.is_empty() {
+            return;
+        }
+        out.push(255);
+        push_count(out, self.threads.len());
+        for t in &self.threads {
+            match &t.run {
+                ThreadRun::Slot => out.push(0),
+                ThreadRun::New => out.push(1),
+                ThreadRun::Ready { yielded } => out.push(2 + *yielded as u8),
+                ThreadRun::Waits { blocked, watch, waitall } => {
+                    out.push(4);
+                    push_blocked(out, blocked);
+                    push_count(out, watch.len());
+                    for (fd, events) in watch {
+                        push_fd(out, *fd);
+                        out.extend_from_slice(&events.to_le_bytes());
+                    }
+                    push_bytes(out, waitall);
+                }
+                ThreadRun::Exited => out.push(5),
+                ThreadRun::Again => out.push(6),
+            }
+            out.extend_from_slice(&t.clear_tid.to_le_bytes());
+        }
+        push_bytes(out, &self.futex_queue);
+    }
+}
