@@ -51,6 +51,7 @@ const KEYS: &[(&str, &str)] = &[
     ("crashes", "crash budget, 0 to 255"),
     ("clients", "client requests per node, 0 to 255"),
     ("timeouts", "timer firings over all nodes, 0 to 255"),
+    ("thread_switches", "a program: choices of a node's next thread past the fixed order, over all nodes, 0 to 255"),
     ("search", "bfs, dfs or simulate"),
     ("depth_max", "depth bound (bfs or dfs; required for dfs)"),
     ("walks", "simulate: number of walks"),
@@ -103,6 +104,7 @@ const PROGRAMS_ONLY: &[(&str, &str)] = &[
     ("timeout_drift_ms", "a core's timers fire in any order; the order of deadlines is for programs' waits"),
     ("write_bytes_max", "a core's messages are its own types; the limit of one write is for programs' connections"),
     ("node_state", "a core's state is its whole state; a program's may be its report or its inputs too"),
+    ("thread_switches", "a core has no threads; a program's node may"),
 ];
 
 /// The keys as parsed, each with its span for later errors.
@@ -119,6 +121,7 @@ struct Keys {
     crashes: Option<(u64, Span)>,
     clients: Option<(u64, Span)>,
     timeouts: Option<(u64, Span)>,
+    thread_switches: Option<(u64, Span)>,
     timeout_byte: Option<bool>,
     timeout_order: Option<(String, Span)>,
     timeout_drift_s: Option<(u64, Span)>,
@@ -284,6 +287,7 @@ fn parse_keys(args: Tokens) -> syn::Result<Keys> {
                 "crashes" => k.crashes = Some(int(value, &key, 0, 255)?),
                 "clients" => k.clients = Some(int(value, &key, 0, 255)?),
                 "timeouts" => k.timeouts = Some(int(value, &key, 0, 255)?),
+                "thread_switches" => k.thread_switches = Some(int(value, &key, 0, 255)?),
                 "timeout_byte" => k.timeout_byte = Some(boolean(value, &key)?),
                 "timeout_order" => k.timeout_order = Some(word(value, &key, &["any", "deadline"])?),
                 "timeout_drift_s" => k.timeout_drift_s = Some(int(value, &key, 0, u32::MAX as u64)?),
@@ -456,6 +460,7 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
         None => quote!(::core::option::Option::None),
     };
     let node_state_inputs = matches!(&keys.node_state, Some((s, _)) if s == "inputs");
+    let thread_switches = opt_u8(keys.thread_switches);
     let states_max = opt_u64(keys.states_max);
     let time_max_s = opt_u64(keys.time_max_s);
     let det = keys.det.unwrap_or(false);
@@ -557,6 +562,7 @@ fn expand(args: Tokens, item: Tokens) -> syn::Result<Tokens> {
                 crashes: #crashes,
                 clients: #clients,
                 timeouts: #timeouts,
+                thread_switches: #thread_switches,
                 timeout_byte: #timeout_byte,
                 timeout_order: #timeout_order,
                 write_bytes_max: #write_bytes_max,

@@ -142,12 +142,16 @@ impl DynModel for crate::process::ProgramModel {
             (
                 "environment",
                 format!(
-                    "{} nodes, crashes {}, drops {}, timeouts {}, clients {}{}{}",
+                    "{} nodes, crashes {}, drops {}, timeouts {}, clients {}{}{}{}",
                     c.nodes,
                     b.crashes,
                     b.drops,
                     b.timeouts,
                     b.clients,
+                    match b.thread_switches {
+                        0 => String::new(),
+                        k => format!(", thread switches {k}"),
+                    },
                     match c.write_bytes_max {
                         crate::process::limits::WRITE_BYTES_MAX => String::new(),
                         m => format!(", writes of up to {m} bytes"),

@@ -90,6 +90,9 @@ pub struct Attributes {
     pub clients: Option<u8>,
     /// `timeouts = N`: the timeout budget ([`Model::timeouts`]).
     pub timeouts: Option<u8>,
+    /// `thread_switches = N` (a program only): choices of a node's next
+    /// thread past the fixed order.
+    pub thread_switches: Option<u8>,
     /// `timeout_byte` (a program only): the manual's `T` convention, any
     /// read or accept may time out. `false` keeps the body's choice.
     pub timeout_byte: bool,
@@ -141,6 +144,7 @@ impl Attributes {
         crashes: None,
         clients: None,
         timeouts: None,
+        thread_switches: None,
         timeout_byte: false,
         timeout_order: None,
         write_bytes_max: None,
@@ -296,6 +300,7 @@ pub fn prepare_program(
         (&mut b.drops, a.drops),
         (&mut b.timeouts, a.timeouts),
         (&mut b.clients, a.clients),
+        (&mut b.thread_switches, a.thread_switches),
     ] {
         if let Some(v) = value {
             *slot = v;

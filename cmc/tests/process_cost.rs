@@ -62,7 +62,7 @@ fn costs(label: &str, c: Config, tokens: &[&str]) {
 #[ignore = "measurement: prints costs, run by hand with --ignored --nocapture"]
 fn process_front_costs() {
     let mut c = config("counter", 3);
-    c.budgets = Budgets { crashes: 1, drops: 0, timeouts: 4, clients: 2 };
+    c.budgets = Budgets { crashes: 1, drops: 0, timeouts: 4, clients: 2, ..Default::default() };
     c.request = b"+".to_vec();
     let tokens = [
         "ACCEPT(0, 1)",

@@ -161,7 +161,7 @@ fn the_transition_cache_changes_no_count_with_crash_points() {
 
 fn cache_changes_no_count(crashes: u8, depth: u32) {
     let mut c = config("register", 3);
-    c.budgets = cmc::process::Budgets { crashes, drops: 0, timeouts: 0, clients: 1 };
+    c.budgets = cmc::process::Budgets { crashes, drops: 0, timeouts: 0, clients: 1, ..Default::default() };
     c.request = b"W".to_vec();
     let options = Options { search: cmc::Search::Bfs { depth_max: Some(depth) }, ..Options::default() };
     let run = |c: Config| {

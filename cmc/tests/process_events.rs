@@ -349,7 +349,7 @@ fn the_event_loop_examples_bugs_need_a_byte_stream_and_a_torn_write() {
         c.data_dir = Some(examples.join("evstore-data"));
         c.request = b"+1\n".to_vec();
         c.stream = stream;
-        c.budgets = cmc::process::Budgets { crashes, drops: 0, timeouts: 1, clients };
+        c.budgets = cmc::process::Budgets { crashes, drops: 0, timeouts: 1, clients, thread_switches: 0 };
         c.crash_points = crash_points;
         ProgramModel::new("evstore", c).always("acked_increments_are_durable", |w| {
             let disk = &w.nodes[0].disk;

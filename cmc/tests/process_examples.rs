@@ -56,7 +56,7 @@ fn model(program: &str, bug: Option<&str>, budgets: Budgets, request: &[u8]) -> 
 }
 
 fn budgets(crashes: u8, drops: u8, timeouts: u8, clients: u8) -> Budgets {
-    Budgets { crashes, drops, timeouts, clients }
+    Budgets { crashes, drops, timeouts, clients, thread_switches: 0 }
 }
 
 fn summary(label: &str, w: &Walk, actions_max: usize, started: Instant) -> String {

@@ -19,7 +19,7 @@ const DONE: u8 = 4;
 
 fn counter(crashes: u8, drops: u8, timeouts: u8, clients: u8) -> Config {
     let mut c = config("counter", 2);
-    c.budgets = cmc::process::Budgets { crashes, drops, timeouts, clients };
+    c.budgets = cmc::process::Budgets { crashes, drops, timeouts, clients, thread_switches: 0 };
     c.request = b"+".to_vec();
     c
 }

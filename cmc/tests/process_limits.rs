@@ -273,7 +273,10 @@ fn a_budget_over_255_is_an_error_naming_the_key() {
     let _serial = process_support::serial();
     let m = read_model("full", "nodes = 8\ncrashes = 255\ndrops = 255\ntimeouts = 255\nclients = 255")
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(m.model.config.budgets, Budgets { crashes: 255, drops: 255, timeouts: 255, clients: 255 });
+    assert_eq!(
+        m.model.config.budgets,
+        Budgets { crashes: 255, drops: 255, timeouts: 255, clients: 255, ..Default::default() }
+    );
     for key in ["crashes", "drops", "timeouts", "clients"] {
         for value in ["256", "-1"] {
             let err = read_model(key, &format!("nodes = 1\n{key} = {value}")).err().expect("rejected");

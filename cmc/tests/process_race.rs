@@ -27,7 +27,7 @@ const WATCHDOG: Duration = Duration::from_secs(120);
 /// mid-run, on top of the kill of every node at the next replay's start.
 fn counter() -> Config {
     let mut c = config("counter", 2);
-    c.budgets = cmc::process::Budgets { crashes: 1, drops: 0, timeouts: 0, clients: 0 };
+    c.budgets = cmc::process::Budgets { crashes: 1, drops: 0, timeouts: 0, clients: 0, ..Default::default() };
     c.request = b"+".to_vec();
     c.pin_cpu = false;
     // Whole steps, the sequences below name them (crash points are

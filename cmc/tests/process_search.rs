@@ -27,7 +27,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 /// count can reach 3 and no more.
 fn counter_model() -> ProgramModel {
     let mut c = config("counter", 2);
-    c.budgets = Budgets { crashes: 1, drops: 0, timeouts: 0, clients: 1 };
+    c.budgets = Budgets { crashes: 1, drops: 0, timeouts: 0, clients: 1, ..Default::default() };
     c.request = b"+".to_vec();
     ProgramModel::new("counter", c).always("count-at-most-three", |w| w.nodes[0].state.get(2).is_none_or(|&n| n <= 3))
 }
@@ -244,7 +244,7 @@ fn an_eventually_property_is_checked_where_nothing_is_enabled() {
 fn what_fd_193_returns_on_restart_is_in_the_world() {
     let _serial = serial();
     let mut c = config("lazy", 1);
-    c.budgets = Budgets { crashes: 1, drops: 0, timeouts: 1, clients: 1 };
+    c.budgets = Budgets { crashes: 1, drops: 0, timeouts: 1, clients: 1, ..Default::default() };
     c.request = b"x".to_vec();
     // After a crash, a node that recovered nothing has nothing durable.
     let model = ProgramModel::new("lazy", c).always("recovers-what-is-durable", |w| {
@@ -461,8 +461,8 @@ fn fresh_workdir(name: &str) -> std::path::PathBuf {
 fn files_outlive_replays_and_crashes() {
     let _serial = serial();
     for (mode, budgets) in [
-        ("sibling", Budgets { crashes: 0, drops: 0, timeouts: 1, clients: 1 }),
-        ("crash", Budgets { crashes: 1, drops: 0, timeouts: 0, clients: 0 }),
+        ("sibling", Budgets { crashes: 0, drops: 0, timeouts: 1, clients: 1, ..Default::default() }),
+        ("crash", Budgets { crashes: 1, drops: 0, timeouts: 0, clients: 0, ..Default::default() }),
     ] {
         let dir = fresh_workdir(&format!("leak-{mode}"));
         let mut c = config("leak", 1);

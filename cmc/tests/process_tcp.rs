@@ -89,6 +89,28 @@ fn shutdown_for_reading_ends_reads_at_once() {
     assert_eq!(w.nodes[0].state, [0]);
 }
 
+/// A poll after the end's own `shutdown(SHUT_RD)` returns at once with
+/// `POLLIN` and `POLLRDHUP` (`tcp_poll`: `RCV_SHUTDOWN`), whatever is on
+/// its way; the read then returns 0, or "x" if it arrives first. Before,
+/// the poll waited for "x" as for data before a FIN, so a program that
+/// aborts on that 0 passed (a review's probe; natively the poll returns
+/// at once).
+#[test]
+fn a_poll_after_the_ends_own_shutdown_for_reading_returns_at_once() {
+    let _serial = process_support::serial();
+    let w = replay(&tcp("shutrdpoll"), &["ACCEPT(0, 1)"]);
+    // Ready, held while "x" may still join it (`Blocked::Woken`); it
+    // waited in `Blocked::Poll` before.
+    assert!(matches!(w.nodes[0].blocked, Blocked::Woken { .. }), "the poll has returned: {}", w.nodes[0].blocked);
+    assert_eq!(enabled(&w), ["DELIVER(0, 1.0)", "RUN(0)"], "\"x\" may come first, or not");
+    let r = explore(
+        ProcessExplorer::new(&ProgramModel::new("shutrdpoll", tcp("shutrdpoll"))).expect("valid"),
+        &Options::default(),
+        &mut NoControl,
+    );
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+}
+
 /// After the peer's close, a write succeeds (the peer's kernel answers it
 /// with a reset) and the next fails with EPIPE (natively {0, 1, EPIPE},
 /// SIGPIPE ignored).

@@ -12,7 +12,7 @@ mod process_support;
 
 use cmc::process::{Config, ProcessExplorer, ProcessWorld, ProgramModel};
 use cmc::{NoControl, Options, Report, Verdict, explore};
-use process_support::config;
+use process_support::{config, replay};
 
 /// `threads NODE MODE ARGS...` on one node.
 fn threads(args: &[&str]) -> Config {
@@ -84,4 +84,68 @@ fn two_threads_waiting_for_the_world_at_once_are_an_error() {
     assert_eq!(r.verdict, Verdict::Error, "{}", r.to_text());
     let text = r.to_text();
     assert!(text.contains("threads 0 (Accept { fd: 4 }) and 1 (Read { fd: 5 })"), "{text}");
+}
+
+/// Two workers race for a mutex after a client's connection is accepted
+/// (`threads.c` "race"): in the fixed order worker 1 is first, so a
+/// property that says so passes; with a thread switch the search also
+/// runs worker 2 first where both may run (`SWITCH(0, 2)`), as Linux may,
+/// and finds the violation, with a shortest trace. The docs say so: a
+/// pass covers one order of a node's threads unless `thread_switches`
+/// lets the search choose.
+#[test]
+fn a_bug_that_needs_another_order_of_threads_is_found_with_a_thread_switch() {
+    let _serial = process_support::serial();
+    let run = |switches: u8| {
+        let mut c = threads(&["race"]);
+        c.budgets.clients = 1;
+        c.budgets.thread_switches = switches;
+        let model = ProgramModel::new("race", c).always("first_is_1", |w: &ProcessWorld| w.nodes[0].state != [2]);
+        check(&model, false)
+    };
+    let fixed = run(0);
+    assert_eq!((fixed.verdict, fixed.distinct_states), (Verdict::Pass, 3), "{}", fixed.to_text());
+    let switched = run(1);
+    assert_eq!(switched.verdict, Verdict::Violation, "{}", switched.to_text());
+    let text = switched.to_text();
+    assert!(text.contains("SWITCH(0, 2)") && text.contains("held where its next thread is a choice"), "{text}");
+}
+
+/// A review's probes, each a wrong answer before its fix:
+/// - "shutread": a thread shuts a connection for reading while the main
+///   thread waits in a read of it; Linux ends the read with 0 (and the
+///   program aborts): a violation (it passed, the read waiting for the
+///   request);
+/// - "sigpipe": a worker that blocks SIGPIPE gets EPIPE and goes on (it
+///   was killed: the main thread's mask was read, the process signalled);
+/// - "abort": a worker's `abort` (SIGABRT to its own thread id) kills the
+///   node (it was an error: "a signal to another process");
+/// - "robust": a worker ends holding a robust mutex, which Linux marks by
+///   the real thread id: an error (it passed: the mutex stayed locked);
+/// - "mainexit": the main thread ends with `pthread_exit` while a worker
+///   serves (it stalled for 10 s: the kernel does not wake the pidfd of
+///   a main thread that ends first).
+#[test]
+fn what_threads_do_to_each_other_is_as_linux_does_it() {
+    let _serial = process_support::serial();
+    let run = |mode: &str| {
+        let mut c = threads(&[mode]);
+        c.budgets.clients = 1;
+        check(&ProgramModel::new(mode, c), false)
+    };
+    let r = run("shutread");
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    assert!(r.to_text().contains("killed by signal 6"), "{}", r.to_text());
+    let r = run("sigpipe");
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
+    assert_eq!(replay(&threads(&["sigpipe"]), &[]).nodes[0].state, [1], "EPIPE, and the node goes on");
+    let r = run("abort");
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    assert!(r.to_text().contains("killed by signal 6"), "{}", r.to_text());
+    let r = run("robust");
+    assert_eq!(r.verdict, Verdict::Error, "{}", r.to_text());
+    assert!(r.to_text().contains("robust mutex"), "{}", r.to_text());
+    let r = run("mainexit");
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
+    assert_eq!(replay(&threads(&["mainexit"]), &[]).nodes[0].state, [5], "the worker serves");
 }

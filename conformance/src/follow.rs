@@ -451,7 +451,9 @@ impl<'e> Follower<'e> {
                 | Blocked::AcceptNow { .. }
                 | Blocked::WriteNow { .. }
                 | Blocked::LookNow { .. }
-                | Blocked::Order { .. } => {
+                | Blocked::Order { .. }
+                | Blocked::Futex { .. }
+                | Blocked::Choice { .. } => {
                     return Err("a TIMEOUT of a node that waits for nothing".into());
                 }
             },
@@ -461,6 +463,16 @@ impl<'e> Follower<'e> {
                 return Err(format!(
                     "a CRASH of node {node} between two of its calls: a SIGKILL from outside cannot be made to fall \
                      there"
+                ));
+            }
+            ProcessAction::Switch { node, .. } => {
+                return Err(format!(
+                    "node {node}'s threads in an order the schedule chose: on Linux the kernel's scheduler decides it"
+                ));
+            }
+            ProcessAction::Run { node } if matches!(w.nodes[node as usize].blocked, Blocked::Choice { .. }) => {
+                return Err(format!(
+                    "node {node}'s threads in the fixed order at a choice: on Linux the kernel's scheduler decides it"
                 ));
             }
             ProcessAction::Order { node, .. } | ProcessAction::StartOrder { node, .. } => {
@@ -823,6 +835,7 @@ fn kind(a: &ProcessAction) -> &'static str {
         ProcessAction::Crash { .. } | ProcessAction::StartCrash(_) => "CRASH",
         ProcessAction::Run { .. } => "RUN",
         ProcessAction::Order { .. } | ProcessAction::StartOrder { .. } => "ORDER",
+        ProcessAction::Switch { .. } => "SWITCH",
         ProcessAction::Restart { .. } => "RESTART",
     }
 }

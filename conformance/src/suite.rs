@@ -107,7 +107,7 @@ pub fn summarize(example: &str, outcomes: &[Outcome], findings: &[Finding], star
 
 /// The budgets the walks take: larger than the model files', which are
 /// sized for exhaustive searches, since a walk is one path.
-pub const WALKS: Budgets = Budgets { crashes: 2, drops: 0, timeouts: 4, clients: 2 };
+pub const WALKS: Budgets = Budgets { crashes: 2, drops: 0, timeouts: 4, clients: 2, thread_switches: 0 };
 
 /// `walks` seeded walks (seeds 1 to `walks`) of at most `externals`
 /// external actions each, of `config` with the walks' budgets.

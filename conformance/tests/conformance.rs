@@ -211,13 +211,21 @@ fn evstore_agrees_with_linux() {
     // file and loses the write after it (a machine's crash, not a
     // process's). Linux follows each up to there.
     let frames = counterexample(
-        &evstore("evstore-BUG_ONE_READ_FRAMES", Budgets { crashes: 0, drops: 0, timeouts: 1, clients: 1 }, true),
+        &evstore(
+            "evstore-BUG_ONE_READ_FRAMES",
+            Budgets { crashes: 0, drops: 0, timeouts: 1, clients: 1, ..Default::default() },
+            true,
+        ),
         &bfs,
         "evstore-BUG_ONE_READ_FRAMES",
     );
     stopped_at(&frames, 4, "a write split or merged by the byte stream");
     let torn = counterexample(
-        &evstore("evstore-BUG_TRUNCATE_IN_PLACE", Budgets { crashes: 1, drops: 0, timeouts: 1, clients: 2 }, false),
+        &evstore(
+            "evstore-BUG_TRUNCATE_IN_PLACE",
+            Budgets { crashes: 1, drops: 0, timeouts: 1, clients: 2, ..Default::default() },
+            false,
+        ),
         &bfs,
         "evstore-BUG_TRUNCATE_IN_PLACE",
     );
@@ -743,7 +751,7 @@ fn the_escape_programs_agree_with_linux() {
 /// 0 dial node 1.
 fn probe(mode: &str) -> Config {
     let mut c = Config::new(program("conformance_probe"), 2);
-    c.budgets = Budgets { crashes: 0, drops: 0, timeouts: 1, clients: 0 };
+    c.budgets = Budgets { crashes: 0, drops: 0, timeouts: 1, clients: 0, ..Default::default() };
     // Its timer is a TIMEOUT in accept: the manual's `T`.
     c.timeout_byte = true;
     c.args = vec![mode.to_string()];

@@ -44,6 +44,10 @@ const LEASE: &str = env!("CARGO_BIN_EXE_conformance-lease");
 /// `examples/rust/tokio_lease.rs`, built by cargo.
 const TOKIO_LEASE: &str = env!("CARGO_BIN_EXE_conformance-tokio-lease");
 
+/// `examples/rust/tokio_mt_lease.rs` (`tokio_lease.rs` on the multi-thread
+/// runtime), built by cargo.
+const TOKIO_MT_LEASE: &str = env!("CARGO_BIN_EXE_conformance-tokio-mt-lease");
+
 /// Whether some step of `o` that Linux was compared on took an action
 /// whose token starts with `kind`.
 fn took(o: &Outcome, kind: &str) -> bool {
@@ -181,7 +185,12 @@ fn lease_agrees_with_linux() {
 /// `tests/models/tokio_lease.rs`' model of `tokio_lease.rs`, with `args`
 /// and `crashes`.
 fn tokio_lease(args: &[&str], crashes: u8) -> ProgramModel {
-    let mut c = Config::new(TOKIO_LEASE, 1);
+    tokio_lease_on(TOKIO_LEASE, args, crashes)
+}
+
+/// The same model of the build at `program`.
+fn tokio_lease_on(program: &str, args: &[&str], crashes: u8) -> ProgramModel {
+    let mut c = Config::new(program, 1);
     c.args = args.iter().map(|a| a.to_string()).collect();
     c.budgets.clients = 2;
     c.budgets.crashes = crashes;
@@ -213,6 +222,26 @@ fn tokio_lease_agrees_with_linux() {
         outcomes.extend(walks(&tokio_lease(args, crashes).config, &label, 4, 12));
     }
     let t = summarize("tokio_lease", &outcomes, &[], started);
+    assert!(t.segments > t.schedules, "Linux follows the walks past their start (crashes and restarts)");
+    for o in &outcomes {
+        let stop = o.followed.stopped.as_ref().map(|s| s.reason.clone()).unwrap_or_default();
+        assert!(stop.contains("DELIVER(0, c0.0) or RUN(0)"), "{}: stopped elsewhere: {}", o.label, o.line());
+    }
+}
+
+/// The same for the multi-thread build (`#[tokio::main]`: the main thread
+/// and one worker): its walks, threads and all, agree with Linux as far as
+/// Linux follows them, and stop where the current-thread build's do.
+#[test]
+#[ignore = "needs root: a private network namespace"]
+fn tokio_mt_lease_agrees_with_linux() {
+    let started = Instant::now();
+    let mut outcomes = Vec::new();
+    for (args, crashes) in [(&[][..], 1), (&["--bug-double-grant"][..], 0)] {
+        let label = format!("tokio_mt_lease {}", args.join(" "));
+        outcomes.extend(walks(&tokio_lease_on(TOKIO_MT_LEASE, args, crashes).config, &label, 2, 12));
+    }
+    let t = summarize("tokio_mt_lease", &outcomes, &[], started);
     assert!(t.segments > t.schedules, "Linux follows the walks past their start (crashes and restarts)");
     for o in &outcomes {
         let stop = o.followed.stopped.as_ref().map(|s| s.reason.clone()).unwrap_or_default();

@@ -52,6 +52,12 @@
  *              one: no TCP connection delivers that): {read, errno}.
  *   "shutrd"   node 0 accepts, shuts its reading and reads: {read} (0 at
  *              once; it waited).
+ *   "shutrdpoll" node 1 writes "x"; node 0 accepts, shuts its reading,
+ *              polls for POLLIN and aborts if the read then returns 0
+ *              (it assumes a poll after its own SHUT_RD waits for data):
+ *              {POLLIN, POLLRDHUP, read}. Linux's poll returns POLLIN and
+ *              POLLRDHUP at once, and the read 0 unless "x" came first (a
+ *              review's probe: the poll waited for "x", a pass).
  *   "finwrite" as "fin", node 1 reads "hi", writes "ack" (SIGPIPE ignored)
  *              and reads again: {bytes, write, read, errno} (2, 3, 0, 0
  *              where node 0's close came first; 2, 3, -1, ECONNRESET where
@@ -550,6 +556,20 @@ static int server(const char *mode)
         pause();
         return 0;
     }
+    if (strcmp(mode, "shutrdpoll") == 0) {
+        shutdown(c, SHUT_RD);
+        struct pollfd p = {c, POLLIN | POLLRDHUP, 0};
+        poll(&p, 1, -1);
+        set(0, (p.revents & POLLIN) != 0);
+        set(1, (p.revents & POLLRDHUP) != 0);
+        ssize_t k = read(c, b, sizeof b);
+        set(2, k);
+        report();
+        if (k == 0)
+            abort(); /* the bug: a read after the poll finds the end */
+        pause();
+        return 0;
+    }
     return 1;
 }
 
@@ -947,6 +967,12 @@ static int client(const char *mode)
         return 0;
     }
     if (strcmp(mode, "shutrd") == 0) {
+        report();
+        pause();
+        return 0;
+    }
+    if (strcmp(mode, "shutrdpoll") == 0) {
+        write(c, "x", 1);
         report();
         pause();
         return 0;

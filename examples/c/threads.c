@@ -22,6 +22,43 @@
  * first asker ("G"), "D" to every later one, and reports [held, grants].
  * With BUG ("bug"), the worker grants every asker: two clients get "G".
  *
+ *   threads NODE shutread
+ *
+ * The main thread accepts a client, starts a thread that shuts the
+ * connection for reading (SHUT_RD), and reads it: Linux ends the read
+ * with 0 at once, and the program aborts then (a review's probe; the
+ * read waited for the request before).
+ *
+ *   threads NODE sigpipe
+ *
+ * A worker blocks SIGPIPE and writes to a pipe whose reader is closed:
+ * EPIPE, and the signal stays pending for the worker alone; the node
+ * reports [1] and serves (it was killed by SIGPIPE before: the checker
+ * read the main thread's mask and signalled the process).
+ *
+ *   threads NODE abort
+ *
+ * A worker aborts (`abort` sends SIGABRT to its own thread id): the node
+ * is killed by the signal.
+ *
+ *   threads NODE robust
+ *
+ * A worker ends holding a robust mutex; Linux marks it owner-died by the
+ * worker's real thread id. The checker's ids are virtual: an error.
+ *
+ *   threads NODE mainexit
+ *
+ * The main thread starts a worker that serves, and ends itself with
+ * pthread_exit; the worker reports [5] and accepts.
+ *
+ *   threads NODE race
+ *
+ * The main thread accepts a client, starts two workers and joins them;
+ * each takes a mutex
+ * and, if none came before it, notes itself as the first. It reports
+ * [first]. In the fixed order worker 1 runs first; with a thread switch,
+ * worker 2 may (on Linux either may).
+ *
  *   threads NODE two
  *
  * Two threads wait at once for what the world brings: the main thread in
@@ -31,7 +68,9 @@
 #define _GNU_SOURCE
 #include "cmc.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +205,142 @@ static int two(int me)
     }
 }
 
+static int shut_c;
+
+static void *shutter(void *arg)
+{
+    (void)arg;
+    shutdown(shut_c, SHUT_RD);
+    return NULL;
+}
+
+static int shutread(int me)
+{
+    cmc_record_write(CMC_STATE_FD, state, 1);
+    int l = cmc_listen(me);
+    shut_c = accept(l, NULL, NULL);
+    pthread_t t;
+    if (shut_c < 0 || pthread_create(&t, NULL, shutter, NULL) != 0)
+        return 2;
+    char b[8];
+    if (read(shut_c, b, sizeof b) <= 0)
+        abort();
+    state[0] = 1;
+    cmc_record_write(CMC_STATE_FD, state, 1);
+    for (;;)
+        pause();
+}
+
+static int piped_errno;
+
+static void *piper(void *arg)
+{
+    (void)arg;
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &s, NULL);
+    int p[2];
+    if (pipe(p) != 0)
+        return NULL;
+    close(p[0]);
+    if (write(p[1], "x", 1) < 0)
+        piped_errno = errno;
+    return NULL;
+}
+
+static void *aborter(void *arg)
+{
+    (void)arg;
+    abort();
+}
+
+static pthread_mutex_t robust_mu;
+
+static void *holder(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&robust_mu);
+    return NULL;
+}
+
+static int serve(int me, uint8_t report)
+{
+    cmc_record_write(CMC_STATE_FD, &report, 1);
+    int l = cmc_listen(me);
+    for (;;) {
+        int c = accept(l, NULL, NULL);
+        if (c >= 0)
+            close(c);
+    }
+    return 0;
+}
+
+static void *server(void *arg)
+{
+    serve((int)(intptr_t)arg, 5);
+    return NULL;
+}
+
+static int one_thread(int me, const char *mode)
+{
+    pthread_t t;
+    if (strcmp(mode, "sigpipe") == 0) {
+        if (pthread_create(&t, NULL, piper, NULL) != 0 || pthread_join(t, NULL) != 0)
+            return 2;
+        return serve(me, piped_errno == EPIPE);
+    }
+    if (strcmp(mode, "abort") == 0) {
+        if (pthread_create(&t, NULL, aborter, NULL) != 0 || pthread_join(t, NULL) != 0)
+            return 2;
+        return serve(me, 1);
+    }
+    if (strcmp(mode, "robust") == 0) {
+        pthread_mutexattr_t a;
+        pthread_mutexattr_init(&a);
+        pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+        pthread_mutex_init(&robust_mu, &a);
+        if (pthread_create(&t, NULL, holder, NULL) != 0 || pthread_join(t, NULL) != 0)
+            return 2;
+        if (pthread_mutex_trylock(&robust_mu) == EOWNERDEAD)
+            abort();
+        return serve(me, 1);
+    }
+    if (pthread_create(&t, NULL, server, (void *)(intptr_t)me) != 0)
+        return 2;
+    pthread_exit(NULL);
+    return 0;
+}
+
+static int first;
+
+static void *racer(void *arg)
+{
+    pthread_mutex_lock(&mu);
+    if (first == 0)
+        first = (int)(intptr_t)arg;
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+static int race(int me)
+{
+    cmc_record_write(CMC_STATE_FD, state, 1);
+    int l = cmc_listen(me);
+    if (accept(l, NULL, NULL) < 0)
+        return 3;
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&t[i], NULL, racer, (void *)(intptr_t)(i + 1)) != 0)
+            return 2;
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    uint8_t s = (uint8_t)first;
+    cmc_record_write(CMC_STATE_FD, &s, 1);
+    for (;;)
+        pause();
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
@@ -185,5 +360,13 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[2], "two") == 0)
         return two(me);
+    if (strcmp(argv[2], "shutread") == 0)
+        return shutread(me);
+    if (strcmp(argv[2], "race") == 0)
+        return race(me);
+    const char *single[] = {"sigpipe", "abort", "robust", "mainexit"};
+    for (unsigned i = 0; i < sizeof single / sizeof *single; i++)
+        if (strcmp(argv[2], single[i]) == 0)
+            return one_thread(me, argv[2]);
     return 9;
 }

@@ -43,6 +43,9 @@ mod programs;
 #[cfg(target_os = "linux")]
 #[path = "../models/tokio_lease.rs"]
 mod tokio_lease;
+#[cfg(target_os = "linux")]
+#[path = "../models/tokio_mt_lease.rs"]
+mod tokio_mt_lease;
 #[path = "../models/two_phase.rs"]
 mod two_phase;
 #[path = "../models/two_phase_tla.rs"]

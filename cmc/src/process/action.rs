@@ -70,13 +70,17 @@
 //! goes on, or its CRASH (as in 8). A node whose listing of its data
 //! directory shows names no listing has shown (`Blocked::Order`) is held
 //! before the answer, and the only actions are ORDER(n, i), one for each
-//! way the new names may fall among those shown (`dir_order`).
+//! way the new names may fall among those shown (`dir_order`). A node
+//! whose next thread is a choice (`Blocked::Choice`: two or more of its
+//! threads may run, and thread switches are left) is held too, and the
+//! only actions are RUN(n), the fixed thread (the lowest-numbered), and
+//! SWITCH(n, t) for each other thread t that may run, spending a switch.
 //!
 //! Tokens (`Display`, `FromStr`), as counterexample files store them:
 //! `DELIVER(1, 0.2)`, `DELIVER(1, 0.2, 3)`, `DELIVER(1, 0.2, +)`, `EOF(1, 0.2)`, `ACCEPT(0, 1)`, `ACCEPT(0, client)`,
 //! `DROP(0.2, 1)`, `DROP(0.2, 0, target)`, `DROP(0.2, 0, dialer)`,
 //! `TIMEOUT(1)`, `CLIENT(0)`, `RUN(1)`, `RESTART(2)`, `CRASH(2)`, `CRASH(2, 1)`, `CRASH(2, {0, 3})`,
-//! `CRASH(2, start 3)`, `CRASH(2, start 3, 1)`, `CRASH(1, start 3 after 2)`, `ORDER(1, 5)`,
+//! `CRASH(2, start 3)`, `CRASH(2, start 3, 1)`, `CRASH(1, start 3 after 2)`, `ORDER(1, 5)`, `SWITCH(0, 2)`,
 //! `ORDER(0, start 2, 3)`; connection labels are described
 //! in [`super::world::Label`]. A DROP's third argument appears exactly on a
 //! node's connection to itself, so every other token reads as it always
@@ -171,6 +175,15 @@ pub enum ProcessAction {
         /// The node.
         node: u8,
     },
+    /// SWITCH: node `node`, held where its next thread is a choice
+    /// (`Blocked::Choice`), runs thread `thread` rather than the fixed
+    /// one, spending one of the model's thread switches.
+    Switch {
+        /// The node.
+        node: u8,
+        /// The thread that runs next, by the world's number.
+        thread: u8,
+    },
     /// ORDER: `node`'s listing of its data directory, held where it shows
     /// names no listing has shown, shows them the `choice`-th way among
     /// those shown before (`dir_order`), and the node goes on.
@@ -227,6 +240,7 @@ impl ProcessAction {
             | ProcessAction::Timeout { node }
             | ProcessAction::Run { node }
             | ProcessAction::Order { node, .. }
+            | ProcessAction::Switch { node, .. }
             | ProcessAction::Crash { node, .. }
             | ProcessAction::StartCrash(StartCrash { node, .. })
             | ProcessAction::StartOrder { node, .. }
@@ -290,6 +304,19 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         out.push(ProcessAction::Run { node: n });
         crashes(world, n, out);
         return;
+    }
+    // A node held where its next thread is a choice: the fixed one, or
+    // another while switches are left; nothing else happens meanwhile.
+    for (n, node) in world.nodes.iter().enumerate() {
+        if let Blocked::Choice { .. } = node.blocked {
+            out.push(ProcessAction::Run { node: n as u8 });
+            let fixed = node.next_ready();
+            if world.thread_switches.is_some_and(|s| s > 0) {
+                let others = (0..node.threads.len()).filter(|&k| node.threads[k].run.ready() && Some(k) != fixed);
+                out.extend(others.map(|k| ProcessAction::Switch { node: n as u8, thread: k as u8 }));
+            }
+            return;
+        }
     }
     // A listing held where it shows new names: which way they fall is the
     // file system's, decided before anything else happens (in START it is
@@ -542,6 +569,7 @@ impl fmt::Display for ProcessAction {
             ProcessAction::Client { node } => write!(f, "CLIENT({node})"),
             ProcessAction::Run { node } => write!(f, "RUN({node})"),
             ProcessAction::Order { node, choice } => write!(f, "ORDER({node}, {choice})"),
+            ProcessAction::Switch { node, thread } => write!(f, "SWITCH({node}, {thread})"),
             ProcessAction::StartOrder { node, listing, way } => write!(f, "ORDER({node}, start {listing}, {way})"),
             ProcessAction::Restart { node } => write!(f, "RESTART({node})"),
             ProcessAction::Crash { node, keep } => write!(f, "CRASH({node}{})", Kept(keep)),
@@ -641,6 +669,10 @@ impl FromStr for ProcessAction {
             "RUN" => {
                 arity(1)?;
                 ProcessAction::Run { node: node(0)? }
+            }
+            "SWITCH" => {
+                arity(2)?;
+                ProcessAction::Switch { node: node(0)?, thread: args[1].parse().map_err(|_| bad())? }
             }
             "RESTART" => {
                 arity(1)?;
@@ -802,6 +834,7 @@ mod tests {
             ProcessAction::StartCrash(StartCrash { node: 1, point: 7, keep: Some(Keep::Set(0b101)), after: 3 }),
             ProcessAction::Restart { node: 2 },
             ProcessAction::Order { node: 1, choice: 5 },
+            ProcessAction::Switch { node: 1, thread: 2 },
             ProcessAction::StartOrder { node: 0, listing: 2, way: 3 },
         ];
         for a in all {

@@ -208,6 +208,16 @@ impl ProgramModel {
         self
     }
 
+    /// Choices of a node's next thread past the fixed order, over all
+    /// nodes (`thread_switches` in a model file): at each point where two
+    /// or more of a node's threads may run next, SWITCH runs another than
+    /// the lowest-numbered while switches are left (docs/SEMANTICS.md,
+    /// "Threads"). 0 by default: the fixed order only.
+    pub fn thread_switches(mut self, switches: u8) -> Self {
+        self.config.budgets.thread_switches = switches;
+        self
+    }
+
     /// Bytes of one write on a connection, and of a client's request
     /// (`write_bytes_max` in a model file): the manual's 64 by default, at
     /// most [`limits::WRITE_BYTES_LIMIT`](super::limits::WRITE_BYTES_LIMIT).
@@ -568,6 +578,7 @@ impl Explore for ProcessExplorer<'_> {
             ProcessStep::Act(ProcessAction::Run { .. }) => 8,
             ProcessStep::Act(ProcessAction::Restart { .. }) => 9,
             ProcessStep::Act(ProcessAction::Order { .. } | ProcessAction::StartOrder { .. }) => 10,
+            ProcessStep::Act(ProcessAction::Switch { .. }) => 11,
         }
     }
 

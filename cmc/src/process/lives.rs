@@ -51,6 +51,8 @@ pub(super) struct ThreadProc {
     /// last looked (`Supervisor::inside`), so that a change another
     /// thread makes is its wait's to see.
     pub(super) seen: u64,
+    /// Where its robust futex list is (`set_robust_list`), 0 for none.
+    pub(super) robust: u64,
 }
 
 /// One running node process: a life of its node.
@@ -71,6 +73,9 @@ pub(super) struct Proc {
     /// The running thread's call that came while a thread was being born,
     /// examined once its first call has come.
     pub(super) deferred: Option<Notif>,
+    /// Where its main thread's robust futex list is, before it made a
+    /// thread (`set_robust_list`), 0 for none.
+    pub(super) robust: u64,
 }
 
 /// A node's template: the start stub exec'd once, parked before the
@@ -253,6 +258,7 @@ impl Supervisor {
             threads: Vec::new(),
             birth: None,
             deferred: None,
+            robust: 0,
         });
         self.greeted[n as usize] = false;
         let node = &mut self.world.nodes[n as usize];
@@ -318,6 +324,7 @@ impl Supervisor {
             threads: Vec::new(),
             birth: None,
             deferred: None,
+            robust: 0,
         });
         // A snapshot is of a life that has said the preload's hello.
         self.greeted[n as usize] = true;

@@ -161,6 +161,10 @@ pub struct Budgets {
     pub timeouts: u8,
     /// Client connections per node.
     pub clients: u8,
+    /// Choices of a node's next thread other than the fixed one (SWITCH),
+    /// over all nodes. Default 0: a node's threads run in the fixed order
+    /// (docs/SEMANTICS.md, "Threads").
+    pub thread_switches: u8,
 }
 
 /// What to run: the program, how many nodes, the environment.

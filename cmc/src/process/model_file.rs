@@ -11,6 +11,7 @@
 //! drops = 1
 //! timeouts = 2
 //! clients = 1
+//! thread_switches = 0             # choices of a node's next thread past the fixed one
 //! request = "w1"
 //! search = "bfs"                  # bfs, dfs or simulate
 //! depth_max = 20
@@ -84,6 +85,8 @@ struct Raw {
     timeouts: i64,
     #[serde(default)]
     clients: i64,
+    #[serde(default)]
+    thread_switches: i64,
     #[serde(default)]
     request: String,
     #[serde(default)]
@@ -333,6 +336,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Parsed, ModelFileError> {
         drops: budget("drops", raw.drops)?,
         timeouts: budget("timeouts", raw.timeouts)?,
         clients: budget("clients", raw.clients)?,
+        thread_switches: budget("thread_switches", raw.thread_switches)?,
     };
     let drift = match (raw.timeout_drift_s, raw.timeout_drift_ms) {
         (Some(_), Some(_)) => {

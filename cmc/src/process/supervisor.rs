@@ -371,6 +371,13 @@ impl Supervisor {
                 }
                 return Err(sys("epoll_wait"));
             }
+            if got == 0 {
+                // A main thread that ended before the others: the kernel
+                // does not wake its thread pidfd, which reads as ended.
+                for n in 0..self.procs.len() as u8 {
+                    self.thread_exited(n)?;
+                }
+            }
             for ev in &events[..got as usize] {
                 let (serial, n, kind) = untoken(ev.u64);
                 // An event of a process this supervisor no longer runs (not
@@ -538,9 +545,15 @@ impl Supervisor {
     /// The trail of node `n` held at a crash point: one more link of its
     /// step's.
     pub(super) fn trail_at_crash_point(&mut self, n: u8) -> Trail {
+        self.trail_at(n, 0)
+    }
+
+    /// The trail of node `n` held at a point of kind `kind` (0 a crash
+    /// point, 2 a choice of its next thread) that counts no hold.
+    pub(super) fn trail_at(&mut self, n: u8, kind: u8) -> Trail {
         let t = &mut self.trails[n as usize];
         let calls = self.calls[n as usize].to_le_bytes();
-        t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, 0], &calls].concat()));
+        t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, kind], &calls].concat()));
         *t
     }
 
@@ -877,7 +890,8 @@ impl Supervisor {
                     | Blocked::WriteNow { .. }
                     | Blocked::LookNow { .. }
                     | Blocked::Order { .. }
-                    | Blocked::Futex { .. } => {
+                    | Blocked::Futex { .. }
+                    | Blocked::Choice { .. } => {
                         return Err(not_enabled());
                     }
                 }
@@ -930,6 +944,24 @@ impl Supervisor {
                 }
                 super::dir_order::place(&mut disk.order, &new, choice);
                 self.run_held_call(node)?;
+            }
+            ProcessAction::Run { node }
+                if matches!(self.world.nodes[node as usize].blocked, Blocked::Choice { .. }) =>
+            {
+                // The fixed thread runs next.
+                let k = self.world.nodes[node as usize].next_ready().ok_or_else(not_enabled)?;
+                self.run_thread(node, k)?;
+            }
+            ProcessAction::Switch { node, thread } => {
+                let w = &self.world.nodes[node as usize];
+                let k = thread as usize;
+                let chosen = w.threads.get(k).is_some_and(|t| t.run.ready()) && w.next_ready() != Some(k);
+                if !matches!(w.blocked, Blocked::Choice { .. }) || !chosen {
+                    return Err(not_enabled());
+                }
+                let left = self.world.thread_switches.filter(|&s| s > 0).ok_or_else(not_enabled)?;
+                self.world.thread_switches = Some(left - 1);
+                self.run_thread(node, k)?;
             }
             ProcessAction::Run { node } => {
                 let Blocked::CrashPoint { .. } = self.world.nodes[node as usize].blocked else {

@@ -132,9 +132,13 @@ impl Conn {
     pub fn poll_events(&self, side: Side) -> i16 {
         let s = self.sock(side);
         let drained = self.queue(side).is_empty();
-        let rcv_shut = drained && (s.fin && s.fin_in || s.reset_seen() || s.shut & Sock::RD != 0);
+        // The end's own SHUT_RD shuts it for reading at once, whatever is
+        // on its way (`tcp_poll`: RCV_SHUTDOWN gives EPOLLIN and
+        // EPOLLRDHUP); a FIN or a reset, once it has arrived.
+        let own_shut = s.shut & Sock::RD != 0;
+        let rcv_shut = own_shut || drained && (s.fin && s.fin_in || s.reset_seen());
         let mut ev = libc::POLLOUT | libc::POLLWRNORM;
-        if !self.received(side).is_empty() || self.ended(side) {
+        if !self.received(side).is_empty() || self.ended(side) || own_shut {
             ev |= libc::POLLIN | libc::POLLRDNORM;
         }
         if rcv_shut {

@@ -74,11 +74,12 @@ impl ThreadRun {
         matches!(self, ThreadRun::New | ThreadRun::Ready { .. } | ThreadRun::Again)
     }
 
-    /// Whether it waits for something inside the node that another thread
-    /// may change: a poll, or a read of a pipe, an eventfd or a socketpair
-    /// (`Blocked::Pause`).
+    /// Whether it waits for something another thread may change: any
+    /// wait but a futex's (a wake ends that) out of the slot (a poll, a
+    /// read of a connection another thread shuts down, of a pipe, an
+    /// eventfd or a socketpair another thread writes, `Blocked::Pause`).
     pub fn waits_on_node(&self) -> bool {
-        matches!(self, ThreadRun::Waits { blocked: Blocked::Poll { .. } | Blocked::Pause, .. })
+        matches!(self, ThreadRun::Waits { blocked, .. } if !matches!(blocked, Blocked::Futex { .. } | Blocked::Nothing))
     }
 }
 
@@ -134,6 +135,21 @@ impl NodeWorld {
             return Ok(slot);
         }
         Ok(self.threads.iter().position(|t| t.run != ThreadRun::Exited).or(slot).unwrap_or(0))
+    }
+
+    /// Moves the slot's thread out of it, waiting (or `out` where it is
+    /// ready or has ended), leaving the slot empty.
+    pub fn swap_out(&mut self, out: Option<ThreadRun>) {
+        let Some(slot) = self.slot_of() else { return };
+        let leaving = out.unwrap_or_else(|| ThreadRun::Waits {
+            blocked: self.blocked,
+            watch: std::mem::take(&mut self.watch),
+            waitall: std::mem::take(&mut self.waitall),
+        });
+        self.threads[slot].run = leaving;
+        self.blocked = Blocked::Nothing;
+        self.watch.clear();
+        self.waitall.clear();
     }
 
     /// Moves thread `k` into the slot and the slot's thread out of it,

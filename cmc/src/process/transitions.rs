@@ -224,7 +224,8 @@ mod tests {
     /// Three nodes: node 0 has dialled node 1 (connection 0.0, one message
     /// on it), node 1 has dialled node 2 (1.0, `elsewhere` on it).
     fn world(elsewhere: &[&[u8]]) -> ProcessWorld {
-        let mut w = ProcessWorld::new(3, &Budgets { crashes: 1, drops: 1, timeouts: 1, clients: 0 });
+        let mut w =
+            ProcessWorld::new(3, &Budgets { crashes: 1, drops: 1, timeouts: 1, clients: 0, ..Default::default() });
         w.conns.insert(label(0, 0), conn(1, &[b"a"]));
         w.conns.insert(label(1, 0), conn(2, elsewhere));
         w

@@ -1309,6 +1309,15 @@ pub enum Blocked {
         /// What the node's memory is a function of ([`Trail`]).
         trail: Trail,
     },
+    /// A node that has made threads, held where the thread that runs
+    /// next is a choice (two or more may run, and thread switches are left):
+    /// RUN(n) runs the fixed one (the lowest-numbered), SWITCH(n, t)
+    /// thread t instead, spending a switch. The node is in the middle of
+    /// its step; no thread is in its slot meanwhile.
+    Choice {
+        /// What the node's memory is a function of ([`Trail`]).
+        trail: Trail,
+    },
     /// A futex wait of a node that has made threads (`threads`): the
     /// thread waits until another wakes the word at `addr` with a bitset
     /// that meets `bitset`. No action ends it. (A node that never made a
@@ -1367,6 +1376,21 @@ impl Trail {
 }
 
 impl Blocked {
+    /// The descriptor the wait is on, if it is on one.
+    pub fn fd(&self) -> Option<i32> {
+        match *self {
+            Blocked::Accept { fd, .. }
+            | Blocked::Read { fd, .. }
+            | Blocked::Timer { fd }
+            | Blocked::ReadNow { fd, .. }
+            | Blocked::AcceptNow { fd, .. }
+            | Blocked::WriteNow { fd, .. }
+            | Blocked::LookNow { fd, .. }
+            | Blocked::Order { fd, .. } => Some(fd),
+            _ => None,
+        }
+    }
+
     /// The trail of a node held in the middle of its step, if it is.
     pub fn trail(&self) -> Option<Trail> {
         match *self {
@@ -1376,7 +1400,8 @@ impl Blocked {
             | Blocked::AcceptNow { trail, .. }
             | Blocked::WriteNow { trail, .. }
             | Blocked::LookNow { trail, .. }
-            | Blocked::Order { trail, .. } => Some(trail),
+            | Blocked::Order { trail, .. }
+            | Blocked::Choice { trail } => Some(trail),
             _ => None,
         }
     }
@@ -1391,7 +1416,8 @@ impl Blocked {
             | Blocked::AcceptNow { trail, .. }
             | Blocked::WriteNow { trail, .. }
             | Blocked::LookNow { trail, .. }
-            | Blocked::Order { trail, .. } => *trail = to,
+            | Blocked::Order { trail, .. }
+            | Blocked::Choice { trail } => *trail = to,
             _ => {}
         }
     }
@@ -1417,6 +1443,7 @@ impl fmt::Display for Blocked {
             Blocked::WriteNow { fd, .. } => write!(f, "WriteNow {{ fd: {fd} }}"),
             Blocked::LookNow { fd, .. } => write!(f, "LookNow {{ fd: {fd} }}"),
             Blocked::Order { fd, choices, .. } => write!(f, "Order {{ fd: {fd}, choices: {choices} }}"),
+            Blocked::Choice { .. } => write!(f, "held where its next thread is a choice"),
             other => write!(f, "{other:?}"),
         }
     }
@@ -1586,6 +1613,9 @@ fn first_difference(a: &str, b: &str) -> String {
 /// One global state of the process front end.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProcessWorld {
+    /// Thread switches left (SWITCH), where the model has a budget of
+    /// them; written last, only then.
+    pub thread_switches: Option<u8>,
     /// Crashes left on this path.
     pub crashes: u8,
     /// Drops left on this path.
@@ -1704,6 +1734,7 @@ impl ProcessWorld {
             crashes: budgets.crashes,
             drops: budgets.drops,
             timeouts: budgets.timeouts,
+            thread_switches: (budgets.thread_switches > 0).then_some(budgets.thread_switches),
             clock: 0,
             clock_reads: 0,
             stream: false,
@@ -1855,6 +1886,10 @@ impl ProcessWorld {
                     }
                 }
             }
+        }
+        // A model without a budget of thread switches is written as before.
+        if let Some(left) = self.thread_switches {
+            out.push(left);
         }
     }
 
@@ -2163,6 +2198,7 @@ pub(super) fn push_blocked(out: &mut Vec<u8>, b: &Blocked) {
         Blocked::LookNow { fd, .. } => (14, fd),
         Blocked::Order { fd, .. } => (16, fd),
         Blocked::Futex { .. } => (17, 0),
+        Blocked::Choice { .. } => (18, 0),
     };
     out.push(tag);
     push_fd(out, fd);
@@ -2175,7 +2211,8 @@ pub(super) fn push_blocked(out: &mut Vec<u8>, b: &Blocked) {
         | Blocked::ReadNow { trail, .. }
         | Blocked::AcceptNow { trail, .. }
         | Blocked::WriteNow { trail, .. }
-        | Blocked::LookNow { trail, .. } => {
+        | Blocked::LookNow { trail, .. }
+        | Blocked::Choice { trail } => {
             push_trail(out, &trail);
         }
         Blocked::Woken { trail, left: Some(left) } => {

@@ -399,7 +399,7 @@ impl Supervisor {
             libc::SYS_sched_yield => Ok(self.on_yield(n)),
             // The robust list of the running thread, which the kernel reads
             // when it ends; notified to hold a new thread at its first call.
-            libc::SYS_set_robust_list => Ok(Answer::Continue),
+            libc::SYS_set_robust_list => Ok(self.on_set_robust_list(n, c)),
             // Everything else: refused, with the table's reason (default-deny).
             nr => match table::group(nr) {
                 table::Group::Refused(why) => refuse(n, c, why),

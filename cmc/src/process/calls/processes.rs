@@ -476,18 +476,23 @@ impl Supervisor {
     /// name, as a raise of a blocked signal is: it would stay pending, and
     /// a snapshot's forks would not have it.
     pub(super) fn raise_sigpipe(&self, n: u8, c: &Notif) -> Result<(), ProcessError> {
-        let Some(p) = self.procs[n as usize].as_ref() else { return Ok(()) };
-        if ignored(p.pid, libc::SIGPIPE) {
+        // The writing thread's: Linux sends SIGPIPE to it.
+        let Some((tid, pidfd)) = self.running_thread(n) else { return Ok(()) };
+        if ignored(tid, libc::SIGPIPE) {
             return Ok(());
         }
-        if blocked(p.pid, libc::SIGPIPE) {
+        // Blocked, it would be pending where a snapshot's forks would not
+        // have it; a process that has made threads is never forked, and
+        // the signal stays pending for the writing thread, as on Linux.
+        let threaded = !self.world.nodes[n as usize].threads.is_empty();
+        if blocked(tid, libc::SIGPIPE) && !threaded {
             return Err(ProcessError::Unmodelled {
                 node: n,
                 call: super::super::syscalls::describe(c.nr),
                 detail: "SIGPIPE is blocked: the EPIPE's signal would be pending when the node waits, and a fork of it (a snapshot's) would not have it".to_string(),
             });
         }
-        signal_from(&p.pidfd, libc::SIGPIPE, self.world.pid(n) as i32);
+        signal_from(pidfd, libc::SIGPIPE, self.world.pid(n) as i32);
         Ok(())
     }
 
@@ -502,7 +507,22 @@ impl Supervisor {
             libc::SYS_tgkill => (&c.args[..2], c.args[2] as i32),
             _ => (&c.args[..1], c.args[1] as i32),
         };
-        if targets.iter().any(|&t| t as i32 as i64 != me) {
+        // A thread's own id (`tkill`, `tgkill`, as `raise` and `abort`
+        // send) is the running thread's; a process-directed signal goes
+        // to the running thread too, which sent it (and must not block
+        // it, below).
+        let running = self.tid(n, self.world.nodes[n as usize].slot());
+        let id = |i: usize| targets[i] as i32 as i64;
+        let own = match c.nr {
+            libc::SYS_kill => id(0) == me,
+            libc::SYS_tkill => id(0) == running,
+            _ => id(0) == me && id(1) == running,
+        };
+        if !own {
+            let threads = self.world.nodes[n as usize].threads.len();
+            if (0..threads).any(|k| targets.iter().any(|&t| t as i32 as i64 == self.tid(n, k) && k > 0)) {
+                return refuse(n, c, "a signal to another thread of the node is not modelled");
+            }
             return refuse(n, c, "a signal to another process is not modelled; a node may signal only itself");
         }
         if matches!(sig, libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU) {
@@ -515,13 +535,13 @@ impl Supervisor {
             return Ok(Answer::Err(libc::EINVAL));
         }
         if sig != 0
-            && let Some(p) = self.procs[n as usize].as_ref()
+            && let Some((tid, pidfd)) = self.running_thread(n)
         {
             // A blocked signal would stay pending, and a snapshot's forks
             // would not have it: the kernel does not copy pending signals
             // into a fork. (An unblocked one is taken as the call returns,
             // before the node can wait anywhere.)
-            if blocked(p.pid, sig) {
+            if blocked(tid, sig) && self.world.nodes[n as usize].threads.is_empty() {
                 return refuse(
                     n,
                     c,
@@ -530,7 +550,7 @@ impl Supervisor {
                     ),
                 );
             }
-            signal_from(&p.pidfd, sig, me as i32);
+            signal_from(pidfd, sig, me as i32);
         }
         Ok(Answer::Val(0))
     }

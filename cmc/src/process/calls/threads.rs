@@ -34,6 +34,31 @@ pub(in crate::process) const THREADS_MAX: usize = 64;
 /// CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID`.
 const GLIBC_THREAD_FLAGS: u64 = 0x3d0f00;
 
+/// glibc's `__clone3` after its `syscall`: `test rax, rax; jl error; jz
+/// child; ret; child: xor ebp, ebp; and rsp, -16; mov rdi, r8; call rdx`
+/// (the `jl`'s offset may differ between builds).
+const GLIBC_CHILD_PATH: [Option<u8>; 19] = [
+    Some(0x48),
+    Some(0x85),
+    Some(0xc0),
+    Some(0x7c),
+    None,
+    Some(0x74),
+    Some(0x01),
+    Some(0xc3),
+    Some(0x31),
+    Some(0xed),
+    Some(0x48),
+    Some(0x83),
+    Some(0xe4),
+    Some(0xf0),
+    Some(0x4c),
+    Some(0x89),
+    Some(0xc7),
+    Some(0xff),
+    Some(0xd2),
+];
+
 /// How far apart the virtual ids of one node's threads are: thread k of a
 /// process of virtual pid p is p + k * TID_STRIDE, above every pid.
 const TID_STRIDE: i64 = 4096;
@@ -87,8 +112,11 @@ impl Supervisor {
             );
         }
         // The new thread runs from the creator's call on, unheld until its
-        // first call: that must be glibc's code, not the program's.
-        if !in_libc(c.pid, c.ip) || !in_libc(c.pid, c.args[2]) {
+        // first call: that must be glibc's code, not the program's: its
+        // `__clone3`, whose child calls `rdx` (glibc's `start_thread`).
+        let path = notif::read_mem(c.pid, c.ip, GLIBC_CHILD_PATH.len());
+        let glibc = path.is_some_and(|b| b.iter().zip(GLIBC_CHILD_PATH).all(|(x, y)| y.is_none_or(|y| *x == y)));
+        if !glibc || !in_libc(c.pid, c.ip) || !in_libc(c.pid, c.args[2]) {
             return refuse(n, c, "a thread made by code other than glibc's pthread_create is not modelled");
         }
         let node = &self.world.nodes[n as usize];
@@ -116,10 +144,10 @@ impl Supervisor {
         if first {
             // The node's one thread until now: thread 0, in the slot.
             node.threads.push(ThreadWorld { run: ThreadRun::Slot, clear_tid: 0 });
-            p.threads.push(ThreadProc { tid: c.pid as i32, held: None, pidfd, seen: 0 });
+            p.threads.push(ThreadProc { tid: c.pid as i32, held: None, pidfd, seen: 0, robust: p.robust });
         }
         node.threads.push(ThreadWorld { run: ThreadRun::New, clear_tid: child_tid });
-        p.threads.push(ThreadProc { tid: 0, held: None, pidfd: None, seen: 0 });
+        p.threads.push(ThreadProc { tid: 0, held: None, pidfd: None, seen: 0, robust: 0 });
         p.birth = Some(k);
         Ok(Answer::Continue)
     }
@@ -135,10 +163,21 @@ impl Supervisor {
         }
         let pidfd = self.watch_thread(n, p.serial, c.pid as i32)?;
         if let Some(p) = self.procs[n as usize].as_mut() {
-            p.threads[k] = ThreadProc { tid: c.pid as i32, held: Some(*c), pidfd: Some(pidfd), seen: 0 };
+            p.threads[k] = ThreadProc { tid: c.pid as i32, held: Some(*c), pidfd: Some(pidfd), seen: 0, robust: 0 };
             p.birth = None;
         }
         Ok(true)
+    }
+
+    /// The thread node `n` runs now, by its kernel id, and a pidfd that
+    /// signals it alone (its process's for a node of one thread).
+    pub(in crate::process) fn running_thread(&self, n: u8) -> Option<(i32, &OwnedFd)> {
+        let p = self.procs[n as usize].as_ref()?;
+        let slot = self.world.nodes[n as usize].slot();
+        match p.threads.get(slot) {
+            Some(t) => Some((t.tid, t.pidfd.as_ref()?)),
+            None => Some((p.pid, &p.pidfd)),
+        }
     }
 
     /// The kernel id of the thread node `n` runs now (its process's for a
@@ -156,13 +195,39 @@ impl Supervisor {
         let slot = self.world.nodes[n as usize].slot();
         let Some(p) = self.procs[n as usize].as_mut() else { return Ok(()) };
         let Some(t) = p.threads.get_mut(slot) else { return Ok(()) };
-        let ended = t.pidfd.as_ref().is_some_and(|pidfd| {
+        let readable = t.pidfd.as_ref().is_some_and(|pidfd| {
             let mut pfd = libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
             (unsafe { libc::poll(&mut pfd, 1, 0) }) > 0
         });
+        // A main thread that ends before the others stays a zombie, and
+        // its pidfd is not readable until they end too.
+        let ended = readable || t.pidfd.is_some() && zombie(p.pid, t.tid);
         if !ended || !matches!(p.run, Run::Running(_)) {
             return Ok(());
         }
+        // A robust mutex held at a thread's end is marked by the kernel
+        // only where its word holds the thread's real id; glibc writes the
+        // virtual one there, so Linux's EOWNERDEAD would never come.
+        let robust = t.robust;
+        let reader = p.threads.iter().enumerate().find(|(k, t)| *k != slot && t.tid != 0 && t.pidfd.is_some());
+        let reader = reader.map_or(p.pid, |(_, t)| t.tid) as u32;
+        if robust != 0
+            && let Some(head) = notif::read_mem(reader, robust, 24)
+        {
+            let word = |i: usize| u64::from_ne_bytes(head[i * 8..i * 8 + 8].try_into().unwrap_or_default());
+            if word(0) != robust || word(2) != 0 {
+                return Err(ProcessError::Unmodelled {
+                    node: n,
+                    call: "exit".to_string(),
+                    detail: format!(
+                        "thread {slot} ended holding a robust mutex (its robust futex list is not empty): the kernel \
+                         marks such a mutex by the thread's real id, and a node's threads have virtual ones"
+                    ),
+                });
+            }
+        }
+        let Some(p) = self.procs[n as usize].as_mut() else { return Ok(()) };
+        let Some(t) = p.threads.get_mut(slot) else { return Ok(()) };
         let pidfd = t.pidfd.take();
         t.held = None;
         p.run = Run::Idle;
@@ -192,6 +257,19 @@ impl Supervisor {
             return Err(ProcessError::NodeSys { node: n, call: "epoll_ctl", errno: Errno::last() });
         }
         Ok(pidfd)
+    }
+
+    /// `set_robust_list` of node `n`'s running thread: where its robust
+    /// futex list is, read when it ends; then let run.
+    pub(super) fn on_set_robust_list(&mut self, n: u8, c: &Notif) -> Answer {
+        let slot = self.world.nodes[n as usize].slot();
+        if let Some(p) = self.procs[n as usize].as_mut() {
+            match p.threads.get_mut(slot) {
+                Some(t) => t.robust = c.args[0],
+                None => p.robust = c.args[0],
+            }
+        }
+        Answer::Continue
     }
 
     /// `futex` of a node that has made threads: a wait blocks its thread
@@ -262,10 +340,26 @@ impl Supervisor {
         if let Some(slot) = node.slot_of() {
             p.threads[slot].seen = inside;
         }
-        for (t, tp) in node.threads.iter_mut().zip(&p.threads) {
-            if t.run.waits_on_node() && tp.seen != inside {
-                t.run = ThreadRun::Again;
+        for (k, (t, tp)) in node.threads.iter_mut().zip(&p.threads).enumerate() {
+            if !t.run.waits_on_node() || tp.seen == inside {
+                continue;
             }
+            // Linux keeps a descriptor's file open while a call of another
+            // thread uses it; the world forgets it at the close.
+            if let ThreadRun::Waits { blocked, .. } = &t.run
+                && let Some(fd) = blocked.fd()
+                && !node.fds.contains_key(&fd)
+            {
+                return Err(ProcessError::Unmodelled {
+                    node: n,
+                    call: "close".to_string(),
+                    detail: format!(
+                        "descriptor {fd} closed while thread {k} waits on it ({blocked}): on Linux the wait goes on \
+                         with the file, which the checker does not model"
+                    ),
+                });
+            }
+            t.run = ThreadRun::Again;
         }
         let Some(k) = node.next_ready() else { return Ok(false) };
         let slot = node.slot_of();
@@ -273,24 +367,45 @@ impl Supervisor {
             Run::Held(_) if node.blocked == Blocked::Nothing => Some(ThreadRun::Ready { yielded: true }),
             _ => None,
         };
-        if let (Run::Held(notif), Some(slot)) = (std::mem::replace(&mut p.run, Run::Running(Instant::now())), slot) {
+        if let (Run::Held(notif), Some(slot)) = (std::mem::replace(&mut p.run, Run::Idle), slot) {
             p.threads[slot].held = Some(notif);
         }
-        let coming = node.threads[k].run.clone();
-        let notif = p.threads[k].held.take();
-        self.world.nodes[n as usize].swap_slot(k, out);
-        let Some(notif) = notif else {
+        // Out of the slot, waiting (or ready again, having yielded).
+        node.swap_out(out);
+        // Which thread runs next is a choice while switches are left (not
+        // in the nodes' start, whose choices are the start's).
+        let ready = node.threads.iter().filter(|t| t.run.ready()).count();
+        if ready >= 2 && !self.starting && self.world.thread_switches.is_some_and(|s| s > 0) {
+            let trail = self.trail_at(n, 2);
+            self.world.nodes[n as usize].blocked = Blocked::Choice { trail };
+            return Ok(false);
+        }
+        self.run_thread(n, k)?;
+        Ok(true)
+    }
+
+    /// Puts node `n`'s thread `k`, ready, in its empty slot and runs it:
+    /// its first call examined, its wait made again, or its call answered
+    /// 0 (a futex wake, a yield).
+    pub(in crate::process) fn run_thread(&mut self, n: u8, k: usize) -> Result<(), ProcessError> {
+        let node = &mut self.world.nodes[n as usize];
+        node.blocked = Blocked::Nothing;
+        let coming = node.threads.get(k).map(|t| t.run.clone());
+        let Some(p) = self.procs[n as usize].as_mut() else { return Ok(()) };
+        let notif = p.threads.get_mut(k).and_then(|t| t.held.take());
+        let (Some(coming), Some(notif)) = (coming, notif) else {
             return Err(ProcessError::NotEnabled {
                 action: format!("a run of node {n}'s thread {k}, which holds no call"),
             });
         };
+        p.run = Run::Running(Instant::now());
+        node.swap_slot(k, None);
         match coming {
-            ThreadRun::New => self.on_call(n, notif)?,
+            ThreadRun::New => self.on_call(n, notif),
             // The wait again, as if just made.
-            ThreadRun::Again => self.run_call(n, &notif)?,
-            _ => self.answer(n, &notif, Answer::Val(0))?,
+            ThreadRun::Again => self.run_call(n, &notif),
+            _ => self.answer(n, &notif, Answer::Val(0)),
         }
-        Ok(true)
     }
 
     /// A digest of what a wait inside node `n` looks at: its descriptors,
@@ -358,6 +473,15 @@ fn in_libc(tid: u32, addr: u64) -> bool {
         let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16)) else { return false };
         (lo..hi).contains(&addr) && perms.contains('x') && path.rsplit('/').next() == Some("libc.so.6")
     })
+}
+
+/// Whether thread `tid` of process `pid` has ended (a zombie, or gone).
+fn zombie(pid: i32, tid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")) {
+        // The state follows the command's closing parenthesis.
+        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => true,
+    }
 }
 
 /// The thread group of kernel thread `tid`.
