@@ -111,6 +111,27 @@ fn a_bug_that_needs_another_order_of_threads_is_found_with_a_thread_switch() {
     assert!(text.contains("SWITCH(0, 2)") && text.contains("held where its next thread is a choice"), "{text}");
 }
 
+/// A switch may come before any call of the running thread while another
+/// may run, not only where it waits (`threads.c` "preempt": the worker's
+/// 'B' before the main thread's 'A', as Linux may run them): a pass with
+/// no switch, a violation with one. A review found it missed with
+/// switches only at waits.
+#[test]
+fn a_thread_switch_may_come_before_any_call() {
+    let _serial = process_support::serial();
+    let run = |switches: u8| {
+        let mut c = threads(&["preempt"]);
+        c.budgets.clients = 1;
+        c.budgets.thread_switches = switches;
+        let model = ProgramModel::new("preempt", c).always("a_first", |w: &ProcessWorld| w.nodes[0].state != b"B");
+        check(&model, false)
+    };
+    assert_eq!(run(0).verdict, Verdict::Pass);
+    let switched = run(1);
+    assert_eq!(switched.verdict, Verdict::Violation, "{}", switched.to_text());
+    assert!(switched.to_text().contains("SWITCH(0, 1)"), "{}", switched.to_text());
+}
+
 /// A review's probes, each a wrong answer before its fix:
 /// - "shutread": a thread shuts a connection for reading while the main
 ///   thread waits in a read of it; Linux ends the read with 0 (and the
@@ -124,7 +145,13 @@ fn a_bug_that_needs_another_order_of_threads_is_found_with_a_thread_switch() {
 ///   the real thread id: an error (it passed: the mutex stayed locked);
 /// - "mainexit": the main thread ends with `pthread_exit` while a worker
 ///   serves (it stalled for 10 s: the kernel does not wake the pidfd of
-///   a main thread that ends first).
+///   a main thread that ends first);
+/// - "killblock": a worker that blocks SIGUSR1 sends it to the process,
+///   which Linux gives to the main thread (the process dies): an error (it
+///   passed: the signal stayed pending on the worker);
+/// - "waitall" (two nodes): a worker's `MSG_WAITALL` receive, made again
+///   after another thread's change, goes on from what it had ("AB"), as
+///   on Linux (it started again and got "CDEF": a violation no run gives).
 #[test]
 fn what_threads_do_to_each_other_is_as_linux_does_it() {
     let _serial = process_support::serial();
@@ -145,6 +172,13 @@ fn what_threads_do_to_each_other_is_as_linux_does_it() {
     let r = run("robust");
     assert_eq!(r.verdict, Verdict::Error, "{}", r.to_text());
     assert!(r.to_text().contains("robust mutex"), "{}", r.to_text());
+    let r = run("killblock");
+    assert_eq!(r.verdict, Verdict::Error, "{}", r.to_text());
+    assert!(r.to_text().contains("caught or blocked by the sending thread"), "{}", r.to_text());
+    let mut c = config("threads", 2);
+    c.args = vec!["waitall".to_string()];
+    let r = check(&ProgramModel::new("waitall", c), false);
+    assert_eq!(r.verdict, Verdict::Pass, "the worker's MSG_WAITALL gets \"ABCD\": {}", r.to_text());
     let r = run("mainexit");
     assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
     assert_eq!(replay(&threads(&["mainexit"]), &[]).nodes[0].state, [5], "the worker serves");

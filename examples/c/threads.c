@@ -59,6 +59,31 @@
  * [first]. In the fixed order worker 1 runs first; with a thread switch,
  * worker 2 may (on Linux either may).
  *
+ *   threads NODE preempt
+ *
+ * The main thread accepts a client, starts a worker, and without waiting
+ * writes 'A' to a pipe; the worker writes 'B'. The main thread joins it
+ * and reports [the first byte]. In the fixed order 'A' is first (the
+ * worker runs once the main thread waits); a thread switch before the
+ * main thread's write runs the worker first, as Linux may (a review's
+ * probe: with switches only where a thread waits, 'B' first was never
+ * found).
+ *
+ *   threads NODE waitall
+ *
+ * Two nodes. Node 1 dials node 0 and writes "AB", "CD", "EF". Node 0's
+ * worker polls the connection, wakes the main thread, and receives 4
+ * bytes with MSG_WAITALL ("AB", then it waits); the main thread writes to
+ * a pipe (which makes the worker's wait be made again) and joins. Linux
+ * gives the worker "ABCD"; it aborts on anything else (a review's probe:
+ * the wait made again lost "AB" and got "CDEF").
+ *
+ *   threads NODE killblock
+ *
+ * A worker blocks SIGUSR1 and sends it to the process: Linux gives it to
+ * the main thread, which does not block it, and the process dies. Not
+ * modelled: an error.
+ *
  *   threads NODE two
  *
  * Two threads wait at once for what the world brings: the main thread in
@@ -69,6 +94,7 @@
 #include "cmc.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -264,6 +290,17 @@ static void *holder(void *arg)
     return NULL;
 }
 
+static void *killer(void *arg)
+{
+    (void)arg;
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &s, NULL);
+    kill(getpid(), SIGUSR1);
+    return NULL;
+}
+
 static int serve(int me, uint8_t report)
 {
     cmc_record_write(CMC_STATE_FD, &report, 1);
@@ -289,6 +326,11 @@ static int one_thread(int me, const char *mode)
         if (pthread_create(&t, NULL, piper, NULL) != 0 || pthread_join(t, NULL) != 0)
             return 2;
         return serve(me, piped_errno == EPIPE);
+    }
+    if (strcmp(mode, "killblock") == 0) {
+        if (pthread_create(&t, NULL, killer, NULL) != 0 || pthread_join(t, NULL) != 0)
+            return 2;
+        return serve(me, 1);
     }
     if (strcmp(mode, "abort") == 0) {
         if (pthread_create(&t, NULL, aborter, NULL) != 0 || pthread_join(t, NULL) != 0)
@@ -341,11 +383,88 @@ static int race(int me)
         pause();
 }
 
+static int preempt_pipe[2];
+
+static void *writer(void *arg)
+{
+    (void)arg;
+    if (write(preempt_pipe[1], "B", 1) != 1)
+        exit(5);
+    return NULL;
+}
+
+static int preempt(int me)
+{
+    cmc_record_write(CMC_STATE_FD, state, 1);
+    int l = cmc_listen(me);
+    pthread_t t;
+    if (accept(l, NULL, NULL) < 0 || pipe(preempt_pipe) != 0 || pthread_create(&t, NULL, writer, NULL) != 0)
+        return 2;
+    if (write(preempt_pipe[1], "A", 1) != 1)
+        return 3;
+    pthread_join(t, NULL);
+    uint8_t b = 0;
+    if (read(preempt_pipe[0], &b, 1) != 1)
+        return 4;
+    cmc_record_write(CMC_STATE_FD, &b, 1);
+    for (;;)
+        pause();
+}
+
+static int wa_conn, wa_pipe[2], wa_go;
+
+static void *wa_worker(void *arg)
+{
+    (void)arg;
+    struct pollfd p = {wa_conn, POLLIN, 0};
+    poll(&p, 1, -1);
+    pthread_mutex_lock(&mu);
+    wa_go = 1;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+    char b[4];
+    if (recv(wa_conn, b, 4, MSG_WAITALL) != 4 || memcmp(b, "ABCD", 4) != 0)
+        abort();
+    return NULL;
+}
+
+static int waitall(int me)
+{
+    cmc_record_write(CMC_STATE_FD, state, 1);
+    if (me == 1) {
+        int c = cmc_dial(0);
+        const char *parts[] = {"AB", "CD", "EF"};
+        for (int i = 0; i < 3; i++)
+            if (c < 0 || write(c, parts[i], 2) != 2)
+                return 3;
+        for (;;)
+            pause();
+    }
+    int l = cmc_listen(0);
+    pthread_t t;
+    wa_conn = accept(l, NULL, NULL);
+    if (wa_conn < 0 || pipe(wa_pipe) != 0 || pthread_create(&t, NULL, wa_worker, NULL) != 0)
+        return 2;
+    pthread_mutex_lock(&mu);
+    while (!wa_go)
+        pthread_cond_wait(&cv, &mu);
+    pthread_mutex_unlock(&mu);
+    if (write(wa_pipe[1], "x", 1) != 1)
+        return 4;
+    pthread_join(t, NULL);
+    state[0] = 1;
+    cmc_record_write(CMC_STATE_FD, state, 1);
+    for (;;)
+        pause();
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
         return 9;
     int me = atoi(argv[1]);
+    if (strcmp(argv[2], "waitall") == 0)
+        return waitall(me);
     uint8_t none = 0;
     if (me != 0) {
         cmc_record_write(CMC_STATE_FD, &none, 1);
@@ -364,7 +483,9 @@ int main(int argc, char **argv)
         return shutread(me);
     if (strcmp(argv[2], "race") == 0)
         return race(me);
-    const char *single[] = {"sigpipe", "abort", "robust", "mainexit"};
+    if (strcmp(argv[2], "preempt") == 0)
+        return preempt(me);
+    const char *single[] = {"sigpipe", "abort", "robust", "mainexit", "killblock"};
     for (unsigned i = 0; i < sizeof single / sizeof *single; i++)
         if (strcmp(argv[2], single[i]) == 0)
             return one_thread(me, argv[2]);

@@ -310,10 +310,10 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     for (n, node) in world.nodes.iter().enumerate() {
         if let Blocked::Choice { .. } = node.blocked {
             out.push(ProcessAction::Run { node: n as u8 });
-            let fixed = node.next_ready();
             if world.thread_switches.is_some_and(|s| s > 0) {
-                let others = (0..node.threads.len()).filter(|&k| node.threads[k].run.ready() && Some(k) != fixed);
-                out.extend(others.map(|k| ProcessAction::Switch { node: n as u8, thread: k as u8 }));
+                out.extend(
+                    node.switch_to().into_iter().map(|k| ProcessAction::Switch { node: n as u8, thread: k as u8 }),
+                );
             }
             return;
         }

@@ -463,6 +463,15 @@ impl Supervisor {
     /// Node `n`'s running thread's call `notif`: held at a crash point, or
     /// handled and answered.
     pub(super) fn on_call(&mut self, n: u8, notif: Notif) -> Result<(), ProcessError> {
+        // Another thread may run before this call, where switches are left.
+        if self.preempt(n, notif) {
+            return Ok(());
+        }
+        self.on_call_now(n, notif)
+    }
+
+    /// [`Supervisor::on_call`] with no switch of threads before it.
+    pub(super) fn on_call_now(&mut self, n: u8, notif: Notif) -> Result<(), ProcessError> {
         // A crash point: the node's last call had an effect outside it, so
         // it is held before this one; while the nodes start, it is counted
         // (and the node killed there, if the path asks for that).
@@ -948,20 +957,23 @@ impl Supervisor {
             ProcessAction::Run { node }
                 if matches!(self.world.nodes[node as usize].blocked, Blocked::Choice { .. }) =>
             {
-                // The fixed thread runs next.
-                let k = self.world.nodes[node as usize].next_ready().ok_or_else(not_enabled)?;
-                self.run_thread(node, k)?;
+                // The fixed thread runs next: the running one goes on with
+                // its call, or the lowest-numbered that may run.
+                if self.world.nodes[node as usize].slot_of().is_some() {
+                    self.go_on(node)?;
+                } else {
+                    let k = self.world.nodes[node as usize].next_ready().ok_or_else(not_enabled)?;
+                    self.run_thread(node, k)?;
+                }
             }
             ProcessAction::Switch { node, thread } => {
                 let w = &self.world.nodes[node as usize];
-                let k = thread as usize;
-                let chosen = w.threads.get(k).is_some_and(|t| t.run.ready()) && w.next_ready() != Some(k);
-                if !matches!(w.blocked, Blocked::Choice { .. }) || !chosen {
+                if !matches!(w.blocked, Blocked::Choice { .. }) || !w.switch_to().contains(&(thread as usize)) {
                     return Err(not_enabled());
                 }
                 let left = self.world.thread_switches.filter(|&s| s > 0).ok_or_else(not_enabled)?;
                 self.world.thread_switches = Some(left - 1);
-                self.run_thread(node, k)?;
+                self.switch_to(node, thread as usize)?;
             }
             ProcessAction::Run { node } => {
                 let Blocked::CrashPoint { .. } = self.world.nodes[node as usize].blocked else {

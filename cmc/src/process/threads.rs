@@ -46,11 +46,22 @@ pub enum ThreadRun {
     },
     /// Ended (`exit`, the thread's own).
     Exited,
+    /// Was running, and another thread was chosen to run before its next
+    /// call (SWITCH at a `Blocked::Choice`): that call is examined when it
+    /// runs again.
+    Preempted,
     /// Was waiting in a poll or a read of something inside the node (a
     /// pipe, an eventfd, a socketpair, an epoll instance), which another
     /// thread has changed since: its call is made again when it runs, and
-    /// returns or waits as it then finds.
-    Again,
+    /// returns or waits as it then finds. What its wait had of its own
+    /// (a poll's watch, a `MSG_WAITALL` receive's bytes so far) goes back
+    /// to the slot with it, and the call goes on from there.
+    Again {
+        /// What its poll watched.
+        watch: BTreeMap<i32, i16>,
+        /// What its `MSG_WAITALL` receive had received.
+        waitall: Vec<u8>,
+    },
 }
 
 /// One thread of a node.
@@ -71,7 +82,7 @@ impl ThreadRun {
 
     /// Whether it may run now (made or woken, and not running).
     pub fn ready(&self) -> bool {
-        matches!(self, ThreadRun::New | ThreadRun::Ready { .. } | ThreadRun::Again)
+        matches!(self, ThreadRun::New | ThreadRun::Ready { .. } | ThreadRun::Again { .. } | ThreadRun::Preempted)
     }
 
     /// Whether it waits for something another thread may change: any
@@ -101,12 +112,20 @@ impl NodeWorld {
     pub fn next_ready(&self) -> Option<usize> {
         let first = |yielded: bool| {
             self.threads.iter().position(|t| match t.run {
-                ThreadRun::New | ThreadRun::Again => !yielded,
+                ThreadRun::New | ThreadRun::Again { .. } | ThreadRun::Preempted => !yielded,
                 ThreadRun::Ready { yielded: y } => y == yielded,
                 _ => false,
             })
         };
         first(false).or_else(|| first(true))
+    }
+
+    /// The threads a SWITCH at a choice may run: every thread that may
+    /// run but the fixed one (the running thread, which goes on, where the
+    /// choice is before its call; else the lowest-numbered that may run).
+    pub fn switch_to(&self) -> Vec<usize> {
+        let fixed = if self.slot_of().is_some() { None } else { self.next_ready() };
+        (0..self.threads.len()).filter(|&k| self.threads[k].run.ready() && Some(k) != fixed).collect()
     }
 
     /// The thread the slot should hold between actions: the one waiting
@@ -177,6 +196,11 @@ impl NodeWorld {
                 self.waitall = waitall;
                 blocked
             }
+            ThreadRun::Again { watch, waitall } => {
+                self.watch = watch;
+                self.waitall = waitall;
+                Blocked::Nothing
+            }
             _ => Blocked::Nothing,
         };
     }
@@ -232,7 +256,16 @@ impl NodeWorld {
                     push_bytes(out, waitall);
                 }
                 ThreadRun::Exited => out.push(5),
-                ThreadRun::Again => out.push(6),
+                ThreadRun::Again { watch, waitall } => {
+                    out.push(6);
+                    push_count(out, watch.len());
+                    for (fd, events) in watch {
+                        push_fd(out, *fd);
+                        out.extend_from_slice(&events.to_le_bytes());
+                    }
+                    push_bytes(out, waitall);
+                }
+                ThreadRun::Preempted => out.push(7),
             }
             out.extend_from_slice(&t.clear_tid.to_le_bytes());
         }

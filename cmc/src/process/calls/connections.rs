@@ -1006,8 +1006,11 @@ impl Supervisor {
 
     fn recv_waitall(&mut self, n: u8, c: &Notif, fd: i32, label: Label, side: Side, nonblocking: bool) -> Answer {
         let want = c.args[2] as usize;
-        let mut got = 0;
-        let mut received = Vec::new();
+        // What it has received already, where the call is made again (a
+        // thread's wait another thread may have ended, `ThreadRun::Again`):
+        // in its buffer, and it goes on from there. Empty for a new call.
+        let mut received = std::mem::take(&mut self.world.nodes[n as usize].waitall);
+        let mut got = received.len();
         let eof = {
             let Some(conn) = self.world.conns.get_mut(&label) else { return Answer::Err(libc::ENOTCONN) };
             let arrived = conn.arrived(side);

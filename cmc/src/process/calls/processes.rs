@@ -35,6 +35,15 @@ fn blocked(pid: i32, sig: i32) -> bool {
     mask.is_none_or(|m| m & (1u64 << (sig - 1)) != 0)
 }
 
+/// Whether process `pid` catches signal `sig` (`SigCgt` of its status).
+/// An unreadable status counts as caught.
+fn caught(pid: i32, sig: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return true };
+    let mask =
+        status.lines().find_map(|l| l.strip_prefix("SigCgt:")).and_then(|m| u64::from_str_radix(m.trim(), 16).ok());
+    mask.is_none_or(|m| m & (1u64 << (sig - 1)) != 0)
+}
+
 /// Whether process `pid` ignores signal `sig` (`SigIgn` of its status).
 /// An unreadable status counts as not ignored.
 fn ignored(pid: i32, sig: i32) -> bool {
@@ -534,6 +543,28 @@ impl Supervisor {
         if !(0..=libc::SIGRTMAX()).contains(&sig) {
             return Ok(Answer::Err(libc::EINVAL));
         }
+        let threaded = !self.world.nodes[n as usize].threads.is_empty();
+        if sig != 0
+            && threaded
+            && c.nr == libc::SYS_kill
+            && let Some((tid, _)) = self.running_thread(n)
+            && !ignored(tid, sig)
+            && (caught(tid, sig) || blocked(tid, sig))
+        {
+            // Linux gives a process-directed signal to the main thread, or
+            // to any thread that does not block it: which one runs the
+            // handler, or keeps it pending, is not modelled. (Its default
+            // action ends the whole process, whichever thread takes it.)
+            return refuse(
+                n,
+                c,
+                &format!(
+                    "signal {sig} to the process, caught or blocked by the sending thread, in a process with \
+                     threads: Linux gives it to the main thread or another that does not block it, which is not \
+                     modelled (raise it in the thread with raise, or pthread_kill itself)"
+                ),
+            );
+        }
         if sig != 0
             && let Some((tid, pidfd)) = self.running_thread(n)
         {
@@ -541,7 +572,7 @@ impl Supervisor {
             // would not have it: the kernel does not copy pending signals
             // into a fork. (An unblocked one is taken as the call returns,
             // before the node can wait anywhere.)
-            if blocked(tid, sig) && self.world.nodes[n as usize].threads.is_empty() {
+            if blocked(tid, sig) && !threaded {
                 return refuse(
                     n,
                     c,

@@ -359,7 +359,9 @@ impl Supervisor {
                     ),
                 });
             }
-            t.run = ThreadRun::Again;
+            if let ThreadRun::Waits { watch, waitall, .. } = std::mem::replace(&mut t.run, ThreadRun::Exited) {
+                t.run = ThreadRun::Again { watch, waitall };
+            }
         }
         let Some(k) = node.next_ready() else { return Ok(false) };
         let slot = node.slot_of();
@@ -402,10 +404,55 @@ impl Supervisor {
         node.swap_slot(k, None);
         match coming {
             ThreadRun::New => self.on_call(n, notif),
+            // Its call, chosen to come after another thread's run.
+            ThreadRun::Preempted => self.on_call_now(n, notif),
             // The wait again, as if just made.
-            ThreadRun::Again => self.run_call(n, &notif),
+            ThreadRun::Again { .. } => self.run_call(n, &notif),
             _ => self.answer(n, &notif, Answer::Val(0)),
         }
+    }
+
+    /// Holds node `n`'s running thread before its call `notif` where
+    /// another thread may run first and switches are left (not in the
+    /// nodes' start): a choice (`Blocked::Choice`, the slot's thread
+    /// staying in it), RUN going on with the call, SWITCH running another.
+    /// `true` when held.
+    pub(in crate::process) fn preempt(&mut self, n: u8, notif: Notif) -> bool {
+        let node = &self.world.nodes[n as usize];
+        let others_ready = node.threads.iter().any(|t| t.run.ready());
+        if !others_ready || self.starting || self.world.thread_switches.is_none_or(|s| s == 0) {
+            return false;
+        }
+        let Some(p) = self.procs[n as usize].as_mut() else { return false };
+        p.run = Run::Held(notif);
+        let trail = self.trail_at(n, 3);
+        self.world.nodes[n as usize].blocked = Blocked::Choice { trail };
+        true
+    }
+
+    /// RUN at a choice before the running thread's call: the call goes on.
+    pub(in crate::process) fn go_on(&mut self, n: u8) -> Result<(), ProcessError> {
+        let notif = self.held(n)?;
+        self.world.nodes[n as usize].blocked = Blocked::Nothing;
+        if let Some(p) = self.procs[n as usize].as_mut() {
+            p.run = Run::Running(Instant::now());
+        }
+        self.on_call_now(n, notif)
+    }
+
+    /// SWITCH to thread `k` at a choice: the running thread, if the choice
+    /// is before its call, waits for its turn with the call unexamined.
+    pub(in crate::process) fn switch_to(&mut self, n: u8, k: usize) -> Result<(), ProcessError> {
+        let node = &mut self.world.nodes[n as usize];
+        if let Some(slot) = node.slot_of()
+            && let Some(p) = self.procs[n as usize].as_mut()
+            && let Run::Held(notif) = std::mem::replace(&mut p.run, Run::Idle)
+        {
+            p.threads[slot].held = Some(notif);
+            node.blocked = Blocked::Nothing;
+            node.swap_out(Some(ThreadRun::Preempted));
+        }
+        self.run_thread(n, k)
     }
 
     /// A digest of what a wait inside node `n` looks at: its descriptors,
