@@ -234,7 +234,7 @@ impl NodeWorld {
     /// and for a waiting one its call, watch and `MSG_WAITALL` bytes) and
     /// the word its end clears, then the futex queue.
     pub(super) fn push_threads(&self, out: &mut Vec<u8>) {
-        use super::world::{push_blocked, push_bytes, push_count, push_fd};
+        use super::world::{push_blocked, push_bytes, push_count};
         if self.threads.is_empty() {
             return;
         }
@@ -248,22 +248,12 @@ impl NodeWorld {
                 ThreadRun::Waits { blocked, watch, waitall } => {
                     out.push(4);
                     push_blocked(out, blocked);
-                    push_count(out, watch.len());
-                    for (fd, events) in watch {
-                        push_fd(out, *fd);
-                        out.extend_from_slice(&events.to_le_bytes());
-                    }
-                    push_bytes(out, waitall);
+                    push_wait(out, watch, waitall);
                 }
                 ThreadRun::Exited => out.push(5),
                 ThreadRun::Again { watch, waitall } => {
                     out.push(6);
-                    push_count(out, watch.len());
-                    for (fd, events) in watch {
-                        push_fd(out, *fd);
-                        out.extend_from_slice(&events.to_le_bytes());
-                    }
-                    push_bytes(out, waitall);
+                    push_wait(out, watch, waitall);
                 }
                 ThreadRun::Preempted => out.push(7),
             }
@@ -271,4 +261,16 @@ impl NodeWorld {
         }
         push_bytes(out, &self.futex_queue);
     }
+}
+
+/// What a wait out of the slot has of its own: its poll's watch (count,
+/// then each descriptor and its events) and its `MSG_WAITALL` bytes.
+fn push_wait(out: &mut Vec<u8>, watch: &BTreeMap<i32, i16>, waitall: &[u8]) {
+    use super::world::{push_bytes, push_count, push_fd};
+    push_count(out, watch.len());
+    for (fd, events) in watch {
+        push_fd(out, *fd);
+        out.extend_from_slice(&events.to_le_bytes());
+    }
+    push_bytes(out, waitall);
 }

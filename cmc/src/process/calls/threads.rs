@@ -116,7 +116,7 @@ impl Supervisor {
         // `__clone3`, whose child calls `rdx` (glibc's `start_thread`).
         let path = notif::read_mem(c.pid, c.ip, GLIBC_CHILD_PATH.len());
         let glibc = path.is_some_and(|b| b.iter().zip(GLIBC_CHILD_PATH).all(|(x, y)| y.is_none_or(|y| *x == y)));
-        if !glibc || !in_libc(c.pid, c.ip) || !in_libc(c.pid, c.args[2]) {
+        if !glibc || !in_libc(c.pid, &[c.ip, c.args[2]]) {
             return refuse(n, c, "a thread made by code other than glibc's pthread_create is not modelled");
         }
         let node = &self.world.nodes[n as usize];
@@ -508,18 +508,22 @@ impl Supervisor {
     }
 }
 
-/// Whether `addr` is in the text of the C library of thread `tid`'s
-/// process.
-fn in_libc(tid: u32, addr: u64) -> bool {
+/// Whether every one of `addrs` is in the text of the C library of
+/// thread `tid`'s process (one read of its maps).
+fn in_libc(tid: u32, addrs: &[u64]) -> bool {
     let Ok(maps) = std::fs::read_to_string(format!("/proc/{tid}/maps")) else { return false };
-    maps.lines().any(|line| {
-        let mut f = line.split_whitespace();
-        let (Some(range), Some(perms)) = (f.next(), f.next()) else { return false };
-        let path = f.nth(3).unwrap_or("");
-        let Some((lo, hi)) = range.split_once('-') else { return false };
-        let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16)) else { return false };
-        (lo..hi).contains(&addr) && perms.contains('x') && path.rsplit('/').next() == Some("libc.so.6")
-    })
+    let libc_text: Vec<(u64, u64)> = maps
+        .lines()
+        .filter_map(|line| {
+            let mut f = line.split_whitespace();
+            let (range, perms) = (f.next()?, f.next()?);
+            let path = f.nth(3).unwrap_or("");
+            let (lo, hi) = range.split_once('-')?;
+            let text = perms.contains('x') && path.rsplit('/').next() == Some("libc.so.6");
+            text.then_some((u64::from_str_radix(lo, 16).ok()?, u64::from_str_radix(hi, 16).ok()?))
+        })
+        .collect();
+    addrs.iter().all(|a| libc_text.iter().any(|(lo, hi)| (lo..hi).contains(&a)))
 }
 
 /// Whether thread `tid` of process `pid` has ended (a zombie, or gone).
