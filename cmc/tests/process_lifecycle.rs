@@ -44,7 +44,8 @@ fn start(nodes: u8) -> (ProcessEngine, Vec<i32>) {
     e.initial().expect("starts");
     let client = cmc::process::ProcessAction::Client { node: 0 };
     e.apply(&[], &client).expect("a client dials node 0");
-    e.apply(&[client], &cmc::process::ProcessAction::Accept { node: 0, from: None }).expect("node 0 accepts");
+    e.apply(&[client], &cmc::process::ProcessAction::Accept { node: 0, from: None, thread: None })
+        .expect("node 0 accepts");
     let pids = e.processes();
     assert_eq!(pids.len(), 2 * nodes as usize + 1, "templates, lives and a fork: {pids:?}");
     (e, pids)

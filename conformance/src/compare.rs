@@ -276,8 +276,8 @@ mod tests {
             worlds: vec![w0, w1, w2, w3],
             actions: vec![
                 ProcessAction::Client { node: 0 },
-                ProcessAction::Accept { node: 0, from: None },
-                ProcessAction::Deliver { node: 0, conn: c, part: cmc::process::Part::Whole },
+                ProcessAction::Accept { node: 0, from: None, thread: None },
+                ProcessAction::Deliver { node: 0, conn: c, part: cmc::process::Part::Whole, thread: None },
             ],
             in_schedule: vec![true; 3],
             segments: vec![

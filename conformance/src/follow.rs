@@ -413,12 +413,19 @@ impl<'e> Follower<'e> {
                 "not enabled where Linux's order leads (the schedule chose an order Linux does not take)".into()
             );
         }
+        // A thread waiting for the world out of its node's slot: on Linux
+        // it waits beside the others, and which wakes first is timing.
+        if a.thread().is_some() {
+            return Err("an action for one of several threads of a node waiting at once, which Linux's timing orders \
+                        (not followed)"
+                .into());
+        }
         let drive = match *a {
             ProcessAction::Client { node } => {
                 let k = self.engine.config().budgets.clients - w.nodes[node as usize].clients_left;
                 Drive::Client { node, label: Label { kind: ConnKind::Client, node, k } }
             }
-            ProcessAction::Timeout { node } => match w.nodes[node as usize].blocked {
+            ProcessAction::Timeout { node, .. } => match w.nodes[node as usize].blocked {
                 // A receive timeout (SO_RCVTIMEO) ends by itself on Linux.
                 Blocked::Accept { until: Some(_), .. } | Blocked::Read { until: Some(_), .. } => Drive::Timed { node },
                 Blocked::Accept { fd, until: None } => match w.nodes[node as usize].fds.get(&fd) {
@@ -470,7 +477,7 @@ impl<'e> Follower<'e> {
                     "node {node}'s threads in an order the schedule chose: on Linux the kernel's scheduler decides it"
                 ));
             }
-            ProcessAction::Run { node } if matches!(w.nodes[node as usize].blocked, Blocked::Choice { .. }) => {
+            ProcessAction::Run { node, .. } if matches!(w.nodes[node as usize].blocked, Blocked::Choice { .. }) => {
                 return Err(format!(
                     "node {node}'s threads in the fixed order at a choice: on Linux the kernel's scheduler decides it"
                 ));
@@ -576,8 +583,8 @@ impl<'e> Follower<'e> {
             if let Some(&merged) =
                 choice.iter().find(|a| matches!(a, ProcessAction::Deliver { part: Part::Merged, .. }))
             {
-                let ProcessAction::Deliver { node, conn, .. } = merged else { unreachable!("found so") };
-                let whole = ProcessAction::Deliver { node, conn, part: Part::Whole };
+                let ProcessAction::Deliver { node, conn, thread, .. } = merged else { unreachable!("found so") };
+                let whole = ProcessAction::Deliver { node, conn, part: Part::Whole, thread };
                 let mut taken = 0;
                 while taken < 2
                     && let Some(i) = pending.iter().position(|p| *p == whole)
@@ -649,7 +656,7 @@ impl<'e> Follower<'e> {
         // A node held at a crash point runs on: on Linux nothing stops it
         // between two calls.
         if let Some(n) = (0..w.nodes.len()).find(|&n| matches!(w.nodes[n].blocked, Blocked::CrashPoint { .. })) {
-            return Ok(vec![ProcessAction::Run { node: n as u8 }]);
+            return Ok(vec![ProcessAction::Run { node: n as u8, thread: None }]);
         }
         // A node held at a listing of its data directory whose names fall
         // more than one way: the checker's ORDER picks one, Linux's file
@@ -701,7 +708,7 @@ impl<'e> Follower<'e> {
                 ProcessAction::Deliver { conn, part: Part::Whole, .. } | ProcessAction::Eof { conn, .. } => {
                     self.epoch_of(&conn)
                 }
-                ProcessAction::Accept { node, from } => self.epoch_of(&oldest(w, node, from)),
+                ProcessAction::Accept { node, from, .. } => self.epoch_of(&oldest(w, node, from)),
                 // A woken wait returning: the kernel's, as soon as the
                 // process runs.
                 ProcessAction::Run { .. } => 0,
@@ -740,11 +747,11 @@ impl<'e> Follower<'e> {
                 // Two writes waiting at the end this DELIVER reads: Linux
                 // may hand them to one read. The merged delivery comes
                 // first, and the closure prefers it (see `closure`).
-                if let ProcessAction::Deliver { node, conn, part: Part::Whole } = a
+                if let ProcessAction::Deliver { node, conn, part: Part::Whole, thread } = a
                     && w.stream
                     && two_waiting(w, node, &conn)
                 {
-                    out.push(ProcessAction::Deliver { node, conn, part: Part::Merged });
+                    out.push(ProcessAction::Deliver { node, conn, part: Part::Merged, thread });
                 }
                 out.push(a);
             }

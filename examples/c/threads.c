@@ -87,8 +87,20 @@
  *   threads NODE two
  *
  * Two threads wait at once for what the world brings: the main thread in
- * an accept, a second in a read of a connection it dialled. Not modelled
- * yet: an error naming both.
+ * an accept, a second in a read of a connection it dialled to its own
+ * node. The main thread accepts that connection and closes it, and the
+ * reader's read ends with 0; the node reports [1] when it has.
+ *
+ *   threads NODE perconn [bug|timed]
+ *
+ * A thread per connection: the main thread accepts, and starts a thread
+ * for each connection, which reads requests and answers each under a
+ * mutex: the lease ("G") to the first asker, its holder the request's
+ * second byte, "D" to every later one; a read that ends the connection
+ * (its end, or its receive timeout) ends the thread, which closes it. It
+ * reports [holder, grants, connections ended]. With "bug" it grants
+ * every asker. With "timed" each connection's thread reads with a receive
+ * timeout of a second.
  */
 #define _GNU_SOURCE
 #include "cmc.h"
@@ -102,6 +114,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -212,13 +225,17 @@ static void *reader(void *arg)
 {
     int c = (int)(intptr_t)arg;
     char b;
-    if (read(c, &b, 1) < 0)
+    if (read(c, &b, 1) != 0)
         exit(6);
+    uint8_t ended = 1;
+    cmc_record_write(CMC_STATE_FD, &ended, 1);
     return NULL;
 }
 
 static int two(int me)
 {
+    uint8_t none = 0;
+    cmc_record_write(CMC_STATE_FD, &none, 1);
     int l = cmc_listen(me);
     int c = cmc_dial(me);
     pthread_t t;
@@ -228,6 +245,53 @@ static int two(int me)
         int a = accept(l, NULL, NULL);
         if (a >= 0)
             close(a);
+    }
+}
+
+/* perconn's state: [holder, grants, connections ended]. */
+static uint8_t served[3];
+
+static void *per_conn(void *arg)
+{
+    int c = (int)(intptr_t)arg;
+    char req[8];
+    for (;;) {
+        ssize_t r = read(c, req, sizeof req);
+        pthread_mutex_lock(&mu);
+        if (r <= 0) {
+            served[2]++;
+            cmc_record_write(CMC_STATE_FD, served, 3);
+            pthread_mutex_unlock(&mu);
+            close(c);
+            return NULL;
+        }
+        const char *reply = "D";
+        if (!served[0] || bug) {
+            served[0] = r > 1 ? (uint8_t)req[1] : 1;
+            served[1]++;
+            reply = "G";
+        }
+        cmc_record_write(CMC_STATE_FD, served, 3);
+        pthread_mutex_unlock(&mu);
+        if (write(c, reply, 1) != 1)
+            exit(5);
+    }
+}
+
+static int perconn(int me, int timed)
+{
+    cmc_record_write(CMC_STATE_FD, served, 3);
+    int l = cmc_listen(me);
+    for (;;) {
+        int c = accept(l, NULL, NULL);
+        if (c < 0)
+            return 3;
+        struct timeval second = {1, 0};
+        if (timed && setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &second, sizeof second) != 0)
+            return 4;
+        pthread_t t;
+        if (pthread_create(&t, NULL, per_conn, (void *)(intptr_t)c) != 0 || pthread_detach(t) != 0)
+            return 2;
     }
 }
 
@@ -479,6 +543,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[2], "two") == 0)
         return two(me);
+    if (strcmp(argv[2], "perconn") == 0) {
+        bug = argc > 3 && strcmp(argv[3], "bug") == 0;
+        return perconn(me, argc > 3 && strcmp(argv[3], "timed") == 0);
+    }
     if (strcmp(argv[2], "shutread") == 0)
         return shutread(me);
     if (strcmp(argv[2], "race") == 0)

@@ -15,6 +15,8 @@ mod primary_backup;
 #[cfg(target_os = "linux")]
 mod programs;
 #[cfg(target_os = "linux")]
+mod thread_lease;
+#[cfg(target_os = "linux")]
 mod tokio_lease;
 #[cfg(target_os = "linux")]
 mod tokio_mt_lease;

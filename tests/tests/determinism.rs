@@ -32,6 +32,9 @@ mod primary_backup;
 #[path = "../models/programs.rs"]
 mod programs;
 #[cfg(target_os = "linux")]
+#[path = "../models/thread_lease.rs"]
+mod thread_lease;
+#[cfg(target_os = "linux")]
 #[path = "../models/tokio_lease.rs"]
 mod tokio_lease;
 #[cfg(target_os = "linux")]

@@ -64,6 +64,10 @@
 //! 10. RESTART(n) by node: n is down after its CRASH (`Life::Down`): its
 //!     new life starts, recovers, and runs to quiescence.
 //!
+//! A node whose threads wait for the world at once has the slot's actions
+//! above, and each other such thread's, naming it (`thread k`), after the
+//! slot's of the same kind and node ([`enumerate`]).
+//!
 //! A node held at a crash point (`Blocked::CrashPoint`: after a call with
 //! an effect outside the process, while crash budget is left) is in the
 //! middle of its step, and only two things can happen to it: RUN(n), it
@@ -81,7 +85,10 @@
 //! `DROP(0.2, 1)`, `DROP(0.2, 0, target)`, `DROP(0.2, 0, dialer)`,
 //! `TIMEOUT(1)`, `CLIENT(0)`, `RUN(1)`, `RESTART(2)`, `CRASH(2)`, `CRASH(2, 1)`, `CRASH(2, {0, 3})`,
 //! `CRASH(2, start 3)`, `CRASH(2, start 3, 1)`, `CRASH(1, start 3 after 2)`, `ORDER(1, 5)`, `SWITCH(0, 2)`,
-//! `ORDER(0, start 2, 3)`; connection labels are described
+//! `ORDER(0, start 2, 3)`, and for a thread out of its node's slot
+//! `DELIVER(0, c0.1, thread 2)`, `EOF(0, 0.0, thread 1)`,
+//! `ACCEPT(0, client, thread 1)`, `TIMEOUT(0, thread 2)`,
+//! `RUN(0, thread 2)`; connection labels are described
 //! in [`super::world::Label`]. A DROP's third argument appears exactly on a
 //! node's connection to itself, so every other token reads as it always
 //! did. A CRASH's set is written only where no j says the same (it is no
@@ -124,6 +131,10 @@ pub enum ProcessAction {
         conn: Label,
         /// How much of it: [`Part::Whole`] unless `stream = true`.
         part: Part,
+        /// The thread it answers, where its node has several waiting for
+        /// the world and it is not the slot's (the lowest-numbered of
+        /// them): `None` for the slot's.
+        thread: Option<u8>,
     },
     /// EOF: the peer's FIN on `conn` arrives at `node`'s read (or poll),
     /// or its read reaches the end of its stream: 0 after a FIN, the
@@ -133,6 +144,10 @@ pub enum ProcessAction {
         node: u8,
         /// The connection.
         conn: Label,
+        /// The thread it answers, where its node has several waiting for
+        /// the world and it is not the slot's (the lowest-numbered of
+        /// them): `None` for the slot's.
+        thread: Option<u8>,
     },
     /// ACCEPT: `node` takes the oldest connection waiting from `from`.
     Accept {
@@ -140,6 +155,10 @@ pub enum ProcessAction {
         node: u8,
         /// The dialing node, or `None` for a client of the checker.
         from: Option<u8>,
+        /// The thread it answers, where its node has several waiting for
+        /// the world and it is not the slot's (the lowest-numbered of
+        /// them): `None` for the slot's.
+        thread: Option<u8>,
     },
     /// The oldest message on `conn` travelling toward node `to`; `end`
     /// names which of its ends on a connection node `to` dialled to itself,
@@ -161,6 +180,10 @@ pub enum ProcessAction {
     Timeout {
         /// The waiting node.
         node: u8,
+        /// The thread it answers, where its node has several waiting for
+        /// the world and it is not the slot's (the lowest-numbered of
+        /// them): `None` for the slot's.
+        thread: Option<u8>,
     },
     /// CLIENT: a client of the checker connects to `node` and sends the
     /// model's request (if not empty), spending one of the node's
@@ -174,6 +197,10 @@ pub enum ProcessAction {
     Run {
         /// The node.
         node: u8,
+        /// The thread it answers, where its node has several waiting for
+        /// the world and it is not the slot's (the lowest-numbered of
+        /// them): `None` for the slot's.
+        thread: Option<u8>,
     },
     /// SWITCH: node `node`, held where its next thread is a choice
     /// (`Blocked::Choice`), runs thread `thread` rather than the fixed
@@ -237,8 +264,8 @@ impl ProcessAction {
             ProcessAction::Deliver { node, .. }
             | ProcessAction::Eof { node, .. }
             | ProcessAction::Accept { node, .. }
-            | ProcessAction::Timeout { node }
-            | ProcessAction::Run { node }
+            | ProcessAction::Timeout { node, .. }
+            | ProcessAction::Run { node, .. }
             | ProcessAction::Order { node, .. }
             | ProcessAction::Switch { node, .. }
             | ProcessAction::Crash { node, .. }
@@ -246,6 +273,52 @@ impl ProcessAction {
             | ProcessAction::StartOrder { node, .. }
             | ProcessAction::Restart { node } => Some(node),
             ProcessAction::Drop { .. } | ProcessAction::Client { .. } => None,
+        }
+    }
+
+    /// The thread the action answers, where it names one (`thread k`):
+    /// a thread waiting for the world out of its node's slot.
+    pub fn thread(&self) -> Option<u8> {
+        match *self {
+            ProcessAction::Deliver { thread, .. }
+            | ProcessAction::Eof { thread, .. }
+            | ProcessAction::Accept { thread, .. }
+            | ProcessAction::Timeout { thread, .. }
+            | ProcessAction::Run { thread, .. } => thread,
+            _ => None,
+        }
+    }
+
+    /// The same action for thread `k` (out of its node's slot); itself
+    /// for an action that answers no thread.
+    fn on(mut self, k: u8) -> ProcessAction {
+        if let ProcessAction::Deliver { thread, .. }
+        | ProcessAction::Eof { thread, .. }
+        | ProcessAction::Accept { thread, .. }
+        | ProcessAction::Timeout { thread, .. }
+        | ProcessAction::Run { thread, .. } = &mut self
+        {
+            *thread = Some(k);
+        }
+        self
+    }
+
+    /// Where the action's kind comes in the enumeration, and for the
+    /// kinds that answer a thread, its node: the key the actions of
+    /// threads out of the slot are merged by.
+    fn rank(&self) -> (u8, u8) {
+        match *self {
+            ProcessAction::Deliver { node, .. } => (1, node),
+            ProcessAction::Eof { node, .. } => (2, node),
+            ProcessAction::Accept { node, .. } => (3, node),
+            ProcessAction::Run { node, .. } => (4, node),
+            ProcessAction::Drop { .. } => (5, 0),
+            ProcessAction::Timeout { node, .. } => (6, node),
+            ProcessAction::Client { .. } => (7, 0),
+            ProcessAction::Crash { .. } => (8, 0),
+            ProcessAction::StartCrash(_) | ProcessAction::StartOrder { .. } => (9, 0),
+            ProcessAction::Restart { .. } => (10, 0),
+            ProcessAction::Order { .. } | ProcessAction::Switch { .. } => (0, 0),
         }
     }
 
@@ -295,27 +368,73 @@ impl ProcessAction {
 
 /// Lists the actions enabled in `world`, in the documented order, into `out`
 /// (cleared first).
+///
+/// A node with several threads waiting for the world (SEMANTICS,
+/// "Threads") holds the lowest-numbered in its slot, and the actions above
+/// are the slot's; each other such thread k, waiting out of the slot, has
+/// the actions it would have in the slot too, naming it (`thread k`),
+/// after the slot's of the same kind and node. None while the node is held
+/// in the middle of a step: that is atomic, with threads as without.
 pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
+    if !enumerate_slots(world, out) {
+        return;
+    }
+    let mut more = Vec::new();
+    let mut threads = Vec::new();
+    for (n, node) in world.nodes.iter().enumerate() {
+        if node.threads.is_empty() || node.blocked.trail().is_some() {
+            continue;
+        }
+        for k in node.outward_out_of_slot() {
+            let mut w = world.clone();
+            w.nodes[n].swap_slot(k, None);
+            enumerate_slots(&w, &mut more);
+            let answers = |a: &ProcessAction| {
+                a.node() == Some(n as u8)
+                    && matches!(
+                        a,
+                        ProcessAction::Deliver { .. }
+                            | ProcessAction::Eof { .. }
+                            | ProcessAction::Accept { .. }
+                            | ProcessAction::Timeout { .. }
+                            | ProcessAction::Run { .. }
+                    )
+            };
+            threads.extend(more.iter().filter(|a| answers(a)).map(|a| a.on(k as u8)));
+        }
+    }
+    if threads.is_empty() {
+        return;
+    }
+    out.extend(threads);
+    // Stable: each kind's order by node, the slot's first, then the
+    // threads out of it by number.
+    out.sort_by_key(ProcessAction::rank);
+}
+
+/// The actions enabled in `world` for each node's slot; `false` where a
+/// node held in the middle of its step leaves no other action.
+fn enumerate_slots(world: &ProcessWorld, out: &mut Vec<ProcessAction>) -> bool {
     out.clear();
     let nodes = world.nodes.len() as u8;
     // A node held at a crash point is in the middle of its step: it goes
     // on, or crashes there; nothing else happens meanwhile.
     if let Some(n) = (0..nodes).find(|&n| matches!(world.nodes[n as usize].blocked, Blocked::CrashPoint { .. })) {
-        out.push(ProcessAction::Run { node: n });
+        out.push(ProcessAction::Run { node: n, thread: None });
         crashes(world, n, out);
-        return;
+        return false;
     }
     // A node held where its next thread is a choice: the fixed one, or
     // another while switches are left; nothing else happens meanwhile.
     for (n, node) in world.nodes.iter().enumerate() {
         if let Blocked::Choice { .. } = node.blocked {
-            out.push(ProcessAction::Run { node: n as u8 });
+            out.push(ProcessAction::Run { node: n as u8, thread: None });
             if world.thread_switches.is_some_and(|s| s > 0) {
                 out.extend(
                     node.switch_to().into_iter().map(|k| ProcessAction::Switch { node: n as u8, thread: k as u8 }),
                 );
             }
-            return;
+            return false;
         }
     }
     // A listing held where it shows new names: which way they fall is the
@@ -324,7 +443,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     for (n, node) in world.nodes.iter().enumerate() {
         if let Blocked::Order { choices, .. } = node.blocked {
             out.extend((0..choices).map(|choice| ProcessAction::Order { node: n as u8, choice }));
-            return;
+            return false;
         }
     }
     let reading = |n: u8| match world.nodes[n as usize].blocked {
@@ -358,7 +477,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
             let Some(c) = world.conns.get(&conn) else { continue };
             let queue = c.queue(side);
             let Some(head) = queue.front() else { continue };
-            out.push(ProcessAction::Deliver { node: n, conn, part: Part::Whole });
+            out.push(ProcessAction::Deliver { node: n, conn, part: Part::Whole, thread: None });
             if !world.stream {
                 continue;
             }
@@ -369,11 +488,11 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
                 let mut at = vec![1, head.len() / 2, head.len() - 1];
                 at.dedup();
                 for k in at {
-                    out.push(ProcessAction::Deliver { node: n, conn, part: Part::First(k as u16) });
+                    out.push(ProcessAction::Deliver { node: n, conn, part: Part::First(k as u16), thread: None });
                 }
             }
             if queue.len() >= 2 {
-                out.push(ProcessAction::Deliver { node: n, conn, part: Part::Merged });
+                out.push(ProcessAction::Deliver { node: n, conn, part: Part::Merged, thread: None });
             }
         }
     }
@@ -384,7 +503,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         if let Some((conn, side)) = reading(n)
             && world.conns.get(&conn).is_none_or(|c| c.ended(side) || c.end_on_its_way(side))
         {
-            out.push(ProcessAction::Eof { node: n, conn });
+            out.push(ProcessAction::Eof { node: n, conn, thread: None });
         }
         // A write that may come before its peer's close: EOF makes the
         // close come first, once the close is on its way.
@@ -392,13 +511,13 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
             && let Some((conn, side)) = world.conn_of(n, fd)
             && world.conns.get(&conn).is_some_and(|c| c.close_on_its_way(side))
         {
-            out.push(ProcessAction::Eof { node: n, conn });
+            out.push(ProcessAction::Eof { node: n, conn, thread: None });
         }
         // An observation that may come after its end's FIN or reset.
         if let Some((conn, side)) = looking(n)
             && world.conns.get(&conn).is_some_and(|c| c.end_on_its_way(side))
         {
-            out.push(ProcessAction::Eof { node: n, conn });
+            out.push(ProcessAction::Eof { node: n, conn, thread: None });
         }
         // A polling node: a watched end's FIN or reset is on its way, or the end it
         // found not ready has come to its end since (a poll reports the
@@ -419,7 +538,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
             }
             ended.sort();
             ended.dedup();
-            out.extend(ended.into_iter().map(|conn| ProcessAction::Eof { node: n, conn }));
+            out.extend(ended.into_iter().map(|conn| ProcessAction::Eof { node: n, conn, thread: None }));
         }
     }
     for n in 0..nodes {
@@ -454,7 +573,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         // Nodes ascending, then the client (`None` sorts first in Option).
         from.sort_by_key(|f| (f.is_none(), *f));
         from.dedup();
-        out.extend(from.into_iter().map(|from| ProcessAction::Accept { node: n, from }));
+        out.extend(from.into_iter().map(|from| ProcessAction::Accept { node: n, from, thread: None }));
     }
     for n in 0..nodes {
         // A woken wait returns with what is ready now; a read or an
@@ -469,7 +588,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
                 | Blocked::WriteNow { .. }
                 | Blocked::LookNow { .. }
         ) {
-            out.push(ProcessAction::Run { node: n });
+            out.push(ProcessAction::Run { node: n, thread: None });
         }
     }
     if world.drops > 0 {
@@ -510,7 +629,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
         // A wait whose deadline another node's TIMEOUT passed ends with no
         // budget: time has passed already, only the waking is left.
         if budgeted || world.overdue(n) {
-            out.push(ProcessAction::Timeout { node: n });
+            out.push(ProcessAction::Timeout { node: n, thread: None });
         }
     }
     for n in 0..nodes {
@@ -532,6 +651,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
             out.push(ProcessAction::Restart { node: n });
         }
     }
+    true
 }
 
 /// CRASH(n) of live node `n`, while crash budget is left; with changes of
@@ -556,18 +676,24 @@ fn crashes(world: &ProcessWorld, n: u8, out: &mut Vec<ProcessAction>) {
 impl fmt::Display for ProcessAction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            ProcessAction::Deliver { node, conn, part: Part::Whole } => write!(f, "DELIVER({node}, {conn})"),
-            ProcessAction::Deliver { node, conn, part: Part::First(k) } => write!(f, "DELIVER({node}, {conn}, {k})"),
-            ProcessAction::Deliver { node, conn, part: Part::Merged } => write!(f, "DELIVER({node}, {conn}, +)"),
-            ProcessAction::Eof { node, conn } => write!(f, "EOF({node}, {conn})"),
-            ProcessAction::Accept { node, from: Some(d) } => write!(f, "ACCEPT({node}, {d})"),
-            ProcessAction::Accept { node, from: None } => write!(f, "ACCEPT({node}, client)"),
+            ProcessAction::Deliver { node, conn, part: Part::Whole, thread } => {
+                write!(f, "DELIVER({node}, {conn}{})", On(thread))
+            }
+            ProcessAction::Deliver { node, conn, part: Part::First(k), thread } => {
+                write!(f, "DELIVER({node}, {conn}, {k}{})", On(thread))
+            }
+            ProcessAction::Deliver { node, conn, part: Part::Merged, thread } => {
+                write!(f, "DELIVER({node}, {conn}, +{})", On(thread))
+            }
+            ProcessAction::Eof { node, conn, thread } => write!(f, "EOF({node}, {conn}{})", On(thread)),
+            ProcessAction::Accept { node, from: Some(d), thread } => write!(f, "ACCEPT({node}, {d}{})", On(thread)),
+            ProcessAction::Accept { node, from: None, thread } => write!(f, "ACCEPT({node}, client{})", On(thread)),
             ProcessAction::Drop { conn, to, end: None } => write!(f, "DROP({conn}, {to})"),
             ProcessAction::Drop { conn, to, end: Some(Side::Target) } => write!(f, "DROP({conn}, {to}, target)"),
             ProcessAction::Drop { conn, to, end: Some(Side::Dialer) } => write!(f, "DROP({conn}, {to}, dialer)"),
-            ProcessAction::Timeout { node } => write!(f, "TIMEOUT({node})"),
+            ProcessAction::Timeout { node, thread } => write!(f, "TIMEOUT({node}{})", On(thread)),
             ProcessAction::Client { node } => write!(f, "CLIENT({node})"),
-            ProcessAction::Run { node } => write!(f, "RUN({node})"),
+            ProcessAction::Run { node, thread } => write!(f, "RUN({node}{})", On(thread)),
             ProcessAction::Order { node, choice } => write!(f, "ORDER({node}, {choice})"),
             ProcessAction::Switch { node, thread } => write!(f, "SWITCH({node}, {thread})"),
             ProcessAction::StartOrder { node, listing, way } => write!(f, "ORDER({node}, start {listing}, {way})"),
@@ -579,6 +705,19 @@ impl fmt::Display for ProcessAction {
             ProcessAction::StartCrash(StartCrash { node, point, keep, after }) => {
                 write!(f, "CRASH({node}, start {point} after {after}{})", Kept(keep))
             }
+        }
+    }
+}
+
+/// A token's thread, last: nothing for the slot's, `, thread k` for
+/// another.
+struct On(Option<u8>);
+
+impl fmt::Display for On {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            None => Ok(()),
+            Some(k) => write!(f, ", thread {k}"),
         }
     }
 }
@@ -614,7 +753,16 @@ impl FromStr for ProcessAction {
         if &s[..open] == "CRASH" {
             return crash_from_str(inner).ok_or_else(bad);
         }
-        let args: Vec<&str> = inner.split(',').map(str::trim).collect();
+        let mut args: Vec<&str> = inner.split(',').map(str::trim).collect();
+        // A thread other than the slot's, last (`, thread k`), on the
+        // actions that answer one.
+        let thread = match args.last().and_then(|a| a.strip_prefix("thread ")) {
+            Some(k) if matches!(&s[..open], "DELIVER" | "EOF" | "ACCEPT" | "TIMEOUT" | "RUN") => {
+                args.pop();
+                Some(k.parse::<u8>().map_err(|_| bad())?)
+            }
+            _ => None,
+        };
         let node =
             |i: usize| -> Result<u8, BadProcessAction> { args.get(i).ok_or_else(bad)?.parse().map_err(|_| bad()) };
         let label =
@@ -633,16 +781,16 @@ impl FromStr for ProcessAction {
                 if args.len() > 3 {
                     return Err(bad());
                 }
-                ProcessAction::Deliver { node: node(0)?, conn: label(1)?, part }
+                ProcessAction::Deliver { node: node(0)?, conn: label(1)?, part, thread }
             }
             "EOF" => {
                 arity(2)?;
-                ProcessAction::Eof { node: node(0)?, conn: label(1)? }
+                ProcessAction::Eof { node: node(0)?, conn: label(1)?, thread }
             }
             "ACCEPT" => {
                 arity(2)?;
                 let from = if args[1] == "client" { None } else { Some(node(1)?) };
-                ProcessAction::Accept { node: node(0)?, from }
+                ProcessAction::Accept { node: node(0)?, from, thread }
             }
             "DROP" => {
                 let (conn, to) = (label(0)?, node(1)?);
@@ -660,7 +808,7 @@ impl FromStr for ProcessAction {
             }
             "TIMEOUT" => {
                 arity(1)?;
-                ProcessAction::Timeout { node: node(0)? }
+                ProcessAction::Timeout { node: node(0)?, thread }
             }
             "CLIENT" => {
                 arity(1)?;
@@ -668,7 +816,7 @@ impl FromStr for ProcessAction {
             }
             "RUN" => {
                 arity(1)?;
-                ProcessAction::Run { node: node(0)? }
+                ProcessAction::Run { node: node(0)?, thread }
             }
             "SWITCH" => {
                 arity(2)?;
@@ -767,7 +915,9 @@ mod tests {
         w.timeout_byte = byte;
         let mut out = Vec::new();
         enumerate(&w, &mut out);
-        out.iter().filter_map(|a| if let ProcessAction::Timeout { node } = a { Some(*node) } else { None }).collect()
+        out.iter()
+            .filter_map(|a| if let ProcessAction::Timeout { node, .. } = a { Some(*node) } else { None })
+            .collect()
     }
 
     #[test]
@@ -812,19 +962,19 @@ mod tests {
         let c = Label { kind: ConnKind::Client, node: 1, k: 0 };
         let t = Label { kind: ConnKind::Timer, node: 3, k: 9 };
         let all = [
-            ProcessAction::Deliver { node: 1, conn: l, part: Part::Whole },
-            ProcessAction::Deliver { node: 1, conn: l, part: Part::First(3) },
-            ProcessAction::Deliver { node: 1, conn: l, part: Part::Merged },
-            ProcessAction::Eof { node: 1, conn: t },
-            ProcessAction::Accept { node: 0, from: Some(1) },
-            ProcessAction::Accept { node: 0, from: None },
+            ProcessAction::Deliver { node: 1, conn: l, part: Part::Whole, thread: None },
+            ProcessAction::Deliver { node: 1, conn: l, part: Part::First(3), thread: None },
+            ProcessAction::Deliver { node: 1, conn: l, part: Part::Merged, thread: None },
+            ProcessAction::Eof { node: 1, conn: t, thread: None },
+            ProcessAction::Accept { node: 0, from: Some(1), thread: None },
+            ProcessAction::Accept { node: 0, from: None, thread: None },
             ProcessAction::Drop { conn: c, to: 1, end: None },
             ProcessAction::Drop { conn: l, to: 1, end: None },
             ProcessAction::Drop { conn: l, to: 0, end: Some(Side::Target) },
             ProcessAction::Drop { conn: l, to: 0, end: Some(Side::Dialer) },
-            ProcessAction::Timeout { node: 1 },
+            ProcessAction::Timeout { node: 1, thread: None },
             ProcessAction::Client { node: 0 },
-            ProcessAction::Run { node: 1 },
+            ProcessAction::Run { node: 1, thread: None },
             ProcessAction::Crash { node: 2, keep: None },
             ProcessAction::Crash { node: 2, keep: Some(Keep::Oldest(1)) },
             ProcessAction::Crash { node: 2, keep: Some(Keep::Set(0b1101)) },
@@ -836,6 +986,12 @@ mod tests {
             ProcessAction::Order { node: 1, choice: 5 },
             ProcessAction::Switch { node: 1, thread: 2 },
             ProcessAction::StartOrder { node: 0, listing: 2, way: 3 },
+            ProcessAction::Deliver { node: 1, conn: l, part: Part::First(3), thread: Some(2) },
+            ProcessAction::Deliver { node: 1, conn: l, part: Part::Whole, thread: Some(4) },
+            ProcessAction::Eof { node: 1, conn: t, thread: Some(2) },
+            ProcessAction::Accept { node: 0, from: None, thread: Some(1) },
+            ProcessAction::Timeout { node: 1, thread: Some(3) },
+            ProcessAction::Run { node: 1, thread: Some(2) },
         ];
         for a in all {
             let token = a.to_string();
@@ -845,6 +1001,12 @@ mod tests {
         assert_eq!(all[1].to_string(), "DELIVER(1, 0.2, 3)");
         assert_eq!(all[2].to_string(), "DELIVER(1, 0.2, +)");
         assert_eq!(all[5].to_string(), "ACCEPT(0, client)");
+        // A thread out of its node's slot, last.
+        assert_eq!(all[24].to_string(), "DELIVER(1, 0.2, 3, thread 2)");
+        assert_eq!(all[27].to_string(), "ACCEPT(0, client, thread 1)");
+        for bad in ["DROP(0.2, 1, thread 2)", "CLIENT(0, thread 1)", "RUN(1, thread x)", "SWITCH(0, thread 1)"] {
+            assert!(bad.parse::<ProcessAction>().is_err(), "{bad}");
+        }
         // A connection of node 0 to itself: both drops name node 0, and the
         // end; every other drop keeps its two-argument token.
         assert_eq!(all[7].to_string(), "DROP(0.2, 1)");

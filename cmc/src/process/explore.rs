@@ -614,7 +614,7 @@ impl Explore for ProcessExplorer<'_> {
             .enumerate()
             .map(|(i, n)| {
                 let life = match n.life {
-                    Life::Live => n.blocked.to_string(),
+                    Life::Live => n.threads_text(),
                     Life::Exited(c) => format!("exited {c}"),
                     Life::Signaled(s) => format!("killed by signal {s}"),
                     Life::Down => "down".to_string(),

@@ -132,6 +132,9 @@ pub struct Supervisor {
     /// peer still open, an observation): the call is not held again. Set
     /// and used within one action.
     pub(super) let_run: Option<u8>,
+    /// Where a thread's wait, made again, had its timeout end (it keeps
+    /// it: `ThreadRun::Again`). Set and used within one call.
+    pub(super) kept_until: Option<super::world::Millis>,
     /// Whether the action under way read other nodes' parts of the world
     /// (`others_may_act`), beyond its node's surroundings: the transition
     /// cache, keyed by those, must not keep it.
@@ -298,6 +301,7 @@ impl Supervisor {
             calls: vec![0; cfg.nodes as usize],
             nonlocal: false,
             let_run: None,
+            kept_until: None,
             starting: false,
             start_plan: Default::default(),
             resolved: Default::default(),
@@ -632,7 +636,10 @@ impl Supervisor {
             }
             Answer::Hold(b) => {
                 p.run = Run::Held(*notif);
-                self.world.nodes[n as usize].blocked = b;
+                self.world.nodes[n as usize].blocked = match self.kept_until {
+                    Some(until) => b.keep_until(until),
+                    None => b,
+                };
                 return Ok(());
             }
             Answer::Done => true,
@@ -678,6 +685,15 @@ impl Supervisor {
         self.crash_due.fill(false);
         // Any action is after the start: no crash falls in it any more.
         self.world.start_choices.clear();
+        // An action for a thread waiting for the world out of its node's
+        // slot: the slot moves to it.
+        if let (Some(k), Some(n)) = (action.thread(), action.node()) {
+            let node = &self.world.nodes[n as usize];
+            if node.blocked.trail().is_some() || !node.outward_out_of_slot().contains(&(k as usize)) {
+                return Err(not_enabled());
+            }
+            self.focus(n, k as usize);
+        }
         // What the action's node's process will be a function of, should it
         // be held in the middle of this step. No other node runs in it (a
         // RESTART starts the new life of its own node; CRASH, DROP and
@@ -698,14 +714,14 @@ impl Supervisor {
             self.calls[n as usize] = 0;
         }
         match *action {
-            ProcessAction::Deliver { node, conn, part } if self.polling(node) => {
+            ProcessAction::Deliver { node, conn, part, .. } if self.polling(node) => {
                 // Into the watched end's receive buffer; the poll sees it.
                 let side = self.watched_end(node, &conn, IN | libc::POLLRDHUP).ok_or_else(not_enabled)?;
                 let msg = self.take_delivery(&conn, side, part).ok_or_else(not_enabled)?;
                 self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?.arrived(side).push_back(msg);
                 self.answer_poll(node, false)?;
             }
-            ProcessAction::Deliver { node, conn, part }
+            ProcessAction::Deliver { node, conn, part, .. }
                 if matches!(self.world.nodes[node as usize].blocked, Blocked::LookNow { .. }) =>
             {
                 // Into the end's receive buffer, before the observation.
@@ -713,7 +729,7 @@ impl Supervisor {
                 let msg = self.take_delivery(&conn, side, part).ok_or_else(not_enabled)?;
                 self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?.arrived(side).push_back(msg);
             }
-            ProcessAction::Deliver { node, conn, part } => {
+            ProcessAction::Deliver { node, conn, part, .. } => {
                 let (_, side) = self.reading(node).ok_or_else(not_enabled)?;
                 let msg = self.take_delivery(&conn, side, part).ok_or_else(not_enabled)?;
                 if Self::read_flags(&self.held(node)?) & libc::MSG_PEEK != 0 {
@@ -734,7 +750,7 @@ impl Supervisor {
             // The peer's FIN or reset arrives, if one was on its way; the
             // end of the stream is in the world then, and the read or the
             // poll sees it.
-            ProcessAction::Eof { node, conn }
+            ProcessAction::Eof { node, conn, .. }
                 if matches!(self.world.nodes[node as usize].blocked, Blocked::WriteNow { .. }) =>
             {
                 // The peer's close comes first: the held write runs after it.
@@ -747,14 +763,14 @@ impl Supervisor {
                 }
                 self.run_held_call(node)?;
             }
-            ProcessAction::Eof { node, conn }
+            ProcessAction::Eof { node, conn, .. }
                 if matches!(self.world.nodes[node as usize].blocked, Blocked::LookNow { .. }) =>
             {
                 // The FIN or the reset arrives before the observation.
                 let side = self.looking(node).filter(|(l, _)| *l == conn).ok_or_else(not_enabled)?.1;
                 self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?.end_arrives(side);
             }
-            ProcessAction::Eof { node, conn } => {
+            ProcessAction::Eof { node, conn, .. } => {
                 let side = if self.polling(node) {
                     self.watched_end(node, &conn, !0)
                 } else {
@@ -769,7 +785,7 @@ impl Supervisor {
                     self.answer_end(node)?;
                 }
             }
-            ProcessAction::Accept { node, from } => {
+            ProcessAction::Accept { node, from, .. } => {
                 let w = &self.world.nodes[node as usize];
                 let queued = &w.accept_queue;
                 let listeners: Vec<i32> = match w.blocked {
@@ -813,7 +829,7 @@ impl Supervisor {
                 }
                 self.world.drop_reset(&conn, side);
             }
-            ProcessAction::Timeout { node } => {
+            ProcessAction::Timeout { node, .. } => {
                 // Overdue: the clock passed the wait's deadline already;
                 // no budget, no time.
                 if !self.world.overdue(node) {
@@ -905,23 +921,25 @@ impl Supervisor {
                     }
                 }
             }
-            ProcessAction::Run { node } if matches!(self.world.nodes[node as usize].blocked, Blocked::Woken { .. }) => {
+            ProcessAction::Run { node, .. }
+                if matches!(self.world.nodes[node as usize].blocked, Blocked::Woken { .. }) =>
+            {
                 // The woken wait returns with what is ready now.
                 self.return_poll(node)?;
             }
-            ProcessAction::Run { node }
+            ProcessAction::Run { node, .. }
                 if matches!(self.world.nodes[node as usize].blocked, Blocked::WriteNow { .. }) =>
             {
                 self.write_before_close(node)?;
             }
-            ProcessAction::Run { node }
+            ProcessAction::Run { node, .. }
                 if matches!(self.world.nodes[node as usize].blocked, Blocked::LookNow { .. }) =>
             {
                 // The observation, of the world as it is now.
                 self.let_run = Some(node);
                 self.run_held_call(node)?;
             }
-            ProcessAction::Run { node }
+            ProcessAction::Run { node, .. }
                 if matches!(
                     self.world.nodes[node as usize].blocked,
                     Blocked::ReadNow { .. } | Blocked::AcceptNow { .. }
@@ -954,7 +972,7 @@ impl Supervisor {
                 super::dir_order::place(&mut disk.order, &new, choice);
                 self.run_held_call(node)?;
             }
-            ProcessAction::Run { node }
+            ProcessAction::Run { node, .. }
                 if matches!(self.world.nodes[node as usize].blocked, Blocked::Choice { .. }) =>
             {
                 // The fixed thread runs next: the running one goes on with
@@ -975,7 +993,7 @@ impl Supervisor {
                 self.world.thread_switches = Some(left - 1);
                 self.switch_to(node, thread as usize)?;
             }
-            ProcessAction::Run { node } => {
+            ProcessAction::Run { node, .. } => {
                 let Blocked::CrashPoint { .. } = self.world.nodes[node as usize].blocked else {
                     return Err(not_enabled());
                 };

@@ -9,9 +9,11 @@
 //! actions answer (a read, an accept, a poll, a sleep). Every other thread
 //! is here, as the world keeps it: made and not yet run, ready to run,
 //! waiting (on a futex, or out of the slot while another thread runs), or
-//! ended. Between actions the slot holds the one thread waiting for
-//! anything but a futex or a signal ([`NodeWorld::slot_wanted`]), so the
-//! world is a function of where each thread is, not of which ran last.
+//! ended. Between actions the slot holds the lowest-numbered thread
+//! waiting for anything but a futex or a signal
+//! ([`NodeWorld::slot_wanted`]), so the world is a function of where each
+//! thread is, not of which ran last; an action for another thread waiting
+//! for the world names it (`thread k`), and the slot moves to it first.
 //! Thread numbers are the world's (the k-th made in this life, the main
 //! thread 0), never the kernel's.
 //!
@@ -20,7 +22,7 @@
 
 use std::collections::BTreeMap;
 
-use super::world::{Blocked, NodeWorld};
+use super::world::{Blocked, Millis, NodeWorld};
 
 /// Where a thread is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,13 +56,17 @@ pub enum ThreadRun {
     /// pipe, an eventfd, a socketpair, an epoll instance), which another
     /// thread has changed since: its call is made again when it runs, and
     /// returns or waits as it then finds. What its wait had of its own
-    /// (a poll's watch, a `MSG_WAITALL` receive's bytes so far) goes back
-    /// to the slot with it, and the call goes on from there.
+    /// (a poll's watch, a `MSG_WAITALL` receive's bytes so far, when its
+    /// timeout ends) goes back to the slot with it, and the call goes on
+    /// from there.
     Again {
         /// What its poll watched.
         watch: BTreeMap<i32, i16>,
         /// What its `MSG_WAITALL` receive had received.
         waitall: Vec<u8>,
+        /// When its wait's timeout ends (a receive timeout, a poll's):
+        /// Linux counts it from the call, so the call made again keeps it.
+        until: Option<Millis>,
     },
 }
 
@@ -90,7 +96,11 @@ impl ThreadRun {
     /// read of a connection another thread shuts down, of a pipe, an
     /// eventfd or a socketpair another thread writes, `Blocked::Pause`).
     pub fn waits_on_node(&self) -> bool {
-        matches!(self, ThreadRun::Waits { blocked, .. } if !matches!(blocked, Blocked::Futex { .. } | Blocked::Nothing))
+        matches!(
+            self,
+            ThreadRun::Waits { blocked, .. }
+                if !matches!(blocked, Blocked::Futex { .. } | Blocked::Nothing | Blocked::Sleep { .. })
+        )
     }
 }
 
@@ -128,32 +138,47 @@ impl NodeWorld {
         (0..self.threads.len()).filter(|&k| self.threads[k].run.ready() && Some(k) != fixed).collect()
     }
 
-    /// The thread the slot should hold between actions: the one waiting
-    /// for something the world brings (a connection, time), else the
-    /// lowest-numbered one that has not ended, else the slot's. `Err`
-    /// with two threads so waiting (not modelled yet).
-    pub fn slot_wanted(&self) -> Result<usize, (usize, usize)> {
+    /// The call thread `k` waits in, in the slot or out of it.
+    pub fn blocked_of(&self, k: usize) -> Option<&Blocked> {
+        match &self.threads.get(k)?.run {
+            ThreadRun::Slot => Some(&self.blocked),
+            ThreadRun::Waits { blocked, .. } => Some(blocked),
+            _ => None,
+        }
+    }
+
+    /// The threads waiting for what the world brings (a connection, a
+    /// peer, time: anything but a futex or a signal), in thread order.
+    pub fn outward(&self) -> Vec<usize> {
+        (0..self.threads.len()).filter(|&k| self.blocked_of(k).is_some_and(|b| !ThreadRun::waits_inside(b))).collect()
+    }
+
+    /// The threads waiting for the world out of the slot, whose actions
+    /// name them (`thread k`): every one of [`Self::outward`] but the
+    /// slot's, which is the first.
+    pub fn outward_out_of_slot(&self) -> Vec<usize> {
+        let mut outward = self.outward();
+        if let Some(slot) = self.slot_of() {
+            outward.retain(|&k| k != slot);
+        }
+        outward
+    }
+
+    /// The thread the slot should hold between actions: the
+    /// lowest-numbered one waiting for something the world brings (a
+    /// connection, time), else the lowest-numbered one that has not
+    /// ended, else the slot's.
+    pub fn slot_wanted(&self) -> usize {
         let slot = self.slot_of();
-        let blocked = |k: usize| -> Option<&Blocked> {
-            match &self.threads[k].run {
-                ThreadRun::Slot => Some(&self.blocked),
-                ThreadRun::Waits { blocked, .. } => Some(blocked),
-                _ => None,
-            }
-        };
-        let mut outward = (0..self.threads.len()).filter(|&k| blocked(k).is_some_and(|b| !ThreadRun::waits_inside(b)));
-        if let Some(first) = outward.next() {
-            return match outward.next() {
-                Some(second) => Err((first, second)),
-                None => Ok(first),
-            };
+        if let Some(&first) = self.outward().first() {
+            return first;
         }
         if let Some(slot) = slot
-            && blocked(slot).is_some_and(|b| *b != Blocked::Nothing)
+            && self.blocked_of(slot).is_some_and(|b| *b != Blocked::Nothing)
         {
-            return Ok(slot);
+            return slot;
         }
-        Ok(self.threads.iter().position(|t| t.run != ThreadRun::Exited).or(slot).unwrap_or(0))
+        self.threads.iter().position(|t| t.run != ThreadRun::Exited).or(slot).unwrap_or(0)
     }
 
     /// Moves the slot's thread out of it, waiting (or `out` where it is
@@ -196,13 +221,40 @@ impl NodeWorld {
                 self.waitall = waitall;
                 blocked
             }
-            ThreadRun::Again { watch, waitall } => {
+            ThreadRun::Again { watch, waitall, .. } => {
                 self.watch = watch;
                 self.waitall = waitall;
                 Blocked::Nothing
             }
             _ => Blocked::Nothing,
         };
+    }
+
+    /// Where each thread is, for a trace: `thread 0 Accept { fd: 4 };
+    /// thread 1 Read { fd: 5 }; thread 2 futex; thread 3 ended`; the
+    /// slot's wait alone for a node that never made a thread.
+    pub fn threads_text(&self) -> String {
+        if self.threads.is_empty() {
+            return self.blocked.to_string();
+        }
+        // A futex's address is the build's, not the protocol's.
+        let wait = |b: &Blocked| match b {
+            Blocked::Futex { .. } => "futex".to_string(),
+            b => b.to_string(),
+        };
+        let place = |t: &ThreadWorld| match &t.run {
+            ThreadRun::Slot => wait(&self.blocked),
+            ThreadRun::New => "new".to_string(),
+            ThreadRun::Ready { yielded: false } => "ready".to_string(),
+            ThreadRun::Ready { yielded: true } => "yielded".to_string(),
+            ThreadRun::Waits { blocked, .. } => wait(blocked),
+            ThreadRun::Exited => "ended".to_string(),
+            ThreadRun::Preempted => "preempted".to_string(),
+            ThreadRun::Again { .. } => "waits again".to_string(),
+        };
+        let each: Vec<String> =
+            self.threads.iter().enumerate().map(|(k, t)| format!("thread {k} {}", place(t))).collect();
+        each.join("; ")
     }
 
     /// Wakes up to `count` threads waiting on the futex word at `addr`
@@ -251,9 +303,16 @@ impl NodeWorld {
                     push_wait(out, watch, waitall);
                 }
                 ThreadRun::Exited => out.push(5),
-                ThreadRun::Again { watch, waitall } => {
+                ThreadRun::Again { watch, waitall, until } => {
                     out.push(6);
                     push_wait(out, watch, waitall);
+                    match until {
+                        None => out.push(0),
+                        Some(until) => {
+                            out.push(1);
+                            out.extend_from_slice(&until.to_le_bytes());
+                        }
+                    }
                 }
                 ThreadRun::Preempted => out.push(7),
             }

@@ -245,7 +245,7 @@ mod tests {
         w
     }
 
-    const ACTION: ProcessAction = ProcessAction::Timeout { node: 1 };
+    const ACTION: ProcessAction = ProcessAction::Timeout { node: 1, thread: None };
 
     #[test]
     fn a_change_applies_in_another_world_with_the_same_surroundings() {
@@ -264,7 +264,7 @@ mod tests {
         // Another action, another node, another clock or another life
         // elsewhere: another key.
         assert_eq!(cache.lookup(&before, 1, &ProcessAction::Crash { node: 1, keep: None }), None);
-        assert_eq!(cache.lookup(&before, 0, &ProcessAction::Timeout { node: 0 }), None);
+        assert_eq!(cache.lookup(&before, 0, &ProcessAction::Timeout { node: 0, thread: None }), None);
         let mut later = before.clone();
         later.clock = 7;
         assert_eq!(cache.lookup(&later, 1, &ACTION), None);

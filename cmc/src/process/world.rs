@@ -1391,6 +1391,28 @@ impl Blocked {
         }
     }
 
+    /// When the wait's own timeout ends, for a wait that has one (a
+    /// sleep, a receive timeout, a poll's timeout).
+    pub fn until(&self) -> Option<Millis> {
+        match *self {
+            Blocked::Sleep { until } => Some(until),
+            Blocked::Read { until, .. } | Blocked::Accept { until, .. } | Blocked::Poll { until } => until,
+            _ => None,
+        }
+    }
+
+    /// The same wait with its timeout ending at `to`, where it has one: a
+    /// wait made again by a thread keeps the first call's.
+    pub fn keep_until(self, to: Millis) -> Blocked {
+        match self {
+            Blocked::Sleep { .. } => Blocked::Sleep { until: to },
+            Blocked::Read { fd, until: Some(_) } => Blocked::Read { fd, until: Some(to) },
+            Blocked::Accept { fd, until: Some(_) } => Blocked::Accept { fd, until: Some(to) },
+            Blocked::Poll { until: Some(_) } => Blocked::Poll { until: Some(to) },
+            other => other,
+        }
+    }
+
     /// The trail of a node held in the middle of its step, if it is.
     pub fn trail(&self) -> Option<Trail> {
         match *self {
@@ -1528,6 +1550,20 @@ pub struct NodeWorld {
 }
 
 impl NodeWorld {
+    /// The deadline of a wait in `blocked` watching `watch` (a poll's)
+    /// of this node: a sleep's end, a receive timeout's, a poll's timeout
+    /// or the earliest armed timerfd it watches, an armed timerfd read.
+    pub fn deadline_of(&self, blocked: &Blocked, watch: &BTreeMap<i32, i16>) -> Option<Millis> {
+        let armed = |fd: &i32| self.timers.get(fd).and_then(|t| t.wakes_at());
+        match *blocked {
+            Blocked::Sleep { until } => Some(until),
+            Blocked::Read { until, .. } | Blocked::Accept { until, .. } => until,
+            Blocked::Poll { until } => until.into_iter().chain(watch.keys().filter_map(armed)).min(),
+            Blocked::Timer { fd } => armed(&fd),
+            _ => None,
+        }
+    }
+
     /// Numbers the objects inside the node canonically, by the lowest
     /// descriptor of each, and forgets an object no descriptor is an end
     /// of any more (its last end was closed). Called after every change
@@ -1756,21 +1792,20 @@ impl ProcessWorld {
     /// an accept without a timeout, a poll without either).
     pub fn deadline(&self, n: u8) -> Option<Millis> {
         let node = &self.nodes[n as usize];
-        let armed = |fd: &i32| node.timers.get(fd).and_then(|t| t.wakes_at());
-        match node.blocked {
-            Blocked::Sleep { until } => Some(until),
-            Blocked::Read { until, .. } | Blocked::Accept { until, .. } => until,
-            Blocked::Poll { until } => until.into_iter().chain(node.watch.keys().filter_map(armed)).min(),
-            Blocked::Timer { fd } => armed(&fd),
-            _ => None,
-        }
+        node.deadline_of(&node.blocked, &node.watch)
     }
 
     /// The earliest deadline of every node's wait ([`Self::deadline`]),
-    /// if any node waits for one: under deadline order, the clock is
-    /// never more than the drift past it.
+    /// its threads' out of the slot included, if any waits for one: under
+    /// deadline order, the clock is never more than the drift past it.
     pub fn earliest_deadline(&self) -> Option<Millis> {
-        (0..self.nodes.len() as u8).filter_map(|n| self.deadline(n)).min()
+        let threads = self.nodes.iter().flat_map(|node| {
+            node.threads.iter().filter_map(move |t| match &t.run {
+                super::threads::ThreadRun::Waits { blocked, watch, .. } => node.deadline_of(blocked, watch),
+                _ => None,
+            })
+        });
+        (0..self.nodes.len() as u8).filter_map(|n| self.deadline(n)).chain(threads).min()
     }
 
     /// Whether node `n`'s wait has ended already: the clock passed its

@@ -167,13 +167,13 @@ pub fn run_on(config: &Config, tokens: &[&str]) -> (ProcessWorld, Vec<ProcessAct
         while let Some(run) = w.nodes.iter().enumerate().find_map(|(h, n)| {
             let node = h as u8;
             match n.blocked {
-                Blocked::CrashPoint { .. } => Some(ProcessAction::Run { node }),
+                Blocked::CrashPoint { .. } => Some(ProcessAction::Run { node, thread: None }),
                 Blocked::Order { .. } => Some(ProcessAction::Order { node, choice: 0 }),
                 _ => None,
             }
         }) {
             let h = run.node();
-            if matches!(next, Some(ProcessAction::Run { node } | ProcessAction::Order { node, .. }) if Some(node) == h)
+            if matches!(next, Some(ProcessAction::Run { node, .. } | ProcessAction::Order { node, .. }) if Some(node) == h)
             {
                 break;
             }

@@ -359,8 +359,8 @@ impl Supervisor {
                     ),
                 });
             }
-            if let ThreadRun::Waits { watch, waitall, .. } = std::mem::replace(&mut t.run, ThreadRun::Exited) {
-                t.run = ThreadRun::Again { watch, waitall };
+            if let ThreadRun::Waits { blocked, watch, waitall } = std::mem::replace(&mut t.run, ThreadRun::Exited) {
+                t.run = ThreadRun::Again { watch, waitall, until: blocked.until() };
             }
         }
         let Some(k) = node.next_ready() else { return Ok(false) };
@@ -406,8 +406,14 @@ impl Supervisor {
             ThreadRun::New => self.on_call(n, notif),
             // Its call, chosen to come after another thread's run.
             ThreadRun::Preempted => self.on_call_now(n, notif),
-            // The wait again, as if just made.
-            ThreadRun::Again { .. } => self.run_call(n, &notif),
+            // The wait again, as if just made, its timeout ending where
+            // it did.
+            ThreadRun::Again { until, .. } => {
+                self.kept_until = until;
+                let made = self.run_call(n, &notif);
+                self.kept_until = None;
+                made
+            }
             _ => self.answer(n, &notif, Answer::Val(0)),
         }
     }
@@ -466,36 +472,49 @@ impl Supervisor {
     }
 
     /// Between actions: puts in node `n`'s slot the thread whose wait the
-    /// actions answer ([`NodeWorld::slot_wanted`](super::super::world::NodeWorld)).
+    /// actions answer first ([`NodeWorld::slot_wanted`](super::super::world::NodeWorld)).
+    /// Two threads in `accept` on one listening socket are an error: Linux
+    /// wakes the one that began to wait first, which the world does not
+    /// keep.
     pub(in crate::process) fn settle_slot(&mut self, n: u8) -> Result<(), ProcessError> {
         let node = &self.world.nodes[n as usize];
         if node.threads.is_empty() || node.blocked.trail().is_some() {
             return Ok(());
         }
-        let Some(p) = self.procs[n as usize].as_mut() else { return Ok(()) };
-        let k = match node.slot_wanted() {
-            Ok(k) => k,
-            Err((a, b)) => {
-                let what = |k: usize| match &node.threads[k].run {
-                    ThreadRun::Waits { blocked, .. } => blocked.to_string(),
-                    _ => node.blocked.to_string(),
-                };
+        let accepting: Vec<(usize, i32)> = node
+            .outward()
+            .into_iter()
+            .filter_map(|k| match node.blocked_of(k) {
+                Some(Blocked::Accept { fd, .. }) => Some((k, *fd)),
+                _ => None,
+            })
+            .collect();
+        for (i, &(a, fd)) in accepting.iter().enumerate() {
+            if let Some(&(b, _)) = accepting[i + 1..].iter().find(|(_, f)| *f == fd) {
                 return Err(ProcessError::Unmodelled {
                     node: n,
-                    call: "a wait".to_string(),
+                    call: "accept".to_string(),
                     detail: format!(
-                        "threads {a} ({}) and {b} ({}) wait at once for what the world brings; one thread at a \
-                         time may wait for a connection, a peer or time, the others on futexes",
-                        what(a),
-                        what(b)
+                        "threads {a} and {b} wait in accept on one listening socket (descriptor {fd}): Linux gives \
+                         a connection to the one that began to wait first, which the checker does not keep"
                     ),
                 });
             }
-        };
-        let slot = node.slot_of();
-        if slot == Some(k) {
-            return Ok(());
         }
+        let k = node.slot_wanted();
+        self.focus(n, k);
+        Ok(())
+    }
+
+    /// Puts node `n`'s waiting thread `k` in its slot, the slot's thread
+    /// going out of it, waiting: where an action for thread `k` begins.
+    pub(in crate::process) fn focus(&mut self, n: u8, k: usize) {
+        let node = &self.world.nodes[n as usize];
+        let slot = node.slot_of();
+        if slot == Some(k) || k >= node.threads.len() {
+            return;
+        }
+        let Some(p) = self.procs[n as usize].as_mut() else { return };
         if let (Run::Held(notif), Some(slot)) = (&p.run, slot) {
             p.threads[slot].held = Some(*notif);
         }
@@ -504,7 +523,6 @@ impl Supervisor {
             None => Run::Idle,
         };
         self.world.nodes[n as usize].swap_slot(k, None);
-        Ok(())
     }
 }
 

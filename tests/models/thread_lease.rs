@@ -1,0 +1,64 @@
+//! `examples/rust/thread_lease.rs`: a lease server on `std::thread`, one
+//! thread per connection. Its main thread waits in `accept` while each
+//! session's thread waits in a read of its connection, so several threads
+//! of the node wait for the world at once, and each action names the
+//! thread it answers (`DELIVER(0, c0.1, thread 2)`; docs/SEMANTICS.md,
+//! "Threads"). A process that has made threads is not snapshotted yet,
+//! so these models are kept small (one node, two clients, no crash).
+
+use cmc::process::{NodeState, ProcessWorld, ProgramModel};
+
+/// Grants the server answered: the `G`s in the ghost log.
+fn grants(w: &ProcessWorld) -> usize {
+    w.replies.iter().filter(|(_, r)| r == b"G").count()
+}
+
+/// Two clients ask for the lease (`A1`, `A2`); at most one is granted it.
+fn model() -> ProgramModel {
+    ProgramModel::default().requests(["A1", "A2"]).node_state(NodeState::Inputs).always("one_grant", |w| grants(w) <= 1)
+}
+
+/// Two clients, with a thread switch: the one grant, in every order of
+/// the deliveries to the two sessions' threads and with any one switch
+/// of the node's threads.
+#[cmc::model(program = env!("CARGO_BIN_EXE_thread_lease"), nodes = 1, clients = 2, thread_switches = 1)]
+fn correct() -> ProgramModel {
+    model()
+}
+
+/// The server grants the lease whoever holds it: both clients get it, in
+/// the fixed order of threads.
+#[cmc::model(
+    program = env!("CARGO_BIN_EXE_thread_lease"),
+    nodes = 1,
+    clients = 2,
+    expect = violation("one_grant")
+)]
+fn bug_double_grant() -> ProgramModel {
+    model().args(["--bug-double-grant"])
+}
+
+/// A session's thread numbers itself from the count of sessions, which the
+/// main thread moves on after it logs: where the second session's thread
+/// runs before that log (a switch before the main thread's `write` to
+/// stderr, as Linux may run them), both sessions are number 1, and the
+/// second is granted the lease the first holds.
+#[cmc::model(
+    program = env!("CARGO_BIN_EXE_thread_lease"),
+    nodes = 1,
+    clients = 2,
+    thread_switches = 1,
+    expect = violation("one_grant")
+)]
+fn bug_racy_session() -> ProgramModel {
+    model().args(["--bug-racy-session"])
+}
+
+/// The same bug without a thread switch: in the fixed order (the main
+/// thread runs on until it waits in `accept`, and only then the new
+/// thread) every session has a number of its own, so the search passes.
+/// A pass covers the orders of a node's threads that its switches allow.
+#[cmc::model(program = env!("CARGO_BIN_EXE_thread_lease"), nodes = 1, clients = 2)]
+fn racy_session_missed_without_a_switch() -> ProgramModel {
+    model().args(["--bug-racy-session"])
+}
