@@ -141,6 +141,100 @@ fn a_server_with_a_thread_per_connection_is_checked() {
     assert!(both.to_text().contains("TIMEOUT(0, thread 2)"), "{}", both.to_text());
 }
 
+/// A thread per connection whose threads check the lease and take it in
+/// two critical sections, with a report between (`threads.c` "perconn
+/// split"): on Linux the second connection's thread may run between the
+/// first's check and take (its request arrived while the first ran), and
+/// both are granted. The world answers a waiting thread only once its
+/// node's other threads wait, so with no switch that never happens and
+/// the search passes; with one, the node is held before the running
+/// thread's calls while the world may answer another (`Blocked::Choice`),
+/// and the second thread's DELIVER there, spending the switch, finds the
+/// double grant.
+#[test]
+fn the_world_may_answer_a_waiting_thread_between_two_calls_of_another() {
+    let _serial = process_support::serial();
+    let run = |switches: u8| {
+        let mut c = threads(&["perconn", "split"]);
+        c.budgets.clients = 2;
+        c.budgets.thread_switches = switches;
+        c.requests = vec![b"A1".to_vec(), b"A2".to_vec()];
+        let grants = |w: &ProcessWorld| w.replies.iter().filter(|(_, r)| r == b"G").count();
+        check(&ProgramModel::new("split", c).always("one_grant", move |w| grants(w) <= 1), false)
+    };
+    let fixed = run(0);
+    assert_eq!(fixed.verdict, Verdict::Pass, "{}", fixed.to_text());
+    let switched = run(1);
+    assert_eq!(switched.verdict, Verdict::Violation, "{}", switched.to_text());
+    let text = switched.to_text();
+    let at_choice = text.lines().position(|l| l.contains("thread 1 held where its next thread is a choice"));
+    let answered = text.lines().position(|l| l.contains("DELIVER(0, c0.1, thread 2)"));
+    assert!(at_choice.is_some_and(|c| answered.is_some_and(|a| a > c)), "{text}");
+}
+
+/// A review's probes of waits made again and of a thread's `exit`, each a
+/// wrong answer before its fix (`threads.c`, two nodes):
+/// - "retimeo set": a read that began with no receive timeout, made again
+///   after the main thread set one, waits for ever, as on Linux (it took
+///   the new timeout: a TIMEOUT failed it, a violation no run gives);
+/// - "retimeo clear": one that began with a second's timeout keeps it
+///   after the main thread cleared it, and fails (under deadline order it
+///   lost it and passed, where every native run exits 7);
+/// - "exitwhile accept" and "cond": a thread's `exit(7)`, while the main
+///   thread waits, ends the node with 7 on every run (its thread's end
+///   was sometimes taken for that thread's alone: verdicts changed from
+///   one run to the next).
+#[test]
+fn a_wait_made_again_keeps_its_timeout_and_a_threads_exit_ends_the_node() {
+    let _serial = process_support::serial();
+    let run = |args: &[&str]| {
+        let mut c = config("threads", 2);
+        c.args = args.iter().map(|a| a.to_string()).collect();
+        c.budgets.timeouts = 3;
+        c.timeout_order = cmc::process::TimeoutOrder::Deadline { drift_ms: 0 };
+        let exited = |w: &ProcessWorld| w.nodes.iter().any(|n| matches!(n.life, cmc::process::Life::Exited(7)));
+        check(&ProgramModel::new(args[0], c).always("not_exited", move |w| !exited(w)), false)
+    };
+    let set = run(&["retimeo", "set"]);
+    assert_eq!(set.verdict, Verdict::Pass, "{}", set.to_text());
+    let clear = run(&["retimeo", "clear"]);
+    assert_eq!(clear.verdict, Verdict::Violation, "{}", clear.to_text());
+    assert!(clear.to_text().contains("exited 7"), "{}", clear.to_text());
+    for how in ["accept", "cond"] {
+        for _ in 0..5 {
+            let r = run(&["exitwhile", how]);
+            assert_eq!(r.verdict, Verdict::Violation, "{how}: {}", r.to_text());
+            assert!(r.to_text().contains("exited 7"), "{how}: {}", r.to_text());
+        }
+    }
+}
+
+/// A timed futex wait (`threads.c` "timedwait": `pthread_cond_timedwait`,
+/// an absolute timeout on the real-time clock, or the monotonic one; and
+/// "futexsolo", a relative one in a process of one thread) is a wait for
+/// time: TIMEOUT ends it with ETIMEDOUT (naming a thread out of the slot),
+/// the clock at its end; with no timeout budget it waits on. It was an
+/// error ("a futex wait with a timeout is not modelled").
+#[test]
+fn a_timed_futex_wait_ends_at_a_timeout() {
+    let _serial = process_support::serial();
+    for mode in [&["timedwait"][..], &["timedwait", "mono"], &["futexsolo"]] {
+        let run = |timeouts: u8| {
+            let mut c = threads(mode);
+            c.budgets.timeouts = timeouts;
+            let model = ProgramModel::new("timedwait", c).always("waits", |w: &ProcessWorld| w.nodes[0].state != [1]);
+            check(&model, false)
+        };
+        let none = run(0);
+        assert_eq!((none.verdict, none.distinct_states), (Verdict::Pass, 1), "{mode:?}: {}", none.to_text());
+        let one = run(1);
+        assert_eq!(one.verdict, Verdict::Violation, "{mode:?}: {}", one.to_text());
+        let text = one.to_text();
+        let timeout = if mode[0] == "futexsolo" { "TIMEOUT(0)" } else { "TIMEOUT(0, thread 1)" };
+        assert!(text.contains(timeout) && text.contains("futex { until: 1001 ms }"), "{text}");
+    }
+}
+
 /// Two workers race for a mutex after a client's connection is accepted
 /// (`threads.c` "race"): in the fixed order worker 1 is first, so a
 /// property that says so passes; with a thread switch the search also

@@ -91,7 +91,39 @@
  * node. The main thread accepts that connection and closes it, and the
  * reader's read ends with 0; the node reports [1] when it has.
  *
- *   threads NODE perconn [bug|timed]
+ *   threads NODE timedwait [mono]
+ *
+ * A worker waits on a condition variable with a timeout of a second
+ * (`pthread_cond_timedwait`: a futex wait with an absolute timeout on the
+ * real-time clock, or with "mono" on the monotonic one); nobody signals
+ * it, so it times out, and the node reports [1]; the main thread accepts
+ * meanwhile.
+ *
+ *   threads NODE futexsolo
+ *
+ * No thread: the main thread waits on a futex word nobody wakes, with a
+ * relative timeout of a second (FUTEX_WAIT), and on ETIMEDOUT reports [1]
+ * and accepts.
+ *
+ *   threads NODE retimeo set|clear
+ *
+ * Two nodes; node 1 dials node 0 and waits. Node 0 accepts, starts a
+ * thread that reads the connection (exiting 7 if the read fails), and
+ * after 200 ms changes the connection's receive timeout ("set": none at
+ * the read's start, then a second; "clear": a second at its start, then
+ * none) and makes a pipe (a change that makes the read be made again).
+ * Linux reads the timeout once, when the read begins: "set" waits for
+ * ever, "clear" fails after a second (a review's probes).
+ *
+ *   threads NODE exitwhile accept|cond
+ *
+ * Two nodes; node 1 dials node 0 and waits. Node 0 accepts, starts a
+ * thread that reads the connection with a receive timeout of a second
+ * and exits 7 (`exit`, every thread) when it fails, while the main thread
+ * waits in accept, or on a condition variable: the node ends with 7 (a
+ * review's probe: its end was sometimes taken for the thread's alone).
+ *
+ *   threads NODE perconn [bug|timed|split]
  *
  * A thread per connection: the main thread accepts, and starts a thread
  * for each connection, which reads requests and answers each under a
@@ -100,12 +132,16 @@
  * (its end, or its receive timeout) ends the thread, which closes it. It
  * reports [holder, grants, connections ended]. With "bug" it grants
  * every asker. With "timed" each connection's thread reads with a receive
- * timeout of a second.
+ * timeout of a second. With "split" a thread checks that the lease is
+ * free under the mutex, and takes it under the mutex again, with its
+ * report between: a second connection's thread may check in between, on
+ * Linux, and both are granted.
  */
 #define _GNU_SOURCE
 #include "cmc.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -115,6 +151,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -250,6 +287,7 @@ static int two(int me)
 
 /* perconn's state: [holder, grants, connections ended]. */
 static uint8_t served[3];
+static int split;
 
 static void *per_conn(void *arg)
 {
@@ -266,7 +304,19 @@ static void *per_conn(void *arg)
             return NULL;
         }
         const char *reply = "D";
-        if (!served[0] || bug) {
+        if (split) {
+            /* Checked under the mutex, taken under it again, with the
+             * record between. */
+            int free_ = !served[0];
+            pthread_mutex_unlock(&mu);
+            cmc_record_write(CMC_STATE_FD, served, 3);
+            pthread_mutex_lock(&mu);
+            if (free_) {
+                served[0] = r > 1 ? (uint8_t)req[1] : 1;
+                served[1]++;
+                reply = "G";
+            }
+        } else if (!served[0] || bug) {
             served[0] = r > 1 ? (uint8_t)req[1] : 1;
             served[1]++;
             reply = "G";
@@ -276,6 +326,120 @@ static void *per_conn(void *arg)
         if (write(c, reply, 1) != 1)
             exit(5);
     }
+}
+
+static int mono;
+
+static void *timed_waiter(void *arg)
+{
+    (void)arg;
+    pthread_condattr_t a;
+    pthread_cond_t c;
+    pthread_condattr_init(&a);
+    if (mono)
+        pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&c, &a);
+    struct timespec until;
+    clock_gettime(mono ? CLOCK_MONOTONIC : CLOCK_REALTIME, &until);
+    until.tv_sec += 1;
+    pthread_mutex_lock(&mu);
+    int r = pthread_cond_timedwait(&c, &mu, &until);
+    pthread_mutex_unlock(&mu);
+    if (r != ETIMEDOUT)
+        exit(7);
+    uint8_t done = 1;
+    cmc_record_write(CMC_STATE_FD, &done, 1);
+    return NULL;
+}
+
+static int timedwait(int me)
+{
+    uint8_t none = 0;
+    cmc_record_write(CMC_STATE_FD, &none, 1);
+    pthread_t t;
+    if (pthread_create(&t, NULL, timed_waiter, NULL) != 0)
+        return 2;
+    int l = cmc_listen(me);
+    for (;;) {
+        int c = accept(l, NULL, NULL);
+        if (c >= 0)
+            close(c);
+    }
+}
+
+static int futexsolo(int me)
+{
+    uint8_t none = 0;
+    cmc_record_write(CMC_STATE_FD, &none, 1);
+    uint32_t word = 0;
+    struct timespec second = {1, 0};
+    if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &second, NULL, 0) != -1 || errno != ETIMEDOUT)
+        return 7;
+    uint8_t done = 1;
+    cmc_record_write(CMC_STATE_FD, &done, 1);
+    int l = cmc_listen(me);
+    for (;;) {
+        int c = accept(l, NULL, NULL);
+        if (c >= 0)
+            close(c);
+    }
+}
+
+static int conn_c;
+
+static void *timeo_reader(void *arg)
+{
+    (void)arg;
+    char b[8];
+    if (read(conn_c, b, sizeof b) < 0)
+        exit(7);
+    return NULL;
+}
+
+/* retimeo and exitwhile: node 1 dials and waits; node 0 accepts and
+ * starts timeo_reader. */
+static int two_node_reader(int me, const char *mode, const char *how)
+{
+    uint8_t s = 0;
+    cmc_record_write(CMC_STATE_FD, &s, 1);
+    if (me != 0) {
+        int d = cmc_dial(0);
+        char b[8];
+        for (;;)
+            if (d < 0 || read(d, b, sizeof b) <= 0)
+                pause();
+    }
+    int l = cmc_listen(0);
+    conn_c = accept(l, NULL, NULL);
+    if (conn_c < 0)
+        return 2;
+    struct timeval second = {1, 0}, none = {0, 0};
+    int retimeo = strcmp(mode, "retimeo") == 0;
+    int clear = strcmp(how, "clear") == 0;
+    if ((!retimeo || clear) && setsockopt(conn_c, SOL_SOCKET, SO_RCVTIMEO, &second, sizeof second) != 0)
+        return 3;
+    pthread_t t;
+    if (pthread_create(&t, NULL, timeo_reader, NULL) != 0)
+        return 4;
+    if (retimeo) {
+        usleep(200000);
+        if (setsockopt(conn_c, SOL_SOCKET, SO_RCVTIMEO, clear ? &none : &second, sizeof second) != 0)
+            return 5;
+        int p[2];
+        if (pipe(p) != 0)
+            return 6;
+        pthread_join(t, NULL);
+    } else if (strcmp(how, "cond") == 0) {
+        pthread_mutex_lock(&mu);
+        for (;;)
+            pthread_cond_wait(&cv, &mu);
+    } else {
+        accept(l, NULL, NULL);
+    }
+    s = 1;
+    cmc_record_write(CMC_STATE_FD, &s, 1);
+    for (;;)
+        pause();
 }
 
 static int perconn(int me, int timed)
@@ -529,6 +693,8 @@ int main(int argc, char **argv)
     int me = atoi(argv[1]);
     if (strcmp(argv[2], "waitall") == 0)
         return waitall(me);
+    if (argc > 3 && (strcmp(argv[2], "retimeo") == 0 || strcmp(argv[2], "exitwhile") == 0))
+        return two_node_reader(me, argv[2], argv[3]);
     uint8_t none = 0;
     if (me != 0) {
         cmc_record_write(CMC_STATE_FD, &none, 1);
@@ -543,8 +709,15 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[2], "two") == 0)
         return two(me);
+    if (strcmp(argv[2], "futexsolo") == 0)
+        return futexsolo(me);
+    if (strcmp(argv[2], "timedwait") == 0) {
+        mono = argc > 3 && strcmp(argv[3], "mono") == 0;
+        return timedwait(me);
+    }
     if (strcmp(argv[2], "perconn") == 0) {
         bug = argc > 3 && strcmp(argv[3], "bug") == 0;
+        split = argc > 3 && strcmp(argv[3], "split") == 0;
         return perconn(me, argc > 3 && strcmp(argv[3], "timed") == 0);
     }
     if (strcmp(argv[2], "shutread") == 0)

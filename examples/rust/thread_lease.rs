@@ -25,6 +25,12 @@
 //! run it, two sessions share one, and the second is granted the lease as
 //! if it held it. The checker finds it with a thread switch
 //! (`thread_switches = 1`) and misses it without.
+//! `--bug-split-check` checks that the lease is free and takes it under
+//! two locks, with a log line between: where a second session's request
+//! arrives while the first session's thread is between the two, as on
+//! Linux it may, both are granted. The checker answers a waiting thread
+//! between two calls of another only with a thread switch, so it too is
+//! found with `thread_switches = 1` and missed without.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -55,6 +61,7 @@ fn record(fd: i32, bytes: &[u8]) {
 struct Bugs {
     bug_double_grant: bool,
     bug_racy_session: bool,
+    bug_split_check: bool,
 }
 
 /// What the server's threads share.
@@ -72,6 +79,7 @@ fn main() {
     let bugs = Bugs {
         bug_double_grant: args.iter().any(|a| a == "--bug-double-grant"),
         bug_racy_session: args.iter().any(|a| a == "--bug-racy-session"),
+        bug_split_check: args.iter().any(|a| a == "--bug-split-check"),
     };
     let lease = Arc::new(Mutex::new(Lease::default()));
     record(STATE_FD, &[0, 0]);
@@ -104,17 +112,31 @@ fn main() {
 fn session(mut conn: TcpStream, id: u64, lease: Arc<Mutex<Lease>>, bugs: Bugs) {
     let mut request = [0u8; 2];
     while conn.read_exact(&mut request).is_ok() {
-        let answer = {
-            let mut l = lease.lock().expect("not poisoned");
-            match request {
-                [b'A', who] if l.holder.is_none() || l.holder == Some(id) || bugs.bug_double_grant => {
+        let answer = match request {
+            [b'A', who] if bugs.bug_split_check => {
+                // Checked, logged, then taken: another session's thread
+                // may check between the two.
+                let free = lease.lock().expect("not poisoned").holder.is_none_or(|h| h == id);
+                eprintln!("session {id} asks, the lease free: {free}");
+                if free {
+                    lease.lock().expect("not poisoned").holder = Some(id);
+                    record(STATE_FD, &[0, who]);
+                    b'G'
+                } else {
+                    b'D'
+                }
+            }
+            [b'A', who] => {
+                let mut l = lease.lock().expect("not poisoned");
+                if l.holder.is_none() || l.holder == Some(id) || bugs.bug_double_grant {
                     l.holder = Some(id);
                     record(STATE_FD, &[0, who]);
                     b'G'
+                } else {
+                    b'D'
                 }
-                [b'A', _] => b'D',
-                _ => b'?',
             }
+            _ => b'?',
         };
         if conn.write_all(&[answer]).is_err() {
             return;

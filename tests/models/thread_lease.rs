@@ -62,3 +62,26 @@ fn bug_racy_session() -> ProgramModel {
 fn racy_session_missed_without_a_switch() -> ProgramModel {
     model().args(["--bug-racy-session"])
 }
+
+/// A session's thread checks that the lease is free and takes it under two
+/// locks, with a log line between: the second session's request,
+/// delivered to its thread between the first's check and take (the
+/// switch: the world answers a waiting thread before the running one's
+/// next call), is granted too.
+#[cmc::model(
+    program = env!("CARGO_BIN_EXE_thread_lease"),
+    nodes = 1,
+    clients = 2,
+    thread_switches = 1,
+    expect = violation("one_grant")
+)]
+fn bug_split_check() -> ProgramModel {
+    model().args(["--bug-split-check"])
+}
+
+/// The same bug without a thread switch: the second session's thread gets
+/// its request only once the first waits again, so the search passes.
+#[cmc::model(program = env!("CARGO_BIN_EXE_thread_lease"), nodes = 1, clients = 2)]
+fn split_check_missed_without_a_switch() -> ProgramModel {
+    model().args(["--bug-split-check"])
+}

@@ -303,6 +303,20 @@ impl ProcessAction {
         self
     }
 
+    /// Whether it answers a waiting thread of node `n`: a DELIVER, EOF,
+    /// ACCEPT, TIMEOUT or RUN (of a woken poll) of `n`.
+    fn answers_thread_of(&self, n: u8) -> bool {
+        self.node() == Some(n)
+            && matches!(
+                self,
+                ProcessAction::Deliver { .. }
+                    | ProcessAction::Eof { .. }
+                    | ProcessAction::Accept { .. }
+                    | ProcessAction::Timeout { .. }
+                    | ProcessAction::Run { .. }
+            )
+    }
+
     /// Where the action's kind comes in the enumeration, and for the
     /// kinds that answer a thread, its node: the key the actions of
     /// threads out of the slot are merged by.
@@ -389,18 +403,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
             let mut w = world.clone();
             w.nodes[n].swap_slot(k, None);
             enumerate_slots(&w, &mut more);
-            let answers = |a: &ProcessAction| {
-                a.node() == Some(n as u8)
-                    && matches!(
-                        a,
-                        ProcessAction::Deliver { .. }
-                            | ProcessAction::Eof { .. }
-                            | ProcessAction::Accept { .. }
-                            | ProcessAction::Timeout { .. }
-                            | ProcessAction::Run { .. }
-                    )
-            };
-            threads.extend(more.iter().filter(|a| answers(a)).map(|a| a.on(k as u8)));
+            threads.extend(more.iter().filter(|a| a.answers_thread_of(n as u8)).map(|a| a.on(k as u8)));
         }
     }
     if threads.is_empty() {
@@ -410,6 +413,25 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     // Stable: each kind's order by node, the slot's first, then the
     // threads out of it by number.
     out.sort_by_key(ProcessAction::rank);
+}
+
+/// The actions for node `n`'s threads waiting for the world out of its
+/// slot, where `n` is held at a choice of its next thread
+/// (`Blocked::Choice`) with switches left: the world answers one of them
+/// before the node's running thread goes on (or before the fixed thread
+/// runs), spending a switch. Each names its thread, in thread order.
+pub fn answers_at_choice(world: &ProcessWorld, n: u8) -> Vec<ProcessAction> {
+    let mut out = Vec::new();
+    let mut more = Vec::new();
+    for k in world.nodes[n as usize].outward_out_of_slot() {
+        let mut w = world.clone();
+        w.nodes[n as usize].answer_at_choice(k);
+        if !enumerate_slots(&w, &mut more) {
+            continue;
+        }
+        out.extend(more.iter().filter(|a| a.answers_thread_of(n)).map(|a| a.on(k as u8)));
+    }
+    out
 }
 
 /// The actions enabled in `world` for each node's slot; `false` where a
@@ -433,6 +455,7 @@ fn enumerate_slots(world: &ProcessWorld, out: &mut Vec<ProcessAction>) -> bool {
                 out.extend(
                     node.switch_to().into_iter().map(|k| ProcessAction::Switch { node: n as u8, thread: k as u8 }),
                 );
+                out.extend(answers_at_choice(world, n as u8));
             }
             return false;
         }

@@ -76,6 +76,9 @@ pub(super) struct Proc {
     /// Where its main thread's robust futex list is, before it made a
     /// thread (`set_robust_list`), 0 for none.
     pub(super) robust: u64,
+    /// It called `exit_group` (let run): every thread of it is ending, and
+    /// a thread's end seen before the process's is the process's.
+    pub(super) exiting: bool,
 }
 
 /// A node's template: the start stub exec'd once, parked before the
@@ -259,6 +262,7 @@ impl Supervisor {
             birth: None,
             deferred: None,
             robust: 0,
+            exiting: false,
         });
         self.greeted[n as usize] = false;
         let node = &mut self.world.nodes[n as usize];
@@ -325,6 +329,7 @@ impl Supervisor {
             birth: None,
             deferred: None,
             robust: 0,
+            exiting: false,
         });
         // A snapshot is of a life that has said the preload's hello.
         self.greeted[n as usize] = true;

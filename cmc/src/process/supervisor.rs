@@ -132,9 +132,10 @@ pub struct Supervisor {
     /// peer still open, an observation): the call is not held again. Set
     /// and used within one action.
     pub(super) let_run: Option<u8>,
-    /// Where a thread's wait, made again, had its timeout end (it keeps
-    /// it: `ThreadRun::Again`). Set and used within one call.
-    pub(super) kept_until: Option<super::world::Millis>,
+    /// A thread's wait made again (`ThreadRun::Again`): the timeout its
+    /// first call had (none, or its end), which it keeps. Set and used
+    /// within one call.
+    pub(super) kept_until: Option<Option<super::world::Millis>>,
     /// Whether the action under way read other nodes' parts of the world
     /// (`others_may_act`), beyond its node's surroundings: the transition
     /// cache, keyed by those, must not keep it.
@@ -408,6 +409,9 @@ impl Supervisor {
         // end. Its pid is not reused before it is reaped.
         let status = match try_reap(p.pid) {
             Ok(Some(status)) => status,
+            // The process is ending (`exit_group`): its threads end one by
+            // one, and it is reaped once they all have.
+            Ok(None) if p.exiting => reap(p.pid),
             // The running thread has ended (`exit`, the thread's own).
             Ok(None) => return self.thread_exited(n),
             Err(errno) => return Err(ProcessError::NodeSys { node: n, call: "waitpid", errno }),
@@ -685,15 +689,6 @@ impl Supervisor {
         self.crash_due.fill(false);
         // Any action is after the start: no crash falls in it any more.
         self.world.start_choices.clear();
-        // An action for a thread waiting for the world out of its node's
-        // slot: the slot moves to it.
-        if let (Some(k), Some(n)) = (action.thread(), action.node()) {
-            let node = &self.world.nodes[n as usize];
-            if node.blocked.trail().is_some() || !node.outward_out_of_slot().contains(&(k as usize)) {
-                return Err(not_enabled());
-            }
-            self.focus(n, k as usize);
-        }
         // What the action's node's process will be a function of, should it
         // be held in the middle of this step. No other node runs in it (a
         // RESTART starts the new life of its own node; CRASH, DROP and
@@ -712,6 +707,25 @@ impl Supervisor {
             self.trails[n as usize] =
                 Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&key)), holds: trail.holds, acted };
             self.calls[n as usize] = 0;
+        }
+        // An action for a thread waiting for the world out of its node's
+        // slot: the slot moves to it (after the trail, which a choice's
+        // hold carries on). At a choice of the node's next thread it
+        // spends a switch, the running thread going out preempted.
+        if let (Some(k), Some(n)) = (action.thread(), action.node()) {
+            let node = &self.world.nodes[n as usize];
+            if !node.outward_out_of_slot().contains(&(k as usize)) {
+                return Err(not_enabled());
+            }
+            match node.blocked {
+                Blocked::Choice { .. } => {
+                    let left = self.world.thread_switches.filter(|&s| s > 0).ok_or_else(not_enabled)?;
+                    self.world.thread_switches = Some(left - 1);
+                    self.answer_at_choice(n, k as usize);
+                }
+                b if b.trail().is_some() => return Err(not_enabled()),
+                _ => self.focus(n, k as usize),
+            }
         }
         match *action {
             ProcessAction::Deliver { node, conn, part, .. } if self.polling(node) => {
@@ -906,6 +920,10 @@ impl Supervisor {
                         self.answer_poll(node, true)?;
                     }
                     Blocked::Timer { fd } => self.expire_timer(node, fd)?,
+                    Blocked::Futex { until: Some(until), .. } => {
+                        self.world.clock = self.world.clock.max(until);
+                        self.time_out_futex(node)?;
+                    }
                     Blocked::Nothing
                     | Blocked::Pause
                     | Blocked::CrashPoint { .. }

@@ -64,8 +64,9 @@ pub enum ThreadRun {
         watch: BTreeMap<i32, i16>,
         /// What its `MSG_WAITALL` receive had received.
         waitall: Vec<u8>,
-        /// When its wait's timeout ends (a receive timeout, a poll's):
-        /// Linux counts it from the call, so the call made again keeps it.
+        /// Its wait's timeout (a receive timeout, a poll's): none, or when
+        /// it ends. Linux reads it when the call begins, so the call made
+        /// again keeps it, whatever the descriptor's timeout is now.
         until: Option<Millis>,
     },
 }
@@ -81,9 +82,10 @@ pub struct ThreadWorld {
 }
 
 impl ThreadRun {
-    /// Whether it waits for nothing the world brings: a futex, a signal.
+    /// Whether it waits for nothing the world brings: a futex with no
+    /// timeout, a signal.
     pub fn waits_inside(b: &Blocked) -> bool {
-        matches!(b, Blocked::Futex { .. } | Blocked::Pause | Blocked::Nothing)
+        matches!(b, Blocked::Futex { until: None, .. } | Blocked::Pause | Blocked::Nothing)
     }
 
     /// Whether it may run now (made or woken, and not running).
@@ -237,24 +239,35 @@ impl NodeWorld {
         if self.threads.is_empty() {
             return self.blocked.to_string();
         }
-        // A futex's address is the build's, not the protocol's.
-        let wait = |b: &Blocked| match b {
-            Blocked::Futex { .. } => "futex".to_string(),
-            b => b.to_string(),
-        };
         let place = |t: &ThreadWorld| match &t.run {
-            ThreadRun::Slot => wait(&self.blocked),
+            ThreadRun::Slot => self.blocked.to_string(),
             ThreadRun::New => "new".to_string(),
             ThreadRun::Ready { yielded: false } => "ready".to_string(),
             ThreadRun::Ready { yielded: true } => "yielded".to_string(),
-            ThreadRun::Waits { blocked, .. } => wait(blocked),
+            ThreadRun::Waits { blocked, .. } => blocked.to_string(),
             ThreadRun::Exited => "ended".to_string(),
             ThreadRun::Preempted => "preempted".to_string(),
             ThreadRun::Again { .. } => "waits again".to_string(),
         };
-        let each: Vec<String> =
+        let mut each: Vec<String> =
             self.threads.iter().enumerate().map(|(k, t)| format!("thread {k} {}", place(t))).collect();
+        // A hold with no thread in the slot: a choice of the next thread
+        // where the running one has waited.
+        if self.slot_of().is_none() && self.blocked != Blocked::Nothing {
+            each.insert(0, self.blocked.to_string());
+        }
         each.join("; ")
+    }
+
+    /// At a choice (`Blocked::Choice`): thread `k`, waiting for the world
+    /// out of the slot, takes it, for an action that answers it; the
+    /// running thread, where the choice is before its call, goes out
+    /// preempted.
+    pub fn answer_at_choice(&mut self, k: usize) {
+        if self.slot_of().is_some() {
+            self.swap_out(Some(ThreadRun::Preempted));
+        }
+        self.swap_slot(k, None);
     }
 
     /// Wakes up to `count` threads waiting on the futex word at `addr`
@@ -266,7 +279,7 @@ impl NodeWorld {
             let k = self.futex_queue[i] as usize;
             let waits_here = matches!(
                 self.threads[k].run,
-                ThreadRun::Waits { blocked: Blocked::Futex { addr: a, bitset: b }, .. } if a == addr && b & bitset != 0
+                ThreadRun::Waits { blocked: Blocked::Futex { addr: a, bitset: b, .. }, .. } if a == addr && b & bitset != 0
             );
             if !waits_here {
                 i += 1;

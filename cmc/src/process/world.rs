@@ -1320,13 +1320,16 @@ pub enum Blocked {
     },
     /// A futex wait of a node that has made threads (`threads`): the
     /// thread waits until another wakes the word at `addr` with a bitset
-    /// that meets `bitset`. No action ends it. (A node that never made a
-    /// thread waits in `Pause` instead: nothing could wake it.)
+    /// that meets `bitset`, or, for a timed wait, until TIMEOUT ends it at
+    /// `until` (ETIMEDOUT). (A node that never made a thread waits in
+    /// `Pause` instead: nothing could wake it.)
     Futex {
         /// The futex word's address in the process.
         addr: u64,
         /// The wait's bitset (`FUTEX_BITSET_MATCH_ANY` for a plain wait).
         bitset: u32,
+        /// For a timed wait, the logical time its timeout ends at.
+        until: Option<Millis>,
     },
 }
 
@@ -1401,14 +1404,14 @@ impl Blocked {
         }
     }
 
-    /// The same wait with its timeout ending at `to`, where it has one: a
-    /// wait made again by a thread keeps the first call's.
-    pub fn keep_until(self, to: Millis) -> Blocked {
+    /// The same wait with the timeout `to` (none, or its end): a wait
+    /// made again by a thread keeps the first call's, as Linux reads a
+    /// receive timeout or a poll's once, when the call begins.
+    pub fn keep_until(self, to: Option<Millis>) -> Blocked {
         match self {
-            Blocked::Sleep { .. } => Blocked::Sleep { until: to },
-            Blocked::Read { fd, until: Some(_) } => Blocked::Read { fd, until: Some(to) },
-            Blocked::Accept { fd, until: Some(_) } => Blocked::Accept { fd, until: Some(to) },
-            Blocked::Poll { until: Some(_) } => Blocked::Poll { until: Some(to) },
+            Blocked::Read { fd, .. } => Blocked::Read { fd, until: to },
+            Blocked::Accept { fd, .. } => Blocked::Accept { fd, until: to },
+            Blocked::Poll { .. } => Blocked::Poll { until: to },
             other => other,
         }
     }
@@ -1466,6 +1469,9 @@ impl fmt::Display for Blocked {
             Blocked::LookNow { fd, .. } => write!(f, "LookNow {{ fd: {fd} }}"),
             Blocked::Order { fd, choices, .. } => write!(f, "Order {{ fd: {fd}, choices: {choices} }}"),
             Blocked::Choice { .. } => write!(f, "held where its next thread is a choice"),
+            // A futex's address is the build's, not the protocol's.
+            Blocked::Futex { until: None, .. } => write!(f, "futex"),
+            Blocked::Futex { until: Some(until), .. } => write!(f, "futex {{ until: {until} ms }}"),
             other => write!(f, "{other:?}"),
         }
     }
@@ -1560,6 +1566,7 @@ impl NodeWorld {
             Blocked::Read { until, .. } | Blocked::Accept { until, .. } => until,
             Blocked::Poll { until } => until.into_iter().chain(watch.keys().filter_map(armed)).min(),
             Blocked::Timer { fd } => armed(&fd),
+            Blocked::Futex { until, .. } => until,
             _ => None,
         }
     }
@@ -2232,7 +2239,8 @@ pub(super) fn push_blocked(out: &mut Vec<u8>, b: &Blocked) {
         Blocked::WriteNow { fd, .. } => (13, fd),
         Blocked::LookNow { fd, .. } => (14, fd),
         Blocked::Order { fd, .. } => (16, fd),
-        Blocked::Futex { .. } => (17, 0),
+        Blocked::Futex { until: None, .. } => (17, 0),
+        Blocked::Futex { until: Some(_), .. } => (19, 0),
         Blocked::Choice { .. } => (18, 0),
     };
     out.push(tag);
@@ -2263,9 +2271,12 @@ pub(super) fn push_blocked(out: &mut Vec<u8>, b: &Blocked) {
             out.push(1);
             out.extend_from_slice(&until.to_le_bytes());
         }
-        Blocked::Futex { addr, bitset } => {
+        Blocked::Futex { addr, bitset, until } => {
             out.extend_from_slice(&addr.to_le_bytes());
             out.extend_from_slice(&bitset.to_le_bytes());
+            if let Some(until) = until {
+                out.extend_from_slice(&until.to_le_bytes());
+            }
         }
         _ => {}
     }

@@ -351,7 +351,12 @@ impl Supervisor {
             // Waiting for a signal: none comes to a node but its own.
             libc::SYS_pause | libc::SYS_rt_sigsuspend => Ok(Answer::Hold(Blocked::Pause)),
             // The end of the process, which the supervisor sees.
-            libc::SYS_exit_group => Ok(Answer::Continue),
+            libc::SYS_exit_group => {
+                if let Some(p) = self.procs[n as usize].as_mut() {
+                    p.exiting = true;
+                }
+                Ok(Answer::Continue)
+            }
             libc::SYS_select | libc::SYS_pselect6 => self.on_select(n, c),
             libc::SYS_epoll_wait | libc::SYS_epoll_pwait | libc::SYS_epoll_pwait2 => self.on_epoll_wait(n, c),
             libc::SYS_epoll_create | libc::SYS_epoll_create1 => self.on_epoll_create(n, c),
@@ -380,7 +385,10 @@ impl Supervisor {
             libc::SYS_capget => self.on_capget(n, c),
             libc::SYS_chdir => self.on_chdir(n, c),
             libc::SYS_futex if !self.world.nodes[n as usize].threads.is_empty() => self.on_thread_futex(n, c),
-            libc::SYS_futex => on_futex(n, c),
+            libc::SYS_futex => {
+                let op = (c.args[1] & !(libc::FUTEX_PRIVATE_FLAG | libc::FUTEX_CLOCK_REALTIME) as u64) as i32;
+                on_futex(n, c, self.futex_until(c, op))
+            }
             // Restartable sequences would show the CPU the node runs on in
             // its memory: a kernel without them answers ENOSYS.
             libc::SYS_rseq => Ok(Answer::Err(libc::ENOSYS)),

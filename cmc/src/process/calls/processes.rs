@@ -18,7 +18,7 @@ use super::super::filter::SNAPSHOT_SIGNAL;
 use super::super::lives::signal_from;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
-use super::super::world::{Blocked, VFd};
+use super::super::world::{Blocked, Millis, VFd};
 use super::{Answer, forbid, refuse};
 
 /// `getpid()` of node i in its first life is `VIRTUAL_PID_BASE + i`, and
@@ -229,10 +229,11 @@ pub(super) fn on_affinity(n: u8, me: i64, c: &Notif, cpu: u32) -> Result<Answer,
 
 /// `futex` in a process of one thread: a wake finds no waiter; a wait
 /// whose word has changed fails with EAGAIN, and one whose word has not
-/// waits for ever (no other thread could wake it), as `pause`. A timed
-/// wait, and the operations on other words or priority-inheritance locks,
+/// waits for ever (no other thread could wake it), as `pause`, or, timed
+/// (`until`, from `Supervisor::futex_until`), until TIMEOUT ends it with
+/// ETIMEDOUT. The operations on other words or priority-inheritance locks
 /// are refused.
-pub(super) fn on_futex(n: u8, c: &Notif) -> Result<Answer, ProcessError> {
+pub(super) fn on_futex(n: u8, c: &Notif, until: Result<Option<Millis>, i32>) -> Result<Answer, ProcessError> {
     const FUTEX_CMD_MASK: u64 = !(libc::FUTEX_PRIVATE_FLAG | libc::FUTEX_CLOCK_REALTIME) as u64;
     match (c.args[1] & FUTEX_CMD_MASK) as i32 {
         libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET => Ok(Answer::Val(0)),
@@ -241,10 +242,17 @@ pub(super) fn on_futex(n: u8, c: &Notif) -> Result<Answer, ProcessError> {
             if u32::from_ne_bytes([word[0], word[1], word[2], word[3]]) != c.args[2] as u32 {
                 return Ok(Answer::Err(libc::EAGAIN));
             }
-            if c.args[3] != 0 {
-                return refuse(n, c, "a futex wait with a timeout is not modelled");
-            }
-            Ok(Answer::Hold(Blocked::Pause))
+            Ok(match until {
+                Err(e) => Answer::Err(e),
+                Ok(None) => Answer::Hold(Blocked::Pause),
+                Ok(Some(until)) => {
+                    let bitset = match (c.args[1] & FUTEX_CMD_MASK) as i32 {
+                        libc::FUTEX_WAIT => u32::MAX,
+                        _ => c.args[5] as u32,
+                    };
+                    Answer::Hold(Blocked::Futex { addr: c.args[0], bitset, until: Some(until) })
+                }
+            })
         }
         op => refuse(n, c, &format!("futex operation {op} is not modelled")),
     }

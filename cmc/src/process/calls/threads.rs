@@ -23,8 +23,8 @@ use super::super::lives::{Run, ThreadProc};
 use super::super::notif::{self, Notif};
 use super::super::supervisor::{EXIT, Supervisor, token};
 use super::super::threads::{ThreadRun, ThreadWorld};
-use super::super::world::{Blocked, ProcessWorld};
-use super::{Answer, refuse};
+use super::super::world::{Blocked, End, Millis, ProcessWorld, Side};
+use super::{Answer, refuse, time};
 
 /// The most threads a node's life may make, its main thread included.
 pub(in crate::process) const THREADS_MAX: usize = 64;
@@ -194,6 +194,10 @@ impl Supervisor {
     pub(in crate::process) fn thread_exited(&mut self, n: u8) -> Result<(), ProcessError> {
         let slot = self.world.nodes[n as usize].slot();
         let Some(p) = self.procs[n as usize].as_mut() else { return Ok(()) };
+        // The whole process is ending (`exit_group`): its end is reaped.
+        if p.exiting {
+            return Ok(());
+        }
         let Some(t) = p.threads.get_mut(slot) else { return Ok(()) };
         let readable = t.pidfd.as_ref().is_some_and(|pidfd| {
             let mut pfd = libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
@@ -299,16 +303,52 @@ impl Supervisor {
                 if u32::from_ne_bytes([word[0], word[1], word[2], word[3]]) != c.args[2] as u32 {
                     return Ok(Answer::Err(libc::EAGAIN));
                 }
-                if c.args[3] != 0 {
-                    return refuse(n, c, "a futex wait with a timeout is not modelled");
-                }
+                let until = match self.futex_until(c, op) {
+                    Ok(until) => until,
+                    Err(e) => return Ok(Answer::Err(e)),
+                };
                 let node = &mut self.world.nodes[n as usize];
                 let slot = node.slot() as u8;
                 node.futex_queue.push(slot);
-                Ok(Answer::Hold(Blocked::Futex { addr: c.args[0], bitset }))
+                Ok(Answer::Hold(Blocked::Futex { addr: c.args[0], bitset, until }))
             }
             op => refuse(n, c, &format!("futex operation {op} is not modelled")),
         }
+    }
+
+    /// When futex wait `c` (operation `op`) times out, for a timed one:
+    /// its timeout is relative for `FUTEX_WAIT`, and absolute on the
+    /// monotonic clock (or the real-time one, with `FUTEX_CLOCK_REALTIME`)
+    /// for `FUTEX_WAIT_BITSET`; the first logical millisecond after it.
+    /// `Err(ETIMEDOUT)` where it has passed (Linux's timer fires at once),
+    /// or the errno of a bad timeout.
+    pub(super) fn futex_until(&self, c: &Notif, op: i32) -> Result<Option<Millis>, i32> {
+        if c.args[3] == 0 {
+            return Ok(None);
+        }
+        let (sec, nsec) = time::read_timespec(c, c.args[3])?;
+        let end = if op == libc::FUTEX_WAIT {
+            self.world.now_ns().saturating_add(time::nanos(sec, nsec))
+        } else {
+            let realtime = c.args[1] & libc::FUTEX_CLOCK_REALTIME as u64 != 0;
+            let base = if realtime { time::EPOCH_BASE } else { 0 };
+            time::nanos(sec.saturating_sub(base), nsec)
+        };
+        if end <= self.world.now_ns() {
+            return Err(libc::ETIMEDOUT);
+        }
+        Ok(Some(end / 1_000_000 + 1))
+    }
+
+    /// TIMEOUT of node `n`'s slot's timed futex wait: the thread leaves
+    /// the word's queue, and the call fails with ETIMEDOUT.
+    pub(in crate::process) fn time_out_futex(&mut self, n: u8) -> Result<(), ProcessError> {
+        let notif = self.held(n)?;
+        let node = &mut self.world.nodes[n as usize];
+        let slot = node.slot() as u8;
+        node.futex_queue.retain(|&k| k != slot);
+        node.blocked = Blocked::Nothing;
+        self.answer(n, &notif, Answer::Err(libc::ETIMEDOUT))
     }
 
     /// `sched_yield`: with another thread ready, the running one goes
@@ -377,7 +417,8 @@ impl Supervisor {
         // Which thread runs next is a choice while switches are left (not
         // in the nodes' start, whose choices are the start's).
         let ready = node.threads.iter().filter(|t| t.run.ready()).count();
-        if ready >= 2 && !self.starting && self.world.thread_switches.is_some_and(|s| s > 0) {
+        let switches = !self.starting && self.world.thread_switches.is_some_and(|s| s > 0);
+        if switches && (ready >= 2 || self.world_may_answer(n)) {
             let trail = self.trail_at(n, 2);
             self.world.nodes[n as usize].blocked = Blocked::Choice { trail };
             return Ok(false);
@@ -409,7 +450,7 @@ impl Supervisor {
             // The wait again, as if just made, its timeout ending where
             // it did.
             ThreadRun::Again { until, .. } => {
-                self.kept_until = until;
+                self.kept_until = Some(until);
                 let made = self.run_call(n, &notif);
                 self.kept_until = None;
                 made
@@ -425,8 +466,11 @@ impl Supervisor {
     /// `true` when held.
     pub(in crate::process) fn preempt(&mut self, n: u8, notif: Notif) -> bool {
         let node = &self.world.nodes[n as usize];
+        if node.threads.is_empty() || self.starting || self.world.thread_switches.is_none_or(|s| s == 0) {
+            return false;
+        }
         let others_ready = node.threads.iter().any(|t| t.run.ready());
-        if !others_ready || self.starting || self.world.thread_switches.is_none_or(|s| s == 0) {
+        if !others_ready && !self.world_may_answer(n) {
             return false;
         }
         let Some(p) = self.procs[n as usize].as_mut() else { return false };
@@ -461,13 +505,38 @@ impl Supervisor {
         self.run_thread(n, k)
     }
 
-    /// A digest of what a wait inside node `n` looks at: its descriptors,
-    /// its pipes, socketpairs and eventfds, its epoll instances, and its
-    /// connections.
+    /// A digest of what a wait inside node `n` looks at that its threads
+    /// change: its descriptors, its pipes, socketpairs and eventfds, its
+    /// epoll instances, its accept queue, and its own ends of its
+    /// connections (their state and what they have received). What only
+    /// the world changes (messages on their way, connections not yet
+    /// accepted) is left out: the actions see it, and a wait made again
+    /// for it would find what it found.
     fn inside(&self, n: u8) -> u64 {
         let node = &self.world.nodes[n as usize];
-        let conns: Vec<_> = self.world.conns.iter().filter(|(l, c)| ProcessWorld::involves(n, l, c)).collect();
-        let text = format!("{:?}{:?}{:?}{:?}{:?}", node.fds, node.locals, node.epolls, node.accept_queue, conns);
+        let ends: Vec<_> = self
+            .world
+            .conns
+            .iter()
+            .flat_map(|(l, c)| {
+                let target = (c.target == n && c.target_end != End::Pending).then_some((
+                    l,
+                    Side::Target,
+                    c.target_end,
+                    &c.target_sock,
+                    &c.at_target,
+                ));
+                let dialer = (ProcessWorld::dialer_node(l) == Some(n)).then_some((
+                    l,
+                    Side::Dialer,
+                    c.dialer_end,
+                    &c.dialer_sock,
+                    &c.at_dialer,
+                ));
+                target.into_iter().chain(dialer)
+            })
+            .collect();
+        let text = format!("{:?}{:?}{:?}{:?}{:?}", node.fds, node.locals, node.epolls, node.accept_queue, ends);
         xxhash_rust::xxh3::xxh3_64(text.as_bytes())
     }
 
@@ -504,6 +573,36 @@ impl Supervisor {
         let k = node.slot_wanted();
         self.focus(n, k);
         Ok(())
+    }
+
+    /// At node `n`'s choice of its next thread: its thread `k`, waiting
+    /// for the world out of the slot, takes the slot for an action that
+    /// answers it; the running thread, where the choice is before its
+    /// call, goes out preempted, the call unexamined.
+    pub(in crate::process) fn answer_at_choice(&mut self, n: u8, k: usize) {
+        let node = &mut self.world.nodes[n as usize];
+        let Some(p) = self.procs[n as usize].as_mut() else { return };
+        if let (Some(slot), Run::Held(notif)) = (node.slot_of(), std::mem::replace(&mut p.run, Run::Idle)) {
+            p.threads[slot].held = Some(notif);
+        }
+        node.answer_at_choice(k);
+        p.run = match p.threads[k].held.take() {
+            Some(notif) => Run::Held(notif),
+            None => Run::Idle,
+        };
+    }
+
+    /// Whether the world may answer one of node `n`'s threads waiting for
+    /// it out of the slot, were the node held at a choice of its next
+    /// thread: then it is held there, so that the answer may come before
+    /// the running thread goes on.
+    fn world_may_answer(&self, n: u8) -> bool {
+        if self.world.nodes[n as usize].outward_out_of_slot().is_empty() {
+            return false;
+        }
+        let mut w = self.world.clone();
+        w.nodes[n as usize].blocked = Blocked::Choice { trail: Default::default() };
+        !super::super::action::answers_at_choice(&w, n).is_empty()
     }
 
     /// Puts node `n`'s waiting thread `k` in its slot, the slot's thread
