@@ -5,6 +5,12 @@
 //! thread it answers (`DELIVER(0, c0.1, thread 2)`; docs/SEMANTICS.md,
 //! "Threads"). A process that has made threads is not snapshotted yet,
 //! so these models are kept small (one node, two clients, no crash).
+//!
+//! Both ordering bugs are Linux's too: run natively in a private network
+//! namespace, two clients connected first and then asking at once (40
+//! runs each, on this two-processor machine), `--bug-racy-session` granted
+//! both clients in 29 runs, `--bug-split-check` in 1, the correct server
+//! in none.
 
 use cmc::process::{NodeState, ProcessWorld, ProgramModel};
 

@@ -396,7 +396,7 @@ pub fn enumerate(world: &ProcessWorld, out: &mut Vec<ProcessAction>) {
     let mut more = Vec::new();
     let mut threads = Vec::new();
     for (n, node) in world.nodes.iter().enumerate() {
-        if node.threads.is_empty() || node.blocked.trail().is_some() {
+        if node.threads.is_empty() || node.blocked.mid_step() {
             continue;
         }
         for k in node.outward_out_of_slot() {
@@ -977,6 +977,44 @@ mod tests {
         assert_eq!(timeouts_enabled(read(None), Blocked::Sleep { until: 1000 }, 0, 2, deadline, true), [0, 1]);
         assert_eq!(timeouts_enabled(read(None), Blocked::Sleep { until: 1000 }, 1000, 2, deadline, true), [1]);
         assert_eq!(timeouts_enabled(read(None), Blocked::Pause, 7000, 2, deadline, true), [0], "nothing to pass");
+    }
+
+    /// A node whose slot's poll has woken (held while more is on its way,
+    /// having waited first) and whose thread 1 reads a connection with a
+    /// message on its way: that DELIVER is listed, naming thread 1, beside
+    /// the woken poll's RUN; none while the slot is in the middle of its
+    /// step.
+    #[test]
+    fn a_waiting_threads_actions_are_listed_beside_a_woken_slot() {
+        use crate::process::threads::{ThreadRun, ThreadWorld};
+        use crate::process::world::{Conn, Trail};
+        let mut w = ProcessWorld::new(1, &crate::process::Budgets::default());
+        let conn = Label { kind: ConnKind::Client, node: 0, k: 0 };
+        let mut c = Conn::new(0, End::Gone, End::Open);
+        c.to_target.push_back(b"x".to_vec());
+        w.conns.insert(conn, c);
+        let node = &mut w.nodes[0];
+        node.fds.insert(5, VFd::Conn { label: conn, side: Side::Target });
+        node.threads = vec![
+            ThreadWorld { run: ThreadRun::Slot, clear_tid: 0 },
+            ThreadWorld {
+                run: ThreadRun::Waits {
+                    blocked: Blocked::Read { fd: 5, until: None },
+                    watch: Default::default(),
+                    waitall: Vec::new(),
+                },
+                clear_tid: 0,
+            },
+        ];
+        node.blocked = Blocked::Woken { trail: Trail::default(), left: None };
+        let mut out = Vec::new();
+        enumerate(&w, &mut out);
+        let tokens: Vec<String> = out.iter().map(ToString::to_string).collect();
+        assert_eq!(tokens, ["DELIVER(0, c0.0, thread 1)", "RUN(0)"]);
+        w.nodes[0].blocked = Blocked::Woken { trail: Trail { hash: 7, holds: 1, acted: 0 }, left: None };
+        enumerate(&w, &mut out);
+        let tokens: Vec<String> = out.iter().map(ToString::to_string).collect();
+        assert_eq!(tokens, ["RUN(0)"]);
     }
 
     #[test]

@@ -723,7 +723,7 @@ impl Supervisor {
                     self.world.thread_switches = Some(left - 1);
                     self.answer_at_choice(n, k as usize);
                 }
-                b if b.trail().is_some() => return Err(not_enabled()),
+                b if b.mid_step() => return Err(not_enabled()),
                 _ => self.focus(n, k as usize),
             }
         }

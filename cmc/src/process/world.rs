@@ -1416,6 +1416,13 @@ impl Blocked {
         }
     }
 
+    /// Whether the node is held in the middle of its step (its memory not
+    /// its reported state's): a hold with a trail, but a woken wait that
+    /// waited first, whose memory is its reported state's.
+    pub fn mid_step(&self) -> bool {
+        self.trail().is_some_and(|t| t != Trail::default())
+    }
+
     /// The trail of a node held in the middle of its step, if it is.
     pub fn trail(&self) -> Option<Trail> {
         match *self {

@@ -547,7 +547,7 @@ impl Supervisor {
     /// keep.
     pub(in crate::process) fn settle_slot(&mut self, n: u8) -> Result<(), ProcessError> {
         let node = &self.world.nodes[n as usize];
-        if node.threads.is_empty() || node.blocked.trail().is_some() {
+        if node.threads.is_empty() || node.blocked.mid_step() {
             return Ok(());
         }
         let accepting: Vec<(usize, i32)> = node
