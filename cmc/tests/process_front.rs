@@ -807,3 +807,28 @@ fn argv_starts_a_node_as_its_users_start_it() {
     let e = ProcessEngine::new(c).err().expect("args beside argv");
     assert!(matches!(&e, ProcessError::Config { key: "argv", .. }), "{e}");
 }
+
+/// A program the start stub cannot load (here a copy without its execute
+/// bits) is an error, and the error says why, in the stub's words (it
+/// writes them to the life's stderr before the preload's hello, which the
+/// checker discards): a CI run once failed with only "could not open,
+/// read or execute", which did not say which.
+#[test]
+fn a_program_the_stub_cannot_load_is_an_error_saying_why() {
+    use std::os::unix::fs::PermissionsExt;
+    let _serial = process_support::serial();
+    let copy = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("probe-not-executable");
+    std::fs::copy(program("probe"), &copy).expect("copy the probe");
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let mut c = config("probe", 1);
+    c.program = copy.clone();
+    let r = explore(
+        ProcessExplorer::new(&ProgramModel::new("unloadable", c)).expect("valid"),
+        &Options::default(),
+        &mut NoControl,
+    );
+    assert_eq!(r.verdict, Verdict::Error, "{}", r.to_text());
+    let reason = r.reason.unwrap_or_default();
+    assert!(reason.contains("could not open, read or execute"), "{reason}");
+    assert!(reason.contains("(it said: ") && reason.contains("not executable"), "{reason}");
+}

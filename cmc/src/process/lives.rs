@@ -265,6 +265,7 @@ impl Supervisor {
             exiting: false,
         });
         self.greeted[n as usize] = false;
+        self.start_message[n as usize].clear();
         let node = &mut self.world.nodes[n as usize];
         node.recovery = match &node.durable {
             None => Vec::new(),

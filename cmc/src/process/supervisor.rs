@@ -166,6 +166,11 @@ pub struct Supervisor {
     /// of it, and the bytes left out past that.
     output: Vec<Vec<u8>>,
     output_dropped: Vec<usize>,
+    /// Per node, what its life wrote to stderr before the preload's hello
+    /// (the start stub says there why it could not load the program), at
+    /// most [`START_MESSAGE_MAX`] bytes: part of the error when the life
+    /// ends there.
+    pub(super) start_message: Vec<Vec<u8>>,
     /// Each node's log (`node<i>.log` in `log_dir`), which the checker
     /// writes what the node writes to stdout and stderr to.
     pub(super) logs: Vec<Option<std::fs::File>>,
@@ -311,6 +316,7 @@ impl Supervisor {
             capture: false,
             output: vec![Vec::new(); cfg.nodes as usize],
             output_dropped: vec![0; cfg.nodes as usize],
+            start_message: vec![Vec::new(); cfg.nodes as usize],
             logs: (0..cfg.nodes).map(|_| None).collect(),
             _thread_bound: std::marker::PhantomData,
         })
@@ -421,7 +427,13 @@ impl Supervisor {
         self.retire(p);
         let life = life_of(status);
         if !self.greeted[n as usize] {
-            return Err(start_failure(n, life));
+            let said = String::from_utf8_lossy(&self.start_message[n as usize]).trim().to_string();
+            return Err(match start_failure(n, life) {
+                ProcessError::StartFailed { node, detail } if !said.is_empty() => {
+                    ProcessError::StartFailed { node, detail: format!("{detail} (it said: {said})") }
+                }
+                other => other,
+            });
         }
         self.world.node_gone(n, false);
         self.world.nodes[n as usize].life = life;
@@ -1220,6 +1232,10 @@ impl Drop for Supervisor {
 /// Why a life that ended before the preload's hello ended: the start
 /// stub's own exit statuses (`start::protocol`), or a program that ran
 /// without the preload (ld.so could not load it, say).
+/// The most of a life's stderr before the preload's hello kept for its
+/// error.
+pub(super) const START_MESSAGE_MAX: usize = 512;
+
 fn start_failure(n: u8, life: Life) -> ProcessError {
     use super::start::protocol as p;
     let stub = |detail: &str| ProcessError::StartFailed { node: n, detail: detail.to_string() };

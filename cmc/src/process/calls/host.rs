@@ -247,6 +247,13 @@ impl Supervisor {
         if self.capture {
             self.captured(n, &data);
         }
+        // Before the preload's hello only the start stub writes, and only
+        // why it could not load the program: kept for the error.
+        if stream == 2 && !self.greeted[n as usize] {
+            let kept = &mut self.start_message[n as usize];
+            let room = super::super::supervisor::START_MESSAGE_MAX.saturating_sub(kept.len());
+            kept.extend_from_slice(&data[..data.len().min(room)]);
+        }
         Answer::Val(len as i64)
     }
 
