@@ -180,6 +180,9 @@ fn the_world_may_answer_a_waiting_thread_between_two_calls_of_another() {
 /// - "retimeo clear": one that began with a second's timeout keeps it
 ///   after the main thread cleared it, and fails (under deadline order it
 ///   lost it and passed, where every native run exits 7);
+/// - "closeunder": a descriptor closed while another thread reads it, and
+///   its number taken by a pipe: an error at the close (the read was made
+///   again on the pipe, and got what was written there);
 /// - "exitwhile accept" and "cond": a thread's `exit(7)`, while the main
 ///   thread waits, ends the node with 7 on every run (its thread's end
 ///   was sometimes taken for that thread's alone: verdicts changed from
@@ -200,6 +203,14 @@ fn a_wait_made_again_keeps_its_timeout_and_a_threads_exit_ends_the_node() {
     let clear = run(&["retimeo", "clear"]);
     assert_eq!(clear.verdict, Verdict::Violation, "{}", clear.to_text());
     assert!(clear.to_text().contains("exited 7"), "{}", clear.to_text());
+    // A descriptor closed under another thread's wait, its number taken
+    // by a pipe: an error (the read was made again on the pipe).
+    let mut c = config("threads", 2);
+    c.args = vec!["closeunder".to_string()];
+    c.budgets.timeouts = 3;
+    let r = check(&ProgramModel::new("closeunder", c), false);
+    assert_eq!(r.verdict, Verdict::Error, "{}", r.to_text());
+    assert!(r.to_text().contains("descriptor 5 closed while thread 1 waits on it"), "{}", r.to_text());
     for how in ["accept", "cond"] {
         for _ in 0..5 {
             let r = run(&["exitwhile", how]);
@@ -214,7 +225,8 @@ fn a_wait_made_again_keeps_its_timeout_and_a_threads_exit_ends_the_node() {
 /// "futexsolo", a relative one in a process of one thread) is a wait for
 /// time: TIMEOUT ends it with ETIMEDOUT (naming a thread out of the slot),
 /// the clock at its end; with no timeout budget it waits on. It was an
-/// error ("a futex wait with a timeout is not modelled").
+/// error ("a futex wait with a timeout is not modelled"). The calls the
+/// kernel refuses are refused as it refuses them.
 #[test]
 fn a_timed_futex_wait_ends_at_a_timeout() {
     let _serial = process_support::serial();
@@ -233,6 +245,10 @@ fn a_timed_futex_wait_ends_at_a_timeout() {
         let timeout = if mode[0] == "futexsolo" { "TIMEOUT(0)" } else { "TIMEOUT(0, thread 1)" };
         assert!(text.contains(timeout) && text.contains("futex { until: 1001 ms }"), "{text}");
     }
+    // The kernel's errors, in its order ("futexerrs", each checked against
+    // a native run: a review found ENOSYS, EINVAL and EINVAL answered as a
+    // wait, 0 and EAGAIN).
+    assert_eq!(replay(&threads(&["futexerrs"]), &[]).nodes[0].state, [5]);
 }
 
 /// Two workers race for a mutex after a client's connection is accepted

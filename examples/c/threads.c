@@ -115,6 +115,14 @@
  * Linux reads the timeout once, when the read begins: "set" waits for
  * ever, "clear" fails after a second (a review's probes).
  *
+ *   threads NODE closeunder
+ *
+ * Two nodes, as retimeo; node 0's main thread, after 200 ms, closes the
+ * connection the thread reads and makes a pipe, which takes its number,
+ * and writes "P" into it. On Linux the read goes on with the connection's
+ * file; the checker does not model a file kept open by a wait: an error
+ * (a review's probe: the read was made again on the pipe and got "P").
+ *
  *   threads NODE exitwhile accept|cond
  *
  * Two nodes; node 1 dials node 0 and waits. Node 0 accepts, starts a
@@ -122,6 +130,14 @@
  * and exits 7 (`exit`, every thread) when it fails, while the main thread
  * waits in accept, or on a condition variable: the node ends with 7 (a
  * review's probe: its end was sometimes taken for the thread's alone).
+ *
+ *   threads NODE futexerrs
+ *
+ * No thread: futex calls the kernel refuses, each checked for Linux's
+ * answer (FUTEX_CLOCK_REALTIME with FUTEX_WAIT or FUTEX_WAKE: ENOSYS; a
+ * bad timeout, even with the word changed: EINVAL; a bitset of 0: EINVAL;
+ * a zero timeout: ETIMEDOUT); it reports how many matched (5), aborting
+ * on the first that does not, and accepts.
  *
  *   threads NODE perconn [bug|timed|split]
  *
@@ -421,7 +437,14 @@ static int two_node_reader(int me, const char *mode, const char *how)
     pthread_t t;
     if (pthread_create(&t, NULL, timeo_reader, NULL) != 0)
         return 4;
-    if (retimeo) {
+    if (strcmp(mode, "closeunder") == 0) {
+        usleep(200000);
+        int p[2];
+        close(conn_c);
+        if (pipe(p) != 0 || p[0] != conn_c || write(p[1], "P", 1) != 1)
+            return 6;
+        pthread_join(t, NULL);
+    } else if (retimeo) {
         usleep(200000);
         if (setsockopt(conn_c, SOL_SOCKET, SO_RCVTIMEO, clear ? &none : &second, sizeof second) != 0)
             return 5;
@@ -440,6 +463,43 @@ static int two_node_reader(int me, const char *mode, const char *how)
     cmc_record_write(CMC_STATE_FD, &s, 1);
     for (;;)
         pause();
+}
+
+static long futex_call(uint32_t *word, int op, uint32_t val, const struct timespec *t, uint32_t bitset)
+{
+    return syscall(SYS_futex, word, op, val, t, NULL, bitset);
+}
+
+static int futexerrs(int me)
+{
+    uint32_t word = 0;
+    struct timespec second = {1, 0}, bad = {0, 2000000000}, zero = {0, 0};
+    int want[] = {ENOSYS, ENOSYS, EINVAL, EINVAL, ETIMEDOUT};
+    uint8_t matched = 0;
+    long r[5];
+    int e[5];
+    r[0] = futex_call(&word, FUTEX_WAIT | FUTEX_CLOCK_REALTIME, 0, &second, 0);
+    e[0] = errno;
+    r[1] = futex_call(&word, FUTEX_WAKE | FUTEX_CLOCK_REALTIME, 1, NULL, 0);
+    e[1] = errno;
+    r[2] = futex_call(&word, FUTEX_WAIT_PRIVATE, 1, &bad, 0);
+    e[2] = errno;
+    r[3] = futex_call(&word, FUTEX_WAIT_BITSET_PRIVATE, 0, NULL, 0);
+    e[3] = errno;
+    r[4] = futex_call(&word, FUTEX_WAIT_PRIVATE, 0, &zero, 0);
+    e[4] = errno;
+    for (int i = 0; i < 5; i++) {
+        if (r[i] != -1 || e[i] != want[i])
+            abort();
+        matched++;
+    }
+    cmc_record_write(CMC_STATE_FD, &matched, 1);
+    int l = cmc_listen(me);
+    for (;;) {
+        int c = accept(l, NULL, NULL);
+        if (c >= 0)
+            close(c);
+    }
 }
 
 static int perconn(int me, int timed)
@@ -695,6 +755,8 @@ int main(int argc, char **argv)
         return waitall(me);
     if (argc > 3 && (strcmp(argv[2], "retimeo") == 0 || strcmp(argv[2], "exitwhile") == 0))
         return two_node_reader(me, argv[2], argv[3]);
+    if (strcmp(argv[2], "closeunder") == 0)
+        return two_node_reader(me, argv[2], "");
     uint8_t none = 0;
     if (me != 0) {
         cmc_record_write(CMC_STATE_FD, &none, 1);
@@ -711,6 +773,8 @@ int main(int argc, char **argv)
         return two(me);
     if (strcmp(argv[2], "futexsolo") == 0)
         return futexsolo(me);
+    if (strcmp(argv[2], "futexerrs") == 0)
+        return futexerrs(me);
     if (strcmp(argv[2], "timedwait") == 0) {
         mono = argc > 3 && strcmp(argv[3], "mono") == 0;
         return timedwait(me);

@@ -278,6 +278,7 @@ impl Supervisor {
             libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat => self.on_open(n, c),
             nr if CHANGE_FILES.contains(&nr) => self.on_file_system(n, c),
             libc::SYS_close => {
+                self.check_waited_on(n, c, fd..=fd)?;
                 self.on_data_close(n, vfd)?;
                 self.check_watched_duplicate(n, c, fd, vfd)?;
                 Ok(self.on_close(n, fd, vfd))
@@ -332,8 +333,17 @@ impl Supervisor {
             }
             libc::SYS_getpid | libc::SYS_getppid => Ok(on_getpid(self.world.pid(n), c)),
             libc::SYS_kill | libc::SYS_tkill | libc::SYS_tgkill => self.on_kill(n, c),
+            libc::SYS_dup2 | libc::SYS_dup3 if c.args[0] != c.args[1] => {
+                let to = c.args[1] as i32;
+                self.check_waited_on(n, c, to..=to)?;
+                self.on_dup(n, c, vfd)
+            }
             libc::SYS_dup | libc::SYS_dup2 | libc::SYS_dup3 => self.on_dup(n, c, vfd),
-            libc::SYS_close_range => self.on_close_range(n, c),
+            libc::SYS_close_range => {
+                let (first, last) = (c.args[0] as u32, c.args[1] as u32);
+                self.check_waited_on(n, c, first.min(i32::MAX as u32) as i32..=last.min(i32::MAX as u32) as i32)?;
+                self.on_close_range(n, c)
+            }
             libc::SYS_sendfile | libc::SYS_splice | libc::SYS_tee | libc::SYS_vmsplice | libc::SYS_copy_file_range => {
                 self.on_transfer(n, c)
             }
@@ -385,10 +395,7 @@ impl Supervisor {
             libc::SYS_capget => self.on_capget(n, c),
             libc::SYS_chdir => self.on_chdir(n, c),
             libc::SYS_futex if !self.world.nodes[n as usize].threads.is_empty() => self.on_thread_futex(n, c),
-            libc::SYS_futex => {
-                let op = (c.args[1] & !(libc::FUTEX_PRIVATE_FLAG | libc::FUTEX_CLOCK_REALTIME) as u64) as i32;
-                on_futex(n, c, self.futex_until(c, op))
-            }
+            libc::SYS_futex => on_futex(n, c, self.futex_call(c)),
             // Restartable sequences would show the CPU the node runs on in
             // its memory: a kernel without them answers ENOSYS.
             libc::SYS_rseq => Ok(Answer::Err(libc::ENOSYS)),

@@ -18,7 +18,8 @@ use super::super::filter::SNAPSHOT_SIGNAL;
 use super::super::lives::signal_from;
 use super::super::notif::{self, Notif};
 use super::super::supervisor::Supervisor;
-use super::super::world::{Blocked, Millis, VFd};
+use super::super::world::{Blocked, VFd};
+use super::threads::FutexCall;
 use super::{Answer, forbid, refuse};
 
 /// `getpid()` of node i in its first life is `VIRTUAL_PID_BASE + i`, and
@@ -227,34 +228,18 @@ pub(super) fn on_affinity(n: u8, me: i64, c: &Notif, cpu: u32) -> Result<Answer,
     refuse(n, c, &format!("a node runs on one processor, {cpu}: another mask is not modelled"))
 }
 
-/// `futex` in a process of one thread: a wake finds no waiter; a wait
-/// whose word has changed fails with EAGAIN, and one whose word has not
-/// waits for ever (no other thread could wake it), as `pause`, or, timed
-/// (`until`, from `Supervisor::futex_until`), until TIMEOUT ends it with
-/// ETIMEDOUT. The operations on other words or priority-inheritance locks
-/// are refused.
-pub(super) fn on_futex(n: u8, c: &Notif, until: Result<Option<Millis>, i32>) -> Result<Answer, ProcessError> {
-    const FUTEX_CMD_MASK: u64 = !(libc::FUTEX_PRIVATE_FLAG | libc::FUTEX_CLOCK_REALTIME) as u64;
-    match (c.args[1] & FUTEX_CMD_MASK) as i32 {
-        libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET => Ok(Answer::Val(0)),
-        libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET => {
-            let Some(word) = notif::read_mem(c.pid, c.args[0], 4) else { return Ok(Answer::Err(libc::EFAULT)) };
-            if u32::from_ne_bytes([word[0], word[1], word[2], word[3]]) != c.args[2] as u32 {
-                return Ok(Answer::Err(libc::EAGAIN));
-            }
-            Ok(match until {
-                Err(e) => Answer::Err(e),
-                Ok(None) => Answer::Hold(Blocked::Pause),
-                Ok(Some(until)) => {
-                    let bitset = match (c.args[1] & FUTEX_CMD_MASK) as i32 {
-                        libc::FUTEX_WAIT => u32::MAX,
-                        _ => c.args[5] as u32,
-                    };
-                    Answer::Hold(Blocked::Futex { addr: c.args[0], bitset, until: Some(until) })
-                }
-            })
-        }
-        op => refuse(n, c, &format!("futex operation {op} is not modelled")),
+/// `futex` in a process of one thread (`call`, decoded by
+/// `Supervisor::futex_call`): a wake finds no waiter; a wait whose word
+/// has not changed waits for ever (no other thread could wake it), as
+/// `pause`, or, timed, until TIMEOUT ends it with ETIMEDOUT. The
+/// operations on other words or priority-inheritance locks are refused.
+pub(super) fn on_futex(n: u8, c: &Notif, call: Result<FutexCall, i32>) -> Result<Answer, ProcessError> {
+    match call {
+        Err(e) => Ok(Answer::Err(e)),
+        Ok(FutexCall::Wake { .. }) => Ok(Answer::Val(0)),
+        Ok(FutexCall::Wait { until: None, .. }) => Ok(Answer::Hold(Blocked::Pause)),
+        Ok(FutexCall::Wait { bitset, until }) => Ok(Answer::Hold(Blocked::Futex { addr: c.args[0], bitset, until })),
+        Ok(FutexCall::Other(op)) => refuse(n, c, &format!("futex operation {op} is not modelled")),
     }
 }
 

@@ -277,67 +277,70 @@ impl Supervisor {
     }
 
     /// `futex` of a node that has made threads: a wait blocks its thread
-    /// (`Blocked::Futex`) until a wake of its word; a wake makes up to its
-    /// count of the oldest waiters ready.
+    /// (`Blocked::Futex`) until a wake of its word (or, timed, a TIMEOUT);
+    /// a wake makes up to its count of the oldest waiters ready.
     pub(super) fn on_thread_futex(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
-        const FUTEX_CMD_MASK: u64 = !(libc::FUTEX_PRIVATE_FLAG | libc::FUTEX_CLOCK_REALTIME) as u64;
-        let op = (c.args[1] & FUTEX_CMD_MASK) as i32;
-        let bitset = match op {
-            libc::FUTEX_WAIT | libc::FUTEX_WAKE => ANY,
-            _ => c.args[5] as u32,
-        };
-        match op {
-            libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET => {
-                if bitset == 0 {
-                    return Ok(Answer::Err(libc::EINVAL));
-                }
-                // The kernel wakes one even for a count of 0 or less.
-                let count = (c.args[2] as i32).max(1) as u32;
+        match self.futex_call(c) {
+            Err(e) => Ok(Answer::Err(e)),
+            Ok(FutexCall::Wake { bitset, count }) => {
                 Ok(Answer::Val(self.world.nodes[n as usize].futex_wake(c.args[0], bitset, count) as i64))
             }
-            libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET => {
-                if bitset == 0 {
-                    return Ok(Answer::Err(libc::EINVAL));
-                }
-                let Some(word) = notif::read_mem(c.pid, c.args[0], 4) else { return Ok(Answer::Err(libc::EFAULT)) };
-                if u32::from_ne_bytes([word[0], word[1], word[2], word[3]]) != c.args[2] as u32 {
-                    return Ok(Answer::Err(libc::EAGAIN));
-                }
-                let until = match self.futex_until(c, op) {
-                    Ok(until) => until,
-                    Err(e) => return Ok(Answer::Err(e)),
-                };
+            Ok(FutexCall::Wait { bitset, until }) => {
                 let node = &mut self.world.nodes[n as usize];
                 let slot = node.slot() as u8;
                 node.futex_queue.push(slot);
                 Ok(Answer::Hold(Blocked::Futex { addr: c.args[0], bitset, until }))
             }
-            op => refuse(n, c, &format!("futex operation {op} is not modelled")),
+            Ok(FutexCall::Other(op)) => refuse(n, c, &format!("futex operation {op} is not modelled")),
         }
     }
 
-    /// When futex wait `c` (operation `op`) times out, for a timed one:
-    /// its timeout is relative for `FUTEX_WAIT`, and absolute on the
-    /// monotonic clock (or the real-time one, with `FUTEX_CLOCK_REALTIME`)
-    /// for `FUTEX_WAIT_BITSET`; the first logical millisecond after it.
-    /// `Err(ETIMEDOUT)` where it has passed (Linux's timer fires at once),
-    /// or the errno of a bad timeout.
-    pub(super) fn futex_until(&self, c: &Notif, op: i32) -> Result<Option<Millis>, i32> {
-        if c.args[3] == 0 {
-            return Ok(None);
+    /// Futex call `c` decoded, with the kernel's errors in the kernel's
+    /// order: a bad timeout (EFAULT, EINVAL), `FUTEX_CLOCK_REALTIME` with
+    /// an operation other than `FUTEX_WAIT_BITSET` (ENOSYS), a bitset of
+    /// 0 (EINVAL); for a wait, the word changed (EFAULT, EAGAIN), then a
+    /// timeout that has passed (ETIMEDOUT). A wait's timeout is relative
+    /// for `FUTEX_WAIT`, absolute on the monotonic clock (or the real-time
+    /// one, with `FUTEX_CLOCK_REALTIME`) for `FUTEX_WAIT_BITSET`; it ends
+    /// at the first logical millisecond after it.
+    pub(super) fn futex_call(&self, c: &Notif) -> Result<FutexCall, i32> {
+        const FUTEX_CMD_MASK: u64 = !(libc::FUTEX_PRIVATE_FLAG | libc::FUTEX_CLOCK_REALTIME) as u64;
+        let op = (c.args[1] & FUTEX_CMD_MASK) as i32;
+        let realtime = c.args[1] & libc::FUTEX_CLOCK_REALTIME as u64 != 0;
+        let wait = matches!(op, libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET);
+        let timeout = if wait && c.args[3] != 0 { Some(time::read_timespec(c, c.args[3])?) } else { None };
+        if !matches!(op, libc::FUTEX_WAIT | libc::FUTEX_WAIT_BITSET | libc::FUTEX_WAKE | libc::FUTEX_WAKE_BITSET) {
+            return Ok(FutexCall::Other(op));
         }
-        let (sec, nsec) = time::read_timespec(c, c.args[3])?;
+        if realtime && op != libc::FUTEX_WAIT_BITSET {
+            return Err(libc::ENOSYS);
+        }
+        let bitset = match op {
+            libc::FUTEX_WAIT | libc::FUTEX_WAKE => ANY,
+            _ => c.args[5] as u32,
+        };
+        if bitset == 0 {
+            return Err(libc::EINVAL);
+        }
+        if !wait {
+            // The kernel wakes one even for a count of 0 or less.
+            return Ok(FutexCall::Wake { bitset, count: (c.args[2] as i32).max(1) as u32 });
+        }
+        let word = notif::read_mem(c.pid, c.args[0], 4).ok_or(libc::EFAULT)?;
+        if u32::from_ne_bytes([word[0], word[1], word[2], word[3]]) != c.args[2] as u32 {
+            return Err(libc::EAGAIN);
+        }
+        let Some((sec, nsec)) = timeout else { return Ok(FutexCall::Wait { bitset, until: None }) };
         let end = if op == libc::FUTEX_WAIT {
             self.world.now_ns().saturating_add(time::nanos(sec, nsec))
         } else {
-            let realtime = c.args[1] & libc::FUTEX_CLOCK_REALTIME as u64 != 0;
             let base = if realtime { time::EPOCH_BASE } else { 0 };
             time::nanos(sec.saturating_sub(base), nsec)
         };
         if end <= self.world.now_ns() {
             return Err(libc::ETIMEDOUT);
         }
-        Ok(Some(end / 1_000_000 + 1))
+        Ok(FutexCall::Wait { bitset, until: Some(end / 1_000_000 + 1) })
     }
 
     /// TIMEOUT of node `n`'s slot's timed futex wait: the thread leaves
@@ -349,6 +352,38 @@ impl Supervisor {
         node.futex_queue.retain(|&k| k != slot);
         node.blocked = Blocked::Nothing;
         self.answer(n, &notif, Answer::Err(libc::ETIMEDOUT))
+    }
+
+    /// Node `n`'s running thread closes the descriptors `fds` (a close, a
+    /// `close_range`, a `dup2` over one): an error where another thread
+    /// waits on one of them. Linux keeps the file open for that wait,
+    /// whatever the number names next; the world forgets the file at the
+    /// close, and a wait made again would find what the number names then
+    /// (a review's probe: a read went on in a pipe made at the number).
+    pub(super) fn check_waited_on(
+        &self,
+        n: u8,
+        c: &Notif,
+        fds: std::ops::RangeInclusive<i32>,
+    ) -> Result<(), ProcessError> {
+        let node = &self.world.nodes[n as usize];
+        for (k, t) in node.threads.iter().enumerate() {
+            if let ThreadRun::Waits { blocked, .. } = &t.run
+                && let Some(fd) = blocked.fd()
+                && fds.contains(&fd)
+                && node.fds.contains_key(&fd)
+            {
+                return Err(ProcessError::Unmodelled {
+                    node: n,
+                    call: super::syscalls::describe(c.nr),
+                    detail: format!(
+                        "descriptor {fd} closed while thread {k} waits on it ({blocked}): on Linux the wait goes on \
+                         with the file, which the checker does not model"
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// `sched_yield`: with another thread ready, the running one goes
@@ -623,6 +658,27 @@ impl Supervisor {
         };
         self.world.nodes[n as usize].swap_slot(k, None);
     }
+}
+
+/// A futex call, decoded ([`Supervisor::futex_call`]).
+pub(super) enum FutexCall {
+    /// A wake of up to `count` waiters whose bitsets meet `bitset`.
+    Wake {
+        /// The wake's bitset.
+        bitset: u32,
+        /// How many at most.
+        count: u32,
+    },
+    /// A wait whose word is unchanged: until a wake that meets `bitset`,
+    /// or, timed, until `until`.
+    Wait {
+        /// The wait's bitset.
+        bitset: u32,
+        /// Its timeout's end, for a timed one.
+        until: Option<Millis>,
+    },
+    /// Another operation, by number.
+    Other(i32),
 }
 
 /// Whether every one of `addrs` is in the text of the C library of
