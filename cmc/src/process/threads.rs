@@ -10,7 +10,7 @@
 //! is here, as the world keeps it: made and not yet run, ready to run,
 //! waiting (on a futex, or out of the slot while another thread runs), or
 //! ended. Between actions the slot holds the lowest-numbered thread
-//! waiting for anything but a futex or a signal
+//! waiting for anything but an untimed futex or a signal
 //! ([`NodeWorld::slot_wanted`]), so the world is a function of where each
 //! thread is, not of which ran last; an action for another thread waiting
 //! for the world names it (`thread k`), and the slot moves to it first.
@@ -150,14 +150,15 @@ impl NodeWorld {
     }
 
     /// The threads waiting for what the world brings (a connection, a
-    /// peer, time: anything but a futex or a signal), in thread order.
+    /// peer, time: anything but an untimed futex or a signal), in thread
+    /// order.
     pub fn outward(&self) -> Vec<usize> {
         (0..self.threads.len()).filter(|&k| self.blocked_of(k).is_some_and(|b| !ThreadRun::waits_inside(b))).collect()
     }
 
     /// The threads waiting for the world out of the slot, whose actions
     /// name them (`thread k`): every one of [`Self::outward`] but the
-    /// slot's, which is the first.
+    /// slot's (between actions, the first of them).
     pub fn outward_out_of_slot(&self) -> Vec<usize> {
         let mut outward = self.outward();
         if let Some(slot) = self.slot_of() {
