@@ -305,7 +305,10 @@ fn a_thread_switch_may_come_before_any_call() {
 /// - "sigpipe": a worker that blocks SIGPIPE gets EPIPE and goes on (it
 ///   was killed: the main thread's mask was read, the process signalled);
 /// - "abort": a worker's `abort` (SIGABRT to its own thread id) kills the
-///   node (it was an error: "a signal to another process");
+///   node (it was an error: "a signal to another process"); "abortwait",
+///   the same after a request while the main thread waits in `pause`, on
+///   every run (a third review: the node was sometimes taken for a live
+///   one, waiting: passes, errors and violations from run to run);
 /// - "robust": a worker ends holding a robust mutex, which Linux marks by
 ///   the real thread id: an error (it passed: the mutex stayed locked);
 /// - "mainexit": the main thread ends with `pthread_exit` while a worker
@@ -334,6 +337,14 @@ fn what_threads_do_to_each_other_is_as_linux_does_it() {
     let r = run("abort");
     assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
     assert!(r.to_text().contains("killed by signal 6"), "{}", r.to_text());
+    for _ in 0..5 {
+        let mut c = threads(&["abortwait"]);
+        c.budgets.clients = 1;
+        c.request = b"A".to_vec();
+        let r = check(&ProgramModel::new("abortwait", c), false);
+        assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+        assert!(r.to_text().contains("killed by signal 6"), "{}", r.to_text());
+    }
     let r = run("robust");
     assert_eq!(r.verdict, Verdict::Error, "{}", r.to_text());
     assert!(r.to_text().contains("robust mutex"), "{}", r.to_text());

@@ -139,6 +139,13 @@
  * a zero timeout: ETIMEDOUT); it reports how many matched (5), aborting
  * on the first that does not, and accepts.
  *
+ *   threads NODE abortwait
+ *
+ * A worker accepts a client, reads its request, reports [1] and aborts,
+ * while the main thread waits in pause(): the node is killed by SIGABRT
+ * (a review's probe: the node was sometimes taken for a live one, waiting,
+ * the thread's end for its own alone).
+ *
  *   threads NODE perconn [bug|timed|split]
  *
  * A thread per connection: the main thread accepts, and starts a thread
@@ -502,6 +509,30 @@ static int futexerrs(int me)
     }
 }
 
+static void *abort_after_request(void *arg)
+{
+    int l = (int)(intptr_t)arg;
+    int c = accept(l, NULL, NULL);
+    char b[8];
+    if (c < 0 || read(c, b, sizeof b) <= 0)
+        exit(2);
+    uint8_t one = 1;
+    cmc_record_write(CMC_STATE_FD, &one, 1);
+    abort();
+}
+
+static int abortwait(int me)
+{
+    uint8_t none = 0;
+    cmc_record_write(CMC_STATE_FD, &none, 1);
+    int l = cmc_listen(me);
+    pthread_t t;
+    if (pthread_create(&t, NULL, abort_after_request, (void *)(intptr_t)l) != 0)
+        return 2;
+    for (;;)
+        pause();
+}
+
 static int perconn(int me, int timed)
 {
     cmc_record_write(CMC_STATE_FD, served, 3);
@@ -775,6 +806,8 @@ int main(int argc, char **argv)
         return futexsolo(me);
     if (strcmp(argv[2], "futexerrs") == 0)
         return futexerrs(me);
+    if (strcmp(argv[2], "abortwait") == 0)
+        return abortwait(me);
     if (strcmp(argv[2], "timedwait") == 0) {
         mono = argc > 3 && strcmp(argv[3], "mono") == 0;
         return timedwait(me);

@@ -76,9 +76,10 @@ pub(super) struct Proc {
     /// Where its main thread's robust futex list is, before it made a
     /// thread (`set_robust_list`), 0 for none.
     pub(super) robust: u64,
-    /// It called `exit_group` (let run): every thread of it is ending, and
-    /// a thread's end seen before the process's is the process's.
-    pub(super) exiting: bool,
+    /// It called `exit_group` (let run), or was sent a signal whose
+    /// default action ends it: every thread of it is ending, and a
+    /// thread's end seen before the process's is the process's.
+    pub(super) exiting: std::cell::Cell<bool>,
 }
 
 /// A node's template: the start stub exec'd once, parked before the
@@ -262,7 +263,7 @@ impl Supervisor {
             birth: None,
             deferred: None,
             robust: 0,
-            exiting: false,
+            exiting: std::cell::Cell::new(false),
         });
         self.greeted[n as usize] = false;
         self.start_message[n as usize].clear();
@@ -330,7 +331,7 @@ impl Supervisor {
             birth: None,
             deferred: None,
             robust: 0,
-            exiting: false,
+            exiting: std::cell::Cell::new(false),
         });
         // A snapshot is of a life that has said the preload's hello.
         self.greeted[n as usize] = true;

@@ -417,7 +417,7 @@ impl Supervisor {
             Ok(Some(status)) => status,
             // The process is ending (`exit_group`): its threads end one by
             // one, and it is reaped once they all have.
-            Ok(None) if p.exiting => reap(p.pid),
+            Ok(None) if p.exiting.get() => reap(p.pid),
             // The running thread has ended (`exit`, the thread's own).
             Ok(None) => return self.thread_exited(n),
             Err(errno) => return Err(ProcessError::NodeSys { node: n, call: "waitpid", errno }),

@@ -363,7 +363,7 @@ impl Supervisor {
             // The end of the process, which the supervisor sees.
             libc::SYS_exit_group => {
                 if let Some(p) = self.procs[n as usize].as_mut() {
-                    p.exiting = true;
+                    p.exiting.set(true);
                 }
                 Ok(Answer::Continue)
             }

@@ -494,8 +494,25 @@ impl Supervisor {
                 detail: "SIGPIPE is blocked: the EPIPE's signal would be pending when the node waits, and a fork of it (a snapshot's) would not have it".to_string(),
             });
         }
+        self.note_fatal(n, tid, libc::SIGPIPE);
         signal_from(pidfd, libc::SIGPIPE, self.world.pid(n) as i32);
         Ok(())
+    }
+
+    /// Node `n`'s thread `tid` is about to be sent signal `sig`: where its
+    /// default action ends the process (not ignored, caught or blocked,
+    /// and not one whose default is to be ignored), the process is ending,
+    /// every thread of it, and is reaped as one (a review's probe: a
+    /// thread's `abort` while another waited was sometimes taken for that
+    /// thread's end alone, and the node for a live one).
+    fn note_fatal(&self, n: u8, tid: i32, sig: i32) {
+        let ignored_by_default = matches!(sig, libc::SIGCHLD | libc::SIGURG | libc::SIGWINCH | libc::SIGCONT);
+        if ignored_by_default || ignored(tid, sig) || caught(tid, sig) || blocked(tid, sig) {
+            return;
+        }
+        if let Some(p) = self.procs[n as usize].as_ref() {
+            p.exiting.set(true);
+        }
     }
 
     /// `kill`, `tkill`, `tgkill`. A node may signal itself (raise, abort, a
@@ -574,6 +591,7 @@ impl Supervisor {
                     ),
                 );
             }
+            self.note_fatal(n, tid, sig);
             signal_from(pidfd, sig, me as i32);
         }
         Ok(Answer::Val(0))

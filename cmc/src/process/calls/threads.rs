@@ -195,7 +195,7 @@ impl Supervisor {
         let slot = self.world.nodes[n as usize].slot();
         let Some(p) = self.procs[n as usize].as_mut() else { return Ok(()) };
         // The whole process is ending (`exit_group`): its end is reaped.
-        if p.exiting {
+        if p.exiting.get() {
             return Ok(());
         }
         let Some(t) = p.threads.get_mut(slot) else { return Ok(()) };
