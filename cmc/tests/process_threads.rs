@@ -172,6 +172,33 @@ fn the_world_may_answer_a_waiting_thread_between_two_calls_of_another() {
     assert!(at_choice.is_some_and(|c| answered.is_some_and(|a| a > c)), "{text}");
 }
 
+/// A wake another thread's action gave is seen before that thread's next
+/// call (`threads.c` "pollrace", two nodes: a worker polls a connection
+/// the main thread reads, and then receives without waiting, aborting on
+/// EAGAIN). On Linux the data wakes both, and the main thread's read may
+/// take it first (10 of 40 native runs abort). With no switch the worker
+/// runs on (a pass, the fixed order); with one, the main thread's read,
+/// made ready by the DELIVER to the worker's poll, may run before the
+/// worker's receive: a violation. A review found it passed with any
+/// number of switches (the read was made ready only where the worker
+/// waited next).
+#[test]
+fn a_thread_woken_by_what_another_was_given_may_run_before_its_next_call() {
+    let _serial = process_support::serial();
+    let run = |switches: u8| {
+        let mut c = config("threads", 2);
+        c.args = vec!["pollrace".to_string()];
+        c.budgets.thread_switches = switches;
+        check(&ProgramModel::new("pollrace", c), false)
+    };
+    let fixed = run(0);
+    assert_eq!(fixed.verdict, Verdict::Pass, "{}", fixed.to_text());
+    let switched = run(1);
+    assert_eq!(switched.verdict, Verdict::Violation, "{}", switched.to_text());
+    let text = switched.to_text();
+    assert!(text.contains("killed by signal 6") && text.contains("SWITCH(0, 0)"), "{text}");
+}
+
 /// A review's probes of waits made again and of a thread's `exit`, each a
 /// wrong answer before its fix (`threads.c`, two nodes):
 /// - "retimeo set": a read that began with no receive timeout, made again

@@ -159,6 +159,17 @@
  * free under the mutex, and takes it under the mutex again, with its
  * report between: a second connection's thread may check in between, on
  * Linux, and both are granted.
+ *
+ *   threads NODE pollrace
+ *
+ * Two nodes; node 1 dials node 0, writes "A" and waits. Node 0 accepts,
+ * starts a worker that polls the connection and then, after a spin with
+ * no call, receives with MSG_DONTWAIT, aborting on EAGAIN; the main
+ * thread reads the connection meanwhile. On Linux the data wakes both,
+ * and the main thread's read may take it first (the worker aborts); the
+ * checker must offer that read before the worker's receive (a third
+ * review's probe passed: a wait another thread's wake ended was made
+ * ready only where that thread waited next).
  */
 #define _GNU_SOURCE
 #include "cmc.h"
@@ -777,6 +788,46 @@ static int waitall(int me)
         pause();
 }
 
+static int pr_conn;
+
+static void *pr_worker(void *arg)
+{
+    (void)arg;
+    struct pollfd p = {pr_conn, POLLIN, 0};
+    if (poll(&p, 1, -1) != 1)
+        exit(3);
+    for (volatile long i = 0; i < 3000000; i++) {
+    }
+    char b;
+    if (recv(pr_conn, &b, 1, MSG_DONTWAIT) < 0)
+        abort();
+    uint8_t one = 1;
+    cmc_record_write(CMC_STATE_FD, &one, 1);
+    return NULL;
+}
+
+static int pollrace(int me)
+{
+    uint8_t none = 0;
+    cmc_record_write(CMC_STATE_FD, &none, 1);
+    if (me != 0) {
+        int d = cmc_dial(0);
+        if (d < 0 || write(d, "A", 1) != 1)
+            return 3;
+        for (;;)
+            pause();
+    }
+    int l = cmc_listen(0);
+    pr_conn = accept(l, NULL, NULL);
+    pthread_t t;
+    if (pr_conn < 0 || pthread_create(&t, NULL, pr_worker, NULL) != 0)
+        return 2;
+    char b;
+    read(pr_conn, &b, 1);
+    for (;;)
+        pause();
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
@@ -784,6 +835,8 @@ int main(int argc, char **argv)
     int me = atoi(argv[1]);
     if (strcmp(argv[2], "waitall") == 0)
         return waitall(me);
+    if (strcmp(argv[2], "pollrace") == 0)
+        return pollrace(me);
     if (argc > 3 && (strcmp(argv[2], "retimeo") == 0 || strcmp(argv[2], "exitwhile") == 0))
         return two_node_reader(me, argv[2], argv[3]);
     if (strcmp(argv[2], "closeunder") == 0)

@@ -1002,6 +1002,7 @@ mod tests {
                     blocked: Blocked::Read { fd: 5, until: None },
                     watch: Default::default(),
                     waitall: Vec::new(),
+                    changed: false,
                 },
                 clear_tid: 0,
             },

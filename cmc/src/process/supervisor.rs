@@ -484,7 +484,7 @@ impl Supervisor {
     /// handled and answered.
     pub(super) fn on_call(&mut self, n: u8, notif: Notif) -> Result<(), ProcessError> {
         // Another thread may run before this call, where switches are left.
-        if self.preempt(n, notif) {
+        if self.preempt(n, notif)? {
             return Ok(());
         }
         self.on_call_now(n, notif)

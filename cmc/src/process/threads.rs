@@ -45,6 +45,12 @@ pub enum ThreadRun {
         watch: BTreeMap<i32, i16>,
         /// What its `MSG_WAITALL` receive has, if it makes one.
         waitall: Vec<u8>,
+        /// Whether what it looks at inside the node has changed since it
+        /// looked, before the running thread's next call (at a
+        /// `Blocked::Choice`): a SWITCH to it makes its call again, as on
+        /// Linux, where it may be woken and run before that call; the
+        /// world may still answer it as it waits.
+        changed: bool,
     },
     /// Ended (`exit`, the thread's own).
     Exited,
@@ -93,6 +99,12 @@ impl ThreadRun {
         matches!(self, ThreadRun::New | ThreadRun::Ready { .. } | ThreadRun::Again { .. } | ThreadRun::Preempted)
     }
 
+    /// Whether a SWITCH at a choice may run it: it may run, or what it
+    /// waits on has changed (`Waits { changed: true, .. }`).
+    pub fn switchable(&self) -> bool {
+        self.ready() || matches!(self, ThreadRun::Waits { changed: true, .. })
+    }
+
     /// Whether it waits for something another thread may change: any
     /// wait but a futex's (a wake ends that) out of the slot (a poll, a
     /// read of a connection another thread shuts down, of a pipe, an
@@ -137,7 +149,7 @@ impl NodeWorld {
     /// choice is before its call; else the lowest-numbered that may run).
     pub fn switch_to(&self) -> Vec<usize> {
         let fixed = if self.slot_of().is_some() { None } else { self.next_ready() };
-        (0..self.threads.len()).filter(|&k| self.threads[k].run.ready() && Some(k) != fixed).collect()
+        (0..self.threads.len()).filter(|&k| self.threads[k].run.switchable() && Some(k) != fixed).collect()
     }
 
     /// The call thread `k` waits in, in the slot or out of it.
@@ -192,6 +204,7 @@ impl NodeWorld {
             blocked: self.blocked,
             watch: std::mem::take(&mut self.watch),
             waitall: std::mem::take(&mut self.waitall),
+            changed: false,
         });
         self.threads[slot].run = leaving;
         self.blocked = Blocked::Nothing;
@@ -212,6 +225,7 @@ impl NodeWorld {
                 blocked: self.blocked,
                 watch: std::mem::take(&mut self.watch),
                 waitall: std::mem::take(&mut self.waitall),
+                changed: false,
             });
             self.threads[slot].run = leaving;
         }
@@ -219,7 +233,7 @@ impl NodeWorld {
         self.waitall.clear();
         let coming = std::mem::replace(&mut self.threads[k].run, ThreadRun::Slot);
         self.blocked = match coming {
-            ThreadRun::Waits { blocked, watch, waitall } => {
+            ThreadRun::Waits { blocked, watch, waitall, .. } => {
                 self.watch = watch;
                 self.waitall = waitall;
                 blocked
@@ -245,7 +259,8 @@ impl NodeWorld {
             ThreadRun::New => "new".to_string(),
             ThreadRun::Ready { yielded: false } => "ready".to_string(),
             ThreadRun::Ready { yielded: true } => "yielded".to_string(),
-            ThreadRun::Waits { blocked, .. } => blocked.to_string(),
+            ThreadRun::Waits { blocked, changed: false, .. } => blocked.to_string(),
+            ThreadRun::Waits { blocked, changed: true, .. } => format!("{blocked}, changed"),
             ThreadRun::Exited => "ended".to_string(),
             ThreadRun::Preempted => "preempted".to_string(),
             ThreadRun::Again { .. } => "waits again".to_string(),
@@ -297,7 +312,8 @@ impl NodeWorld {
 
     /// The threads' part of the node's encoding (nothing for a node that
     /// never made one): 255, the count, then each thread's place (a tag,
-    /// and for a waiting one its call, watch and `MSG_WAITALL` bytes) and
+    /// and for a waiting one, tagged by whether what it looks at changed,
+    /// its call, watch and `MSG_WAITALL` bytes) and
     /// the word its end clears, then the futex queue.
     pub(super) fn push_threads(&self, out: &mut Vec<u8>) {
         use super::world::{push_blocked, push_bytes, push_count};
@@ -311,8 +327,8 @@ impl NodeWorld {
                 ThreadRun::Slot => out.push(0),
                 ThreadRun::New => out.push(1),
                 ThreadRun::Ready { yielded } => out.push(2 + *yielded as u8),
-                ThreadRun::Waits { blocked, watch, waitall } => {
-                    out.push(4);
+                ThreadRun::Waits { blocked, watch, waitall, changed } => {
+                    out.push(if *changed { 7 } else { 4 });
                     push_blocked(out, blocked);
                     push_wait(out, watch, waitall);
                 }

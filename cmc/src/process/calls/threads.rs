@@ -394,29 +394,20 @@ impl Supervisor {
         if node.next_ready().is_some() { Answer::Hold(Blocked::Nothing) } else { Answer::Val(0) }
     }
 
-    /// Runs node `n`'s next ready thread, if its running one waits, has
-    /// ended or yields (`true`: one runs now).
-    pub(in crate::process) fn schedule(&mut self, n: u8) -> Result<bool, ProcessError> {
-        let node = &self.world.nodes[n as usize];
-        if node.threads.is_empty() {
-            return Ok(false);
-        }
-        let Some(p) = self.procs[n as usize].as_mut() else { return Ok(false) };
-        // A thread held in the middle of its step is the node's: the
-        // others wait for its action.
-        if matches!(p.run, Run::Running(_)) || node.blocked.trail().is_some() {
-            return Ok(false);
-        }
-        // What the running thread changed inside the node ends the waits
-        // of the others that look at it.
-        let inside = self.inside(n);
-        let Some(p) = self.procs[n as usize].as_mut() else { return Ok(false) };
+    /// Marks each thread of node `n` waiting out of the slot on something
+    /// the node's threads change, where what it looks at has changed since
+    /// it looked (`inside` is the node's now): its call is to be made
+    /// again, and `again` says when: now (`ThreadRun::Again`, where the
+    /// running thread waits), or at a SWITCH to it (`Waits { changed }`,
+    /// before the running thread's next call, the world still answering it
+    /// as it waits). An error where a descriptor it waits on has been
+    /// closed.
+    fn mark_changed(&mut self, n: u8, inside: u64, again: bool) -> Result<(), ProcessError> {
+        let Some(p) = self.procs[n as usize].as_mut() else { return Ok(()) };
         let node = &mut self.world.nodes[n as usize];
-        if let Some(slot) = node.slot_of() {
-            p.threads[slot].seen = inside;
-        }
         for (k, (t, tp)) in node.threads.iter_mut().zip(&p.threads).enumerate() {
-            if !t.run.waits_on_node() || tp.seen == inside {
+            let changed = matches!(t.run, ThreadRun::Waits { changed: true, .. });
+            if !t.run.waits_on_node() || (tp.seen == inside && !changed) {
                 continue;
             }
             // Linux keeps a descriptor's file open while a call of another
@@ -434,10 +425,42 @@ impl Supervisor {
                     ),
                 });
             }
-            if let ThreadRun::Waits { blocked, watch, waitall } = std::mem::replace(&mut t.run, ThreadRun::Exited) {
-                t.run = ThreadRun::Again { watch, waitall, until: blocked.until() };
+            match &mut t.run {
+                ThreadRun::Waits { changed, .. } if !again => *changed = true,
+                run => {
+                    if let ThreadRun::Waits { blocked, watch, waitall, .. } = std::mem::replace(run, ThreadRun::Exited)
+                    {
+                        *run = ThreadRun::Again { watch, waitall, until: blocked.until() };
+                    }
+                }
             }
         }
+        Ok(())
+    }
+
+    /// Runs node `n`'s next ready thread, if its running one waits, has
+    /// ended or yields (`true`: one runs now).
+    pub(in crate::process) fn schedule(&mut self, n: u8) -> Result<bool, ProcessError> {
+        let node = &self.world.nodes[n as usize];
+        if node.threads.is_empty() {
+            return Ok(false);
+        }
+        let Some(p) = self.procs[n as usize].as_mut() else { return Ok(false) };
+        // A thread held in the middle of its step is the node's: the
+        // others wait for its action.
+        if matches!(p.run, Run::Running(_)) || node.blocked.trail().is_some() {
+            return Ok(false);
+        }
+        // What the running thread changed inside the node ends the waits
+        // of the others that look at it.
+        let inside = self.inside(n);
+        let Some(p) = self.procs[n as usize].as_mut() else { return Ok(false) };
+        if let Some(slot) = self.world.nodes[n as usize].slot_of() {
+            p.threads[slot].seen = inside;
+        }
+        self.mark_changed(n, inside, true)?;
+        let Some(p) = self.procs[n as usize].as_mut() else { return Ok(false) };
+        let node = &mut self.world.nodes[n as usize];
         let Some(k) = node.next_ready() else { return Ok(false) };
         let slot = node.slot_of();
         let out = match &p.run {
@@ -499,20 +522,29 @@ impl Supervisor {
     /// nodes' start): a choice (`Blocked::Choice`, the slot's thread
     /// staying in it), RUN going on with the call, SWITCH running another.
     /// `true` when held.
-    pub(in crate::process) fn preempt(&mut self, n: u8, notif: Notif) -> bool {
+    pub(in crate::process) fn preempt(&mut self, n: u8, notif: Notif) -> Result<bool, ProcessError> {
         let node = &self.world.nodes[n as usize];
         if node.threads.is_empty() || self.starting || self.world.thread_switches.is_none_or(|s| s == 0) {
-            return false;
+            return Ok(false);
         }
-        let others_ready = node.threads.iter().any(|t| t.run.ready());
+        // What has changed inside the node since a thread waiting out of
+        // the slot looked may end its wait, and on Linux the woken thread
+        // may run before the running thread's next call: a SWITCH to it
+        // makes its call again (a read woken by data another thread's poll
+        // was given: a third review's probe, found on 2 of 40 native runs,
+        // passed).
+        let inside = self.inside(n);
+        self.mark_changed(n, inside, false)?;
+        let node = &self.world.nodes[n as usize];
+        let others_ready = node.threads.iter().any(|t| t.run.switchable());
         if !others_ready && !self.world_may_answer(n) {
-            return false;
+            return Ok(false);
         }
-        let Some(p) = self.procs[n as usize].as_mut() else { return false };
+        let Some(p) = self.procs[n as usize].as_mut() else { return Ok(false) };
         p.run = Run::Held(notif);
         let trail = self.trail_at(n, 3);
         self.world.nodes[n as usize].blocked = Blocked::Choice { trail };
-        true
+        Ok(true)
     }
 
     /// RUN at a choice before the running thread's call: the call goes on.
@@ -529,6 +561,13 @@ impl Supervisor {
     /// is before its call, waits for its turn with the call unexamined.
     pub(in crate::process) fn switch_to(&mut self, n: u8, k: usize) -> Result<(), ProcessError> {
         let node = &mut self.world.nodes[n as usize];
+        // A wait whose object changed is made again.
+        if let Some(t) = node.threads.get_mut(k)
+            && let ThreadRun::Waits { blocked, watch, waitall, changed: true } = &mut t.run
+        {
+            let until = blocked.until();
+            t.run = ThreadRun::Again { watch: std::mem::take(watch), waitall: std::mem::take(waitall), until };
+        }
         if let Some(slot) = node.slot_of()
             && let Some(p) = self.procs[n as usize].as_mut()
             && let Run::Held(notif) = std::mem::replace(&mut p.run, Run::Idle)
