@@ -45,11 +45,12 @@ pub enum ThreadRun {
         watch: BTreeMap<i32, i16>,
         /// What its `MSG_WAITALL` receive has, if it makes one.
         waitall: Vec<u8>,
-        /// Whether what it looks at inside the node has changed since it
-        /// looked, before the running thread's next call (at a
-        /// `Blocked::Choice`): a SWITCH to it makes its call again, as on
-        /// Linux, where it may be woken and run before that call; the
-        /// world may still answer it as it waits.
+        /// Whether its call may end if made again (what it waits on is
+        /// ready: `Supervisor::wait_may_end`), found before the running
+        /// thread's next call (at a `Blocked::Choice`): a SWITCH to it
+        /// makes its call again, as on Linux, where it may be woken and
+        /// run before that call; the world may still answer it as it
+        /// waits.
         changed: bool,
     },
     /// Ended (`exit`, the thread's own).
@@ -100,7 +101,7 @@ impl ThreadRun {
     }
 
     /// Whether a SWITCH at a choice may run it: it may run, or what it
-    /// waits on has changed (`Waits { changed: true, .. }`).
+    /// waits on is ready (`Waits { changed: true, .. }`).
     pub fn switchable(&self) -> bool {
         self.ready() || matches!(self, ThreadRun::Waits { changed: true, .. })
     }
@@ -260,7 +261,7 @@ impl NodeWorld {
             ThreadRun::Ready { yielded: false } => "ready".to_string(),
             ThreadRun::Ready { yielded: true } => "yielded".to_string(),
             ThreadRun::Waits { blocked, changed: false, .. } => blocked.to_string(),
-            ThreadRun::Waits { blocked, changed: true, .. } => format!("{blocked}, changed"),
+            ThreadRun::Waits { blocked, changed: true, .. } => format!("{blocked}, may end"),
             ThreadRun::Exited => "ended".to_string(),
             ThreadRun::Preempted => "preempted".to_string(),
             ThreadRun::Again { .. } => "waits again".to_string(),
@@ -328,7 +329,7 @@ impl NodeWorld {
                 ThreadRun::New => out.push(1),
                 ThreadRun::Ready { yielded } => out.push(2 + *yielded as u8),
                 ThreadRun::Waits { blocked, watch, waitall, changed } => {
-                    out.push(if *changed { 7 } else { 4 });
+                    out.push(if *changed { 8 } else { 4 });
                     push_blocked(out, blocked);
                     push_wait(out, watch, waitall);
                 }

@@ -728,6 +728,33 @@ impl Supervisor {
         ready & events
     }
 
+    /// Whether a wait of node `n` (`blocked`, with the poll's `watch`)
+    /// out of the slot may end if its call is made again now: what it
+    /// waits on is ready (a read's or an accept's descriptor, a timer, a
+    /// descriptor the poll watches, or an interest of any epoll instance
+    /// of the node, as the instance would report it). A function of the
+    /// world; it errs toward yes (a call made again that finds nothing
+    /// waits again).
+    pub(in crate::process) fn wait_may_end(
+        &self,
+        n: u8,
+        blocked: &Blocked,
+        watch: &std::collections::BTreeMap<i32, i16>,
+    ) -> bool {
+        match *blocked {
+            Blocked::Read { fd, .. } => self.readiness(n, fd, IN | libc::POLLRDHUP) != 0,
+            Blocked::Accept { fd, .. } | Blocked::Timer { fd } => self.readiness(n, fd, IN) != 0,
+            Blocked::Poll { .. } => {
+                watch.iter().any(|(&fd, &events)| self.readiness(n, fd, events) != 0)
+                    || self.world.nodes[n as usize]
+                        .epolls
+                        .values()
+                        .any(|interest| interest.iter().any(|(&fd, i)| self.reports(n, fd, i) != 0))
+            }
+            _ => false,
+        }
+    }
+
     /// Whether `watch` names both ends of one connection (a node's
     /// connection to itself), which one DELIVER token could not tell apart.
     fn watches_both_ends(&self, n: u8, watch: &std::collections::BTreeMap<i32, i16>) -> bool {

@@ -395,25 +395,28 @@ impl Supervisor {
     }
 
     /// Marks each thread of node `n` waiting out of the slot on something
-    /// the node's threads change, where what it looks at has changed since
-    /// it looked (`inside` is the node's now): its call is to be made
-    /// again, and `again` says when: now (`ThreadRun::Again`, where the
-    /// running thread waits), or at a SWITCH to it (`Waits { changed }`,
-    /// before the running thread's next call, the world still answering it
-    /// as it waits). An error where a descriptor it waits on has been
-    /// closed.
+    /// the node's threads change whose call is to be made again: where the
+    /// running thread waits (`again`), each whose insides have changed
+    /// since it looked (`inside` is the node's now), made again at once
+    /// (`ThreadRun::Again`); before the running thread's next call, each
+    /// whose wait may end now ([`Supervisor::wait_may_end`], a function
+    /// of the world), made again at a SWITCH to it (`Waits { changed }`),
+    /// the world still answering it as it waits. An error where a
+    /// descriptor it waits on has been closed.
     fn mark_changed(&mut self, n: u8, inside: u64, again: bool) -> Result<(), ProcessError> {
-        let Some(p) = self.procs[n as usize].as_mut() else { return Ok(()) };
-        let node = &mut self.world.nodes[n as usize];
-        for (k, (t, tp)) in node.threads.iter_mut().zip(&p.threads).enumerate() {
-            let changed = matches!(t.run, ThreadRun::Waits { changed: true, .. });
-            if !t.run.waits_on_node() || (tp.seen == inside && !changed) {
+        let Some(p) = self.procs[n as usize].as_ref() else { return Ok(()) };
+        let node = &self.world.nodes[n as usize];
+        let mut marked = Vec::new();
+        for (k, (t, tp)) in node.threads.iter().zip(&p.threads).enumerate() {
+            let ThreadRun::Waits { blocked, watch, changed, .. } = &t.run else { continue };
+            let mark = t.run.waits_on_node()
+                && if again { tp.seen != inside || *changed } else { !changed && self.wait_may_end(n, blocked, watch) };
+            if !mark {
                 continue;
             }
             // Linux keeps a descriptor's file open while a call of another
             // thread uses it; the world forgets it at the close.
-            if let ThreadRun::Waits { blocked, .. } = &t.run
-                && let Some(fd) = blocked.fd()
+            if let Some(fd) = blocked.fd()
                 && !node.fds.contains_key(&fd)
             {
                 return Err(ProcessError::Unmodelled {
@@ -425,9 +428,14 @@ impl Supervisor {
                     ),
                 });
             }
-            match &mut t.run {
+            marked.push(k);
+        }
+        let node = &mut self.world.nodes[n as usize];
+        for k in marked {
+            let run = &mut node.threads[k].run;
+            match run {
                 ThreadRun::Waits { changed, .. } if !again => *changed = true,
-                run => {
+                _ => {
                     if let ThreadRun::Waits { blocked, watch, waitall, .. } = std::mem::replace(run, ThreadRun::Exited)
                     {
                         *run = ThreadRun::Again { watch, waitall, until: blocked.until() };
@@ -527,14 +535,12 @@ impl Supervisor {
         if node.threads.is_empty() || self.starting || self.world.thread_switches.is_none_or(|s| s == 0) {
             return Ok(false);
         }
-        // What has changed inside the node since a thread waiting out of
-        // the slot looked may end its wait, and on Linux the woken thread
-        // may run before the running thread's next call: a SWITCH to it
-        // makes its call again (a read woken by data another thread's poll
-        // was given: a third review's probe, found on 2 of 40 native runs,
-        // passed).
-        let inside = self.inside(n);
-        self.mark_changed(n, inside, false)?;
+        // A thread waiting out of the slot whose wait may end now (woken,
+        // on Linux) may run before the running thread's next call: a
+        // SWITCH to it makes its call again (a read woken by data another
+        // thread's poll was given: a third review's probe, found on 2 of
+        // 40 native runs, passed).
+        self.mark_changed(n, 0, false)?;
         let node = &self.world.nodes[n as usize];
         let others_ready = node.threads.iter().any(|t| t.run.switchable());
         if !others_ready && !self.world_may_answer(n) {
