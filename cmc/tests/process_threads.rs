@@ -199,6 +199,47 @@ fn a_thread_woken_by_what_another_was_given_may_run_before_its_next_call() {
     assert!(text.contains("killed by signal 6") && text.contains("SWITCH(0, 0)"), "{text}");
 }
 
+/// A fourth review's probes of waits another thread's change ends, each a
+/// wrong answer before its fix (`threads.c`; native runs in brackets):
+/// - "selleft": a select made again writes back the time left of the
+///   timeout it began with (it wrote back the whole 5 s: a violation) [the
+///   worker finds about 4 s left, 0 aborts];
+/// - "tfdarm": a read of a timerfd not armed, which another thread arms,
+///   is made again and returns at a TIMEOUT (it waited for ever: a pass)
+///   [every run aborts];
+/// - "pipeunder": a pipe end closed under another thread's read is an
+///   error, as for a connection (the read was made again in the pipe that
+///   took its number: a violation) [the read waits on];
+/// - "shuttimeo" (two nodes, one switch, deadline order): a read with a
+///   receive timeout, shut down by another thread, ends with 0, and is not
+///   timed out after the shutdown (TIMEOUT answered it at a choice after
+///   the shutdown: a violation) [0 aborts].
+#[test]
+fn a_wait_another_thread_ends_is_made_again_as_linux_wakes_it() {
+    let _serial = process_support::serial();
+    let deadline = cmc::process::TimeoutOrder::Deadline { drift_ms: 0 };
+    let run = |mode: &str, nodes: u8, switches: u8| {
+        let mut c = config("threads", nodes);
+        c.args = vec![mode.to_string()];
+        c.budgets.timeouts = 2;
+        c.budgets.thread_switches = switches;
+        c.timeout_order = deadline;
+        check(&ProgramModel::new(mode, c), false)
+    };
+    let r = run("selleft", 1, 0);
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
+    let r = run("tfdarm", 1, 0);
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    assert!(r.to_text().contains("killed by signal 6"), "{}", r.to_text());
+    let r = run("pipeunder", 1, 0);
+    assert_eq!(r.verdict, Verdict::Error, "{}", r.to_text());
+    assert!(r.to_text().contains("closed while thread 1 waits on it"), "{}", r.to_text());
+    for switches in [0, 1] {
+        let r = run("shuttimeo", 2, switches);
+        assert_eq!(r.verdict, Verdict::Pass, "switches {switches}: {}", r.to_text());
+    }
+}
+
 /// A review's probes of waits made again and of a thread's `exit`, each a
 /// wrong answer before its fix (`threads.c`, two nodes):
 /// - "retimeo set": a read that began with no receive timeout, made again

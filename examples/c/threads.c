@@ -170,6 +170,28 @@
  * checker must offer that read before the worker's receive (a third
  * review's probe passed: a wait another thread's wake ended was made
  * ready only where that thread waited next).
+ *
+ *   threads NODE selleft | tfdarm | pipeunder
+ *
+ * A fourth review's probes of waits made again, one node each. "selleft":
+ * a worker selects on a pipe with a timeout of 5 s; the main thread
+ * sleeps a second and writes the pipe; the worker aborts unless select
+ * wrote back about 4 s left (Linux: 4,000 ms; made again, it wrote back
+ * the whole timeout). "tfdarm": a worker reads a timerfd not armed; the
+ * main thread, after 100 ms, arms it for a second; the read returns then,
+ * and the worker aborts (Linux: every run; the read was never made again).
+ * "pipeunder": the main thread closes the pipe end a worker reads, makes a
+ * pipe that takes its number and writes into it: an error (Linux: the
+ * read waits on in the old pipe; it returned the new pipe's byte).
+ *
+ *   threads NODE shuttimeo
+ *
+ * Two nodes; node 1 dials node 0 and waits. Node 0 accepts, sets a
+ * receive timeout of a second, starts a worker that reads the connection;
+ * after 100 ms the main thread shuts the connection for reading and notes
+ * it. The worker aborts on EAGAIN after the shutdown: Linux ends the read
+ * with 0 there (the shutdown is looked at before the timeout; a review:
+ * TIMEOUT failed the read after it).
  */
 #define _GNU_SOURCE
 #include "cmc.h"
@@ -183,7 +205,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -828,6 +852,103 @@ static int pollrace(int me)
         pause();
 }
 
+static int q_pipe[2], q_tfd;
+
+static void *q_worker(void *arg)
+{
+    const char *mode = arg;
+    char b[8];
+    if (strcmp(mode, "selleft") == 0) {
+        fd_set r;
+        FD_ZERO(&r);
+        FD_SET(q_pipe[0], &r);
+        struct timeval tv = {5, 0};
+        if (select(q_pipe[0] + 1, &r, NULL, NULL, &tv) != 1)
+            abort();
+        long long left = tv.tv_sec * 1000LL + tv.tv_usec / 1000;
+        if (left < 3800 || left > 4200)
+            abort();
+        uint8_t one = 1;
+        cmc_record_write(CMC_STATE_FD, &one, 1);
+        return NULL;
+    }
+    if (strcmp(mode, "tfdarm") == 0) {
+        uint64_t x;
+        if (read(q_tfd, &x, 8) == 8)
+            abort();
+        exit(3);
+    }
+    read(q_pipe[0], b, sizeof b);
+    abort();
+}
+
+static int one_node_waits(const char *mode)
+{
+    uint8_t none = 0;
+    cmc_record_write(CMC_STATE_FD, &none, 1);
+    pthread_t t;
+    if (pipe(q_pipe) != 0 || (q_tfd = timerfd_create(CLOCK_MONOTONIC, 0)) < 0)
+        return 2;
+    if (pthread_create(&t, NULL, q_worker, (void *)mode) != 0)
+        return 2;
+    if (strcmp(mode, "selleft") == 0) {
+        sleep(1);
+        if (write(q_pipe[1], "x", 1) != 1)
+            return 3;
+    } else if (strcmp(mode, "tfdarm") == 0) {
+        usleep(100000);
+        struct itimerspec a = {{0, 0}, {1, 0}};
+        if (timerfd_settime(q_tfd, 0, &a, NULL) != 0)
+            return 3;
+    } else {
+        usleep(100000);
+        int p[2];
+        int old = q_pipe[0];
+        close(q_pipe[0]);
+        if (pipe(p) != 0 || p[0] != old || write(p[1], "P", 1) != 1)
+            return 4;
+    }
+    for (;;)
+        pause();
+}
+
+static volatile int shut_done;
+
+static void *shut_reader(void *arg)
+{
+    (void)arg;
+    char b[8];
+    if (read(conn_c, b, sizeof b) < 0 && errno == EAGAIN && shut_done)
+        abort();
+    uint8_t one = 1;
+    cmc_record_write(CMC_STATE_FD, &one, 1);
+    return NULL;
+}
+
+static int shuttimeo(int me)
+{
+    uint8_t none = 0;
+    cmc_record_write(CMC_STATE_FD, &none, 1);
+    if (me != 0) {
+        int d = cmc_dial(0);
+        for (;;)
+            if (d < 0 || pause() < 0)
+                pause();
+    }
+    int l = cmc_listen(0);
+    conn_c = accept(l, NULL, NULL);
+    struct timeval second = {1, 0};
+    pthread_t t;
+    if (conn_c < 0 || setsockopt(conn_c, SOL_SOCKET, SO_RCVTIMEO, &second, sizeof second) != 0 ||
+        pthread_create(&t, NULL, shut_reader, NULL) != 0)
+        return 2;
+    usleep(100000);
+    shutdown(conn_c, SHUT_RD);
+    shut_done = 1;
+    for (;;)
+        pause();
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
@@ -837,6 +958,10 @@ int main(int argc, char **argv)
         return waitall(me);
     if (strcmp(argv[2], "pollrace") == 0)
         return pollrace(me);
+    if (strcmp(argv[2], "shuttimeo") == 0)
+        return shuttimeo(me);
+    if (strcmp(argv[2], "selleft") == 0 || strcmp(argv[2], "tfdarm") == 0 || strcmp(argv[2], "pipeunder") == 0)
+        return one_node_waits(argv[2]);
     if (argc > 3 && (strcmp(argv[2], "retimeo") == 0 || strcmp(argv[2], "exitwhile") == 0))
         return two_node_reader(me, argv[2], argv[3]);
     if (strcmp(argv[2], "closeunder") == 0)

@@ -429,7 +429,15 @@ pub fn answers_at_choice(world: &ProcessWorld, n: u8) -> Vec<ProcessAction> {
         if !enumerate_slots(&w, &mut more) {
             continue;
         }
-        out.extend(more.iter().filter(|a| a.answers_thread_of(n)).map(|a| a.on(k as u8)));
+        // A wait that may end now (`Waits { changed }`) is not timed out:
+        // Linux looks at what it waits on before its timeout.
+        let may_end =
+            matches!(world.nodes[n as usize].threads[k].run, super::threads::ThreadRun::Waits { changed: true, .. });
+        out.extend(
+            more.iter()
+                .filter(|a| a.answers_thread_of(n) && !(may_end && matches!(a, ProcessAction::Timeout { .. })))
+                .map(|a| a.on(k as u8)),
+        );
     }
     out
 }

@@ -244,6 +244,13 @@ impl Supervisor {
             Ok(call) => call,
             Err(e) => return Ok(Answer::Err(e)),
         };
+        // A wait made again (another thread's change may have ended it)
+        // keeps the timeout its call began with, as Linux reads it once.
+        let wait = match (self.kept_until, wait) {
+            (_, w @ Wait::No) | (None, w) => w,
+            (Some(Some(until)), _) => Wait::Until(until),
+            (Some(None), _) => Wait::Forever,
+        };
         let entries = self.entries(n, &call);
         // No descriptor at all: a sleep (`poll(NULL, 0, ms)`, `select(0,
         // ..., &tv)`), for ever if it has no timeout.
@@ -728,28 +735,54 @@ impl Supervisor {
         ready & events
     }
 
-    /// Whether a wait of node `n` (`blocked`, with the poll's `watch`)
-    /// out of the slot may end if its call is made again now: what it
-    /// waits on is ready (a read's or an accept's descriptor, a timer, a
-    /// descriptor the poll watches, or an interest of any epoll instance
-    /// of the node, as the instance would report it). A function of the
-    /// world; it errs toward yes (a call made again that finds nothing
-    /// waits again).
-    pub(in crate::process) fn wait_may_end(
-        &self,
-        n: u8,
-        blocked: &Blocked,
-        watch: &std::collections::BTreeMap<i32, i16>,
-    ) -> bool {
+    /// The descriptors thread `k` of node `n`, waiting out of the slot,
+    /// waits on: its read's, accept's or timer's, those its poll watches,
+    /// and for a read that waits for ever (of an empty pipe, eventfd or
+    /// socketpair, of a timer not armed: `Blocked::Pause`) its held call's.
+    pub(in crate::process) fn waited_fds(&self, n: u8, k: usize) -> Vec<i32> {
+        let node = &self.world.nodes[n as usize];
+        let Some(crate::process::threads::ThreadRun::Waits { blocked, watch, .. }) =
+            node.threads.get(k).map(|t| &t.run)
+        else {
+            return Vec::new();
+        };
+        match blocked {
+            Blocked::Poll { .. } => watch.keys().copied().collect(),
+            Blocked::Pause => self.procs[n as usize]
+                .as_ref()
+                .and_then(|p| p.threads.get(k)?.held)
+                .filter(|c| matches!(c.nr, libc::SYS_read | libc::SYS_readv | libc::SYS_recvfrom | libc::SYS_recvmsg))
+                .map(|c| vec![c.args[0] as i32])
+                .unwrap_or_default(),
+            b => b.fd().into_iter().collect(),
+        }
+    }
+
+    /// Whether the wait of thread `k` of node `n`, out of the slot, may
+    /// end, or wait otherwise, if its call is made again now (on Linux it
+    /// would be woken): what it waits on is ready (a descriptor of
+    /// [`Supervisor::waited_fds`], or an interest of any epoll instance of
+    /// the node, as the instance would report it), closed, or a timer its
+    /// read waits on for ever has been armed. A function of the world; it
+    /// errs toward yes (a call made again that finds nothing waits again).
+    pub(in crate::process) fn wait_may_end(&self, n: u8, k: usize) -> bool {
+        let node = &self.world.nodes[n as usize];
+        let Some(crate::process::threads::ThreadRun::Waits { blocked, watch, .. }) =
+            node.threads.get(k).map(|t| &t.run)
+        else {
+            return false;
+        };
+        let fds = self.waited_fds(n, k);
         match *blocked {
-            Blocked::Read { fd, .. } => self.readiness(n, fd, IN | libc::POLLRDHUP) != 0,
-            Blocked::Accept { fd, .. } | Blocked::Timer { fd } => self.readiness(n, fd, IN) != 0,
+            Blocked::Accept { .. } | Blocked::Timer { .. } => fds.iter().any(|&fd| self.readiness(n, fd, IN) != 0),
+            Blocked::Read { .. } => fds.iter().any(|&fd| self.readiness(n, fd, IN | libc::POLLRDHUP) != 0),
+            Blocked::Pause => fds.iter().any(|&fd| {
+                self.readiness(n, fd, IN | libc::POLLRDHUP) != 0
+                    || node.timers.get(&fd).is_some_and(|t| t.deadline.is_some())
+            }),
             Blocked::Poll { .. } => {
                 watch.iter().any(|(&fd, &events)| self.readiness(n, fd, events) != 0)
-                    || self.world.nodes[n as usize]
-                        .epolls
-                        .values()
-                        .any(|interest| interest.iter().any(|(&fd, i)| self.reports(n, fd, i) != 0))
+                    || node.epolls.values().any(|interest| interest.iter().any(|(&fd, i)| self.reports(n, fd, i) != 0))
             }
             _ => false,
         }
