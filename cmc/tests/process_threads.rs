@@ -199,7 +199,7 @@ fn a_thread_woken_by_what_another_was_given_may_run_before_its_next_call() {
     assert!(text.contains("killed by signal 6") && text.contains("SWITCH(0, 0)"), "{text}");
 }
 
-/// A fourth review's probes of waits another thread's change ends, each a
+/// Two reviews' probes of waits another thread's change ends, each a
 /// wrong answer before its fix (`threads.c`; native runs in brackets):
 /// - "selleft": a select made again writes back the time left of the
 ///   timeout it began with (it wrote back the whole 5 s: a violation) [the
@@ -238,6 +238,21 @@ fn a_wait_another_thread_ends_is_made_again_as_linux_wakes_it() {
         let r = run("shuttimeo", 2, switches);
         assert_eq!(r.verdict, Verdict::Pass, "switches {switches}: {}", r.to_text());
     }
+    // A fifth review's, each a pass before (every native run aborts; 7 of
+    // 8 for "stale"): a pipe read by `preadv2`, an eventfd write waiting
+    // for room, an epoll wait on a timerfd added under it, each woken by
+    // the main thread (they waited for ever); and with one switch, a poll
+    // whose readiness came and went (the main thread wrote a byte and read
+    // it back) times out between two of the main thread's calls (a stale
+    // mark hid its TIMEOUT there).
+    for mode in ["preadv2", "evfull", "epaddtfd"] {
+        let r = run(mode, 1, 0);
+        assert_eq!(r.verdict, Verdict::Violation, "{mode}: {}", r.to_text());
+        assert!(r.to_text().contains("killed by signal 6"), "{mode}: {}", r.to_text());
+    }
+    let r = run("stale", 1, 1);
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    assert!(r.to_text().contains("TIMEOUT(0, thread 1)"), "{}", r.to_text());
 }
 
 /// A review's probes of waits made again and of a thread's `exit`, each a

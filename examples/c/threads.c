@@ -184,6 +184,18 @@
  * pipe that takes its number and writes into it: an error (Linux: the
  * read waits on in the old pipe; it returned the new pipe's byte).
  *
+ *   threads NODE preadv2 | evfull | epaddtfd | stale
+ *
+ * A fifth review's probes, one node each; the worker aborts once its wait
+ * ends (every native run aborts), but for "stale". "preadv2": the worker
+ * reads a pipe with `preadv2` at offset -1; the main thread writes it.
+ * "evfull": the worker writes 1 to an eventfd whose count is at its most
+ * but one; the main thread reads it (room). "epaddtfd": the worker waits
+ * in an empty epoll instance; the main thread arms a timerfd for 50 ms and
+ * adds it. "stale": the worker polls a pipe with a 10 ms timeout; the main
+ * thread writes a byte and reads it back at once, computes (no call), and
+ * aborts if the worker timed out meanwhile (natively, some runs).
+ *
  *   threads NODE shuttimeo
  *
  * Two nodes; node 1 dials node 0 and waits. Node 0 accepts, sets a
@@ -205,7 +217,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/select.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/time.h>
@@ -882,6 +897,79 @@ static void *q_worker(void *arg)
     abort();
 }
 
+static int fa[2], q_ep;
+static volatile int took, timed_out;
+
+static void *q_worker2(void *arg)
+{
+    const char *mode = arg;
+    char b[8];
+    long r;
+    if (strcmp(mode, "preadv2") == 0) {
+        struct iovec v = {b, sizeof b};
+        r = preadv2(fa[0], &v, 1, -1, 0);
+    } else if (strcmp(mode, "evfull") == 0) {
+        uint64_t one = 1;
+        r = write(fa[0], &one, 8);
+    } else if (strcmp(mode, "epaddtfd") == 0) {
+        struct epoll_event out;
+        r = epoll_wait(q_ep, &out, 1, -1);
+    } else {
+        struct pollfd p = {fa[0], POLLIN, 0};
+        if (poll(&p, 1, 10) == 0 && took)
+            timed_out = 1;
+        for (;;)
+            pause();
+    }
+    (void)r;
+    abort();
+}
+
+static int waits2(const char *mode)
+{
+    uint8_t none = 0;
+    cmc_record_write(CMC_STATE_FD, &none, 1);
+    if (strcmp(mode, "evfull") == 0) {
+        uint64_t big = UINT64_MAX - 1;
+        if ((fa[0] = eventfd(0, 0)) < 0 || write(fa[0], &big, 8) != 8)
+            return 2;
+    } else if (strcmp(mode, "epaddtfd") == 0) {
+        if ((q_ep = epoll_create1(0)) < 0 || (fa[0] = timerfd_create(CLOCK_MONOTONIC, 0)) < 0)
+            return 2;
+    } else if (pipe(fa) != 0) {
+        return 2;
+    }
+    pthread_t t;
+    if (pthread_create(&t, NULL, q_worker2, (void *)mode) != 0)
+        return 2;
+    usleep(5000);
+    char b[8];
+    if (strcmp(mode, "evfull") == 0) {
+        if (read(fa[0], b, 8) != 8)
+            return 3;
+    } else if (strcmp(mode, "epaddtfd") == 0) {
+        struct itimerspec a = {{0, 0}, {0, 50000000}};
+        struct epoll_event ev = {.events = EPOLLIN};
+        if (timerfd_settime(fa[0], 0, &a, NULL) != 0 || epoll_ctl(q_ep, EPOLL_CTL_ADD, fa[0], &ev) != 0)
+            return 3;
+    } else if (write(fa[1], "x", 1) != 1) {
+        return 3;
+    }
+    if (strcmp(mode, "stale") == 0) {
+        if (read(fa[0], b, 1) != 1)
+            return 4;
+        took = 1;
+        for (volatile long i = 0; i < 30000000; i++) {
+        }
+        uint8_t one = 1;
+        cmc_record_write(CMC_STATE_FD, &one, 1);
+        if (timed_out)
+            abort();
+    }
+    for (;;)
+        pause();
+}
+
 static int one_node_waits(const char *mode)
 {
     uint8_t none = 0;
@@ -962,6 +1050,10 @@ int main(int argc, char **argv)
         return shuttimeo(me);
     if (strcmp(argv[2], "selleft") == 0 || strcmp(argv[2], "tfdarm") == 0 || strcmp(argv[2], "pipeunder") == 0)
         return one_node_waits(argv[2]);
+    const char *waits[] = {"preadv2", "evfull", "epaddtfd", "stale"};
+    for (unsigned i = 0; i < sizeof waits / sizeof *waits; i++)
+        if (strcmp(argv[2], waits[i]) == 0)
+            return waits2(argv[2]);
     if (argc > 3 && (strcmp(argv[2], "retimeo") == 0 || strcmp(argv[2], "exitwhile") == 0))
         return two_node_reader(me, argv[2], argv[3]);
     if (strcmp(argv[2], "closeunder") == 0)

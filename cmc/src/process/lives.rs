@@ -47,6 +47,12 @@ pub(super) struct ThreadProc {
     pub(super) held: Option<Notif>,
     /// A pidfd of it alone, readable once it has ended.
     pub(super) pidfd: Option<OwnedFd>,
+    /// Out of the slot, waiting: what the node's insides were when it
+    /// last looked (`Supervisor::inside`), so that a change another
+    /// thread makes is its wait's to see. Supervisor state: a wait made
+    /// again where nothing it waits on changed finds what it found and
+    /// waits again, so it changes no world the search keeps, only work.
+    pub(super) seen: u64,
     /// Where its robust futex list is (`set_robust_list`), 0 for none.
     pub(super) robust: u64,
 }

@@ -737,8 +737,9 @@ impl Supervisor {
 
     /// The descriptors thread `k` of node `n`, waiting out of the slot,
     /// waits on: its read's, accept's or timer's, those its poll watches,
-    /// and for a read that waits for ever (of an empty pipe, eventfd or
-    /// socketpair, of a timer not armed: `Blocked::Pause`) its held call's.
+    /// and for a read or a write that waits for ever (of an empty pipe,
+    /// eventfd or socketpair, of a timer not armed, an eventfd's write
+    /// waiting for room: `Blocked::Pause`) its held call's.
     pub(in crate::process) fn waited_fds(&self, n: u8, k: usize) -> Vec<i32> {
         let node = &self.world.nodes[n as usize];
         let Some(crate::process::threads::ThreadRun::Waits { blocked, watch, .. }) =
@@ -748,23 +749,28 @@ impl Supervisor {
         };
         match blocked {
             Blocked::Poll { .. } => watch.keys().copied().collect(),
-            Blocked::Pause => self.procs[n as usize]
-                .as_ref()
-                .and_then(|p| p.threads.get(k)?.held)
-                .filter(|c| matches!(c.nr, libc::SYS_read | libc::SYS_readv | libc::SYS_recvfrom | libc::SYS_recvmsg))
+            Blocked::Pause => self
+                .held_of(n, k)
+                .filter(|c| reads(c.nr) || writes(c.nr))
                 .map(|c| vec![c.args[0] as i32])
                 .unwrap_or_default(),
             b => b.fd().into_iter().collect(),
         }
     }
 
+    /// The call thread `k` of node `n` is held in, out of the slot.
+    fn held_of(&self, n: u8, k: usize) -> Option<Notif> {
+        self.procs[n as usize].as_ref().and_then(|p| p.threads.get(k)?.held)
+    }
+
     /// Whether the wait of thread `k` of node `n`, out of the slot, may
     /// end, or wait otherwise, if its call is made again now (on Linux it
     /// would be woken): what it waits on is ready (a descriptor of
-    /// [`Supervisor::waited_fds`], or an interest of any epoll instance of
-    /// the node, as the instance would report it), closed, or a timer its
-    /// read waits on for ever has been armed. A function of the world; it
-    /// errs toward yes (a call made again that finds nothing waits again).
+    /// [`Supervisor::waited_fds`], readable, or writable for a write, or an
+    /// interest of any epoll instance of the node, as the instance would
+    /// report it), closed, or a timer its read waits on for ever has been
+    /// armed. A function of the world and of the held call; it errs toward
+    /// yes (a call made again that finds nothing waits again).
     pub(in crate::process) fn wait_may_end(&self, n: u8, k: usize) -> bool {
         let node = &self.world.nodes[n as usize];
         let Some(crate::process::threads::ThreadRun::Waits { blocked, watch, .. }) =
@@ -776,10 +782,18 @@ impl Supervisor {
         match *blocked {
             Blocked::Accept { .. } | Blocked::Timer { .. } => fds.iter().any(|&fd| self.readiness(n, fd, IN) != 0),
             Blocked::Read { .. } => fds.iter().any(|&fd| self.readiness(n, fd, IN | libc::POLLRDHUP) != 0),
-            Blocked::Pause => fds.iter().any(|&fd| {
-                self.readiness(n, fd, IN | libc::POLLRDHUP) != 0
-                    || node.timers.get(&fd).is_some_and(|t| t.deadline.is_some())
-            }),
+            // A read (or a write waiting for room) that waits for ever.
+            Blocked::Pause => {
+                let writing = self.held_of(n, k).is_some_and(|c| writes(c.nr));
+                fds.iter().any(|&fd| {
+                    if writing {
+                        self.readiness(n, fd, libc::POLLOUT) != 0
+                    } else {
+                        self.readiness(n, fd, IN | libc::POLLRDHUP) != 0
+                            || node.timers.get(&fd).is_some_and(|t| t.deadline.is_some())
+                    }
+                })
+            }
             Blocked::Poll { .. } => {
                 watch.iter().any(|(&fd, &events)| self.readiness(n, fd, events) != 0)
                     || node.epolls.values().any(|interest| interest.iter().any(|(&fd, i)| self.reports(n, fd, i) != 0))
@@ -812,6 +826,36 @@ fn open_in(pid: u32, fd: i32) -> bool {
 }
 
 /// Each `struct pollfd` of `raw`: its descriptor and events.
+/// Whether call `nr` reads its first argument, a descriptor.
+fn reads(nr: i64) -> bool {
+    matches!(
+        nr,
+        libc::SYS_read
+            | libc::SYS_readv
+            | libc::SYS_pread64
+            | libc::SYS_preadv
+            | libc::SYS_preadv2
+            | libc::SYS_recvfrom
+            | libc::SYS_recvmsg
+            | libc::SYS_recvmmsg
+    )
+}
+
+/// Whether call `nr` writes its first argument, a descriptor.
+fn writes(nr: i64) -> bool {
+    matches!(
+        nr,
+        libc::SYS_write
+            | libc::SYS_writev
+            | libc::SYS_pwrite64
+            | libc::SYS_pwritev
+            | libc::SYS_pwritev2
+            | libc::SYS_sendto
+            | libc::SYS_sendmsg
+            | libc::SYS_sendmmsg
+    )
+}
+
 fn parse(raw: &[u8]) -> Vec<(i32, i16)> {
     raw.chunks_exact(8)
         .map(|p| {

@@ -23,7 +23,7 @@ use super::super::lives::{Run, ThreadProc};
 use super::super::notif::{self, Notif};
 use super::super::supervisor::{EXIT, Supervisor, token};
 use super::super::threads::{ThreadRun, ThreadWorld};
-use super::super::world::{Blocked, Millis};
+use super::super::world::{Blocked, End, Millis, ProcessWorld, Side};
 use super::{Answer, refuse, time};
 
 /// The most threads a node's life may make, its main thread included.
@@ -144,10 +144,10 @@ impl Supervisor {
         if first {
             // The node's one thread until now: thread 0, in the slot.
             node.threads.push(ThreadWorld { run: ThreadRun::Slot, clear_tid: 0 });
-            p.threads.push(ThreadProc { tid: c.pid as i32, held: None, pidfd, robust: p.robust });
+            p.threads.push(ThreadProc { tid: c.pid as i32, held: None, pidfd, seen: 0, robust: p.robust });
         }
         node.threads.push(ThreadWorld { run: ThreadRun::New, clear_tid: child_tid });
-        p.threads.push(ThreadProc { tid: 0, held: None, pidfd: None, robust: 0 });
+        p.threads.push(ThreadProc { tid: 0, held: None, pidfd: None, seen: 0, robust: 0 });
         p.birth = Some(k);
         Ok(Answer::Continue)
     }
@@ -163,7 +163,7 @@ impl Supervisor {
         }
         let pidfd = self.watch_thread(n, p.serial, c.pid as i32)?;
         if let Some(p) = self.procs[n as usize].as_mut() {
-            p.threads[k] = ThreadProc { tid: c.pid as i32, held: Some(*c), pidfd: Some(pidfd), robust: 0 };
+            p.threads[k] = ThreadProc { tid: c.pid as i32, held: Some(*c), pidfd: Some(pidfd), seen: 0, robust: 0 };
             p.birth = None;
         }
         Ok(true)
@@ -394,25 +394,29 @@ impl Supervisor {
     }
 
     /// Marks each thread of node `n` waiting out of the slot on something
-    /// the node's threads change whose wait may end now
-    /// ([`Supervisor::wait_may_end`], a function of the world: on Linux it
-    /// would be woken): where the running thread waits (`again`), its call
-    /// is made again at once (`ThreadRun::Again`); before the running
-    /// thread's next call, at a SWITCH to it (`Waits { changed }`), the
+    /// the node's threads change whose call is to be made again. Where the
+    /// running thread waits (`again`): each whose wait may end now
+    /// ([`Supervisor::wait_may_end`]) or whose insides have changed since
+    /// it looked (`inside` is the node's now; a wait made again that finds
+    /// nothing waits again), made again at once (`ThreadRun::Again`).
+    /// Before the running thread's next call: each whose wait may end now,
+    /// as Linux would wake it (a function of the world, found again at
+    /// each call), made again at a SWITCH to it (`Waits { changed }`), the
     /// world still answering it as it waits. An error where a descriptor
     /// it waits on has been closed.
-    fn mark_changed(&mut self, n: u8, again: bool) -> Result<(), ProcessError> {
+    fn mark_changed(&mut self, n: u8, inside: u64, again: bool) -> Result<(), ProcessError> {
+        let Some(p) = self.procs[n as usize].as_ref() else { return Ok(()) };
         let node = &self.world.nodes[n as usize];
-        let mut marked = Vec::new();
-        for (k, t) in node.threads.iter().enumerate() {
-            let ThreadRun::Waits { blocked, changed, .. } = &t.run else { continue };
-            let mark = t.run.waits_on_node() && (*changed || self.wait_may_end(n, k));
-            if !mark {
+        let mut marks = Vec::new();
+        for (k, (t, tp)) in node.threads.iter().zip(&p.threads).enumerate() {
+            if !t.run.waits_on_node() {
                 continue;
             }
+            let mark = self.wait_may_end(n, k) || (again && tp.seen != inside);
             // Linux keeps a descriptor's file open while a call of another
             // thread uses it; the world forgets it at the close.
-            if let Some(fd) = self.waited_fds(n, k).into_iter().find(|fd| !node.fds.contains_key(fd)) {
+            if mark && let Some(fd) = self.waited_fds(n, k).into_iter().find(|fd| !node.fds.contains_key(fd)) {
+                let blocked = node.blocked_of(k).copied().unwrap_or(Blocked::Nothing);
                 return Err(ProcessError::Unmodelled {
                     node: n,
                     call: "close".to_string(),
@@ -422,19 +426,20 @@ impl Supervisor {
                     ),
                 });
             }
-            marked.push(k);
+            marks.push((k, mark));
         }
         let node = &mut self.world.nodes[n as usize];
-        for k in marked {
+        for (k, mark) in marks {
             let run = &mut node.threads[k].run;
             match run {
-                ThreadRun::Waits { changed, .. } if !again => *changed = true,
-                _ => {
+                ThreadRun::Waits { changed, .. } if !again => *changed = mark,
+                _ if mark => {
                     if let ThreadRun::Waits { blocked, watch, waitall, .. } = std::mem::replace(run, ThreadRun::Exited)
                     {
                         *run = ThreadRun::Again { watch, waitall, until: blocked.until() };
                     }
                 }
+                _ => {}
             }
         }
         Ok(())
@@ -455,7 +460,12 @@ impl Supervisor {
         }
         // What the running thread changed inside the node ends the waits
         // of the others that look at it.
-        self.mark_changed(n, true)?;
+        let inside = self.inside(n);
+        let Some(p) = self.procs[n as usize].as_mut() else { return Ok(false) };
+        if let Some(slot) = self.world.nodes[n as usize].slot_of() {
+            p.threads[slot].seen = inside;
+        }
+        self.mark_changed(n, inside, true)?;
         let Some(p) = self.procs[n as usize].as_mut() else { return Ok(false) };
         let node = &mut self.world.nodes[n as usize];
         let Some(k) = node.next_ready() else { return Ok(false) };
@@ -529,7 +539,7 @@ impl Supervisor {
         // SWITCH to it makes its call again (a read woken by data another
         // thread's poll was given: a third review's probe, found on 2 of
         // 40 native runs, passed).
-        self.mark_changed(n, false)?;
+        self.mark_changed(n, 0, false)?;
         let node = &self.world.nodes[n as usize];
         let others_ready = node.threads.iter().any(|t| t.run.switchable());
         if !others_ready && !self.world_may_answer(n) {
@@ -572,6 +582,44 @@ impl Supervisor {
             node.swap_out(Some(ThreadRun::Preempted));
         }
         self.run_thread(n, k)
+    }
+
+    /// A digest of what a wait inside node `n` looks at that its threads
+    /// change: its descriptors, its pipes, socketpairs and eventfds, its
+    /// epoll instances, its accept queue, its timers, and its own ends of its
+    /// connections (their state and what they have received). What only
+    /// the world changes (messages on their way, connections not yet
+    /// accepted) is left out: the actions see it, and a wait made again
+    /// for it would find what it found.
+    fn inside(&self, n: u8) -> u64 {
+        let node = &self.world.nodes[n as usize];
+        let ends: Vec<_> = self
+            .world
+            .conns
+            .iter()
+            .flat_map(|(l, c)| {
+                let target = (c.target == n && c.target_end != End::Pending).then_some((
+                    l,
+                    Side::Target,
+                    c.target_end,
+                    &c.target_sock,
+                    &c.at_target,
+                ));
+                let dialer = (ProcessWorld::dialer_node(l) == Some(n)).then_some((
+                    l,
+                    Side::Dialer,
+                    c.dialer_end,
+                    &c.dialer_sock,
+                    &c.at_dialer,
+                ));
+                target.into_iter().chain(dialer)
+            })
+            .collect();
+        let text = format!(
+            "{:?}{:?}{:?}{:?}{:?}{:?}",
+            node.fds, node.locals, node.epolls, node.accept_queue, node.timers, ends
+        );
+        xxhash_rust::xxh3::xxh3_64(text.as_bytes())
     }
 
     /// Between actions: puts in node `n`'s slot the thread whose wait the
