@@ -253,6 +253,24 @@ fn a_wait_another_thread_ends_is_made_again_as_linux_wakes_it() {
     let r = run("stale", 1, 1);
     assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
     assert!(r.to_text().contains("TIMEOUT(0, thread 1)"), "{}", r.to_text());
+    // A sixth review's: a vectored eventfd write whose later buffer waits
+    // (made again, it counted the first twice, and the search never ended)
+    // and a socketpair's MSG_WAITALL receive that waits with part of it
+    // there (it took nothing; Linux takes what is there): errors with
+    // threads. A poll counted as ending whenever any epoll instance of its
+    // node had a ready interest, and a wait that may end held the clock
+    // back under deadline order while its own TIMEOUT was left out: each
+    // hid a timeout between two of the main thread's calls (a pass; every
+    // native run aborts).
+    for (mode, call) in [("evwritev", "writev"), ("waitallpair", "recvfrom")] {
+        let r = run(mode, 1, 1);
+        assert_eq!(r.verdict, Verdict::Error, "{mode}: {}", r.to_text());
+        assert!(r.to_text().contains(&format!("{call} is not modelled")), "{mode}: {}", r.to_text());
+    }
+    for mode in ["epother", "dlmark"] {
+        let r = run(mode, 1, 1);
+        assert_eq!(r.verdict, Verdict::Violation, "{mode}: {}", r.to_text());
+    }
 }
 
 /// A review's probes of waits made again and of a thread's `exit`, each a

@@ -196,6 +196,19 @@
  * thread writes a byte and reads it back at once, computes (no call), and
  * aborts if the worker timed out meanwhile (natively, some runs).
  *
+ *   threads NODE evwritev | waitallpair | epother | dlmark
+ *
+ * A sixth review's probes, one node each. "evwritev": a worker's writev
+ * of 5 and of the most but 5 to an eventfd (the second waits for room):
+ * an error with threads. "waitallpair": a worker's MSG_WAITALL receive of
+ * 10 bytes of a socketpair the main thread writes 5 to: an error with
+ * threads. "epother": a worker polls an empty pipe with a 10 ms timeout
+ * while an epoll instance it does not wait in has a ready eventfd; the
+ * main thread sleeps 1 ms, computes, and aborts if the worker timed out
+ * meanwhile. "dlmark": one worker polls pipe A for 10 ms, another pipe B
+ * for 20 ms, noting its timeout; the main thread writes A, computes, and
+ * aborts if the second timed out meanwhile. Natively both abort.
+ *
  *   threads NODE shuttimeo
  *
  * Two nodes; node 1 dials node 0 and waits. Node 0 accepts, sets a
@@ -970,6 +983,89 @@ static int waits2(const char *mode)
         pause();
 }
 
+static int r6_a[2], r6_b[2];
+static volatile int r6_flag;
+
+static void *r6_worker(void *arg)
+{
+    const char *mode = arg;
+    if (strcmp(mode, "evwritev") == 0) {
+        uint64_t v[2] = {5, UINT64_MAX - 5};
+        struct iovec io[2] = {{&v[0], 8}, {&v[1], 8}};
+        writev(r6_a[0], io, 2);
+    } else if (strcmp(mode, "waitallpair") == 0) {
+        char b[10];
+        recv(r6_a[1], b, 10, MSG_WAITALL);
+    } else if (strcmp(mode, "epother") == 0) {
+        struct pollfd p = {r6_a[0], POLLIN, 0};
+        if (poll(&p, 1, 10) == 0)
+            r6_flag = 1;
+    } else {
+        struct pollfd p = {r6_b[0], POLLIN, 0};
+        if (poll(&p, 1, 20) == 0)
+            r6_flag = 1;
+    }
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void *r6_first(void *arg)
+{
+    (void)arg;
+    struct pollfd p = {r6_a[0], POLLIN, 0};
+    poll(&p, 1, 10);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static int sixth(const char *mode)
+{
+    uint8_t none = 0;
+    cmc_record_write(CMC_STATE_FD, &none, 1);
+    pthread_t t, u;
+    if (strcmp(mode, "evwritev") == 0)
+        r6_a[0] = eventfd(0, 0);
+    else if (strcmp(mode, "waitallpair") == 0)
+        socketpair(AF_UNIX, SOCK_STREAM, 0, r6_a);
+    else if (pipe(r6_a) != 0 || pipe(r6_b) != 0)
+        return 2;
+    if (strcmp(mode, "epother") == 0) {
+        int ep = epoll_create1(0), ev = eventfd(1, 0);
+        struct epoll_event e = {.events = EPOLLIN};
+        if (ep < 0 || ev < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e) != 0)
+            return 2;
+    }
+    if (strcmp(mode, "dlmark") == 0 && pthread_create(&u, NULL, r6_first, NULL) != 0)
+        return 2;
+    if (pthread_create(&t, NULL, r6_worker, (void *)mode) != 0)
+        return 2;
+    usleep(1000);
+    char b[8];
+    uint64_t x;
+    if (strcmp(mode, "evwritev") == 0) {
+        read(r6_a[0], &x, 8);
+        read(r6_a[0], &x, 8);
+    } else if (strcmp(mode, "waitallpair") == 0) {
+        write(r6_a[0], "12345", 5);
+        usleep(1000);
+        if (recv(r6_a[1], b, 5, MSG_DONTWAIT) < 0)
+            abort();
+    } else {
+        if (strcmp(mode, "dlmark") == 0 && write(r6_a[1], "x", 1) != 1)
+            return 3;
+        for (volatile long i = 0; i < 150000000; i++) {
+        }
+        uint8_t one = 1;
+        cmc_record_write(CMC_STATE_FD, &one, 1);
+        if (r6_flag)
+            abort();
+    }
+    for (;;)
+        pause();
+}
+
 static int one_node_waits(const char *mode)
 {
     uint8_t none = 0;
@@ -1050,6 +1146,10 @@ int main(int argc, char **argv)
         return shuttimeo(me);
     if (strcmp(argv[2], "selleft") == 0 || strcmp(argv[2], "tfdarm") == 0 || strcmp(argv[2], "pipeunder") == 0)
         return one_node_waits(argv[2]);
+    const char *sixths[] = {"evwritev", "waitallpair", "epother", "dlmark"};
+    for (unsigned i = 0; i < sizeof sixths / sizeof *sixths; i++)
+        if (strcmp(argv[2], sixths[i]) == 0)
+            return sixth(argv[2]);
     const char *waits[] = {"preadv2", "evfull", "epaddtfd", "stale"};
     for (unsigned i = 0; i < sizeof waits / sizeof *waits; i++)
         if (strcmp(argv[2], waits[i]) == 0)

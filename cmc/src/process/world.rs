@@ -1815,7 +1815,12 @@ impl ProcessWorld {
     pub fn earliest_deadline(&self) -> Option<Millis> {
         let threads = self.nodes.iter().flat_map(|node| {
             node.threads.iter().filter_map(move |t| match &t.run {
-                super::threads::ThreadRun::Waits { blocked, watch, .. } => node.deadline_of(blocked, watch),
+                // A wait that may end now (`changed`) is not timed out
+                // (`action::answers_at_choice`): its deadline holds no one
+                // back.
+                super::threads::ThreadRun::Waits { blocked, watch, changed: false, .. } => {
+                    node.deadline_of(blocked, watch)
+                }
                 _ => None,
             })
         });

@@ -382,6 +382,12 @@ impl Supervisor {
             let take = want.min(available);
             let short = flags & libc::MSG_WAITALL != 0 && !peek && take < want;
             if short && me.shutdown & PairEnd::RCV == 0 && !me.reset && !nonblock {
+                // Linux takes what is there and waits for the rest; with
+                // threads another may read or write meanwhile, which the
+                // wait (holding the bytes queued) does not model.
+                if !self.world.nodes[n as usize].threads.is_empty() {
+                    return refuse(n, c, "a MSG_WAITALL receive of a socketpair that waits with part of it there");
+                }
                 // MSG_WAITALL waits for the rest, which nothing can write.
                 return Ok(Answer::Hold(Blocked::Pause));
             }
@@ -417,7 +423,7 @@ impl Supervisor {
         let answer = match v {
             VFd::Pipe { write: false, .. } => Answer::Err(libc::EBADF),
             VFd::Pipe { id, .. } => self.write_pipe(n, c, id, want)?,
-            VFd::Event { id } => self.write_event(n, c, id, nonblock),
+            VFd::Event { id } => self.write_event(n, c, id, nonblock)?,
             VFd::Pair { id, end } => self.write_pair(n, c, id, end)?,
             _ => Answer::Err(libc::EBADF),
         };
@@ -462,10 +468,10 @@ impl Supervisor {
     /// kernel's eventfd has `write`, not `write_iter`), each 8 bytes
     /// added to the counter; a value that would take it past
     /// `u64::MAX - 1` gives EAGAIN or a wait for ever.
-    fn write_event(&mut self, n: u8, c: &Notif, id: u8, nonblock: bool) -> Answer {
+    fn write_event(&mut self, n: u8, c: &Notif, id: u8, nonblock: bool) -> Result<Answer, ProcessError> {
         let buffers = match iovecs(c) {
             Ok(b) => b,
-            Err(e) => return Answer::Err(e),
+            Err(e) => return Ok(Answer::Err(e)),
         };
         let mut left: usize = buffers.iter().map(|&(_, len)| len).sum();
         let mut done = 0;
@@ -475,28 +481,35 @@ impl Supervisor {
                 break;
             }
             if len != 8 {
-                return stop(done, libc::EINVAL);
+                return Ok(stop(done, libc::EINVAL));
             }
-            let Some(b) = notif::read_mem(c.pid, base, 8) else { return stop(done, libc::EFAULT) };
+            let Some(b) = notif::read_mem(c.pid, base, 8) else { return Ok(stop(done, libc::EFAULT)) };
             let value = u64::from_ne_bytes(b.try_into().unwrap_or_default());
             if value == u64::MAX {
-                return stop(done, libc::EINVAL);
+                return Ok(stop(done, libc::EINVAL));
             }
             let Some(Local::Event { count, .. }) = self.world.nodes[n as usize].locals.get_mut(id as usize) else {
-                return Answer::Err(libc::EBADF);
+                return Ok(Answer::Err(libc::EBADF));
             };
             if u64::MAX - *count <= value {
                 if nonblock {
-                    return stop(done, libc::EAGAIN);
+                    return Ok(stop(done, libc::EAGAIN));
                 }
-                // No reader can make room: the node waits for ever.
-                return Answer::Hold(Blocked::Pause);
+                // A later buffer of a vectored write waits with the ones
+                // before it counted: made again, the call would count them
+                // twice (a review's probe), and another thread can read.
+                if done > 0 && !self.world.nodes[n as usize].threads.is_empty() {
+                    return refuse(n, c, "a vectored write to an eventfd whose later buffer waits for room");
+                }
+                // No reader can make room (or another thread's read may):
+                // the node waits.
+                return Ok(Answer::Hold(Blocked::Pause));
             }
             *count += value;
             done += 8;
             left -= 8;
         }
-        Answer::Val(done as i64)
+        Ok(Answer::Val(done as i64))
     }
 
     /// A socketpair end's write: one message to the other end's queue.

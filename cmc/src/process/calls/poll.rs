@@ -758,6 +758,32 @@ impl Supervisor {
         }
     }
 
+    /// Whether thread `k` of node `n`'s held write to descriptor `fd` would
+    /// find room now: an eventfd's count has room for the value it adds
+    /// (read from its buffer), anything else is writable.
+    fn room_for(&self, n: u8, k: usize, fd: i32) -> bool {
+        let node = &self.world.nodes[n as usize];
+        let Some(&VFd::Event { id }) = node.fds.get(&fd) else {
+            return self.readiness(n, fd, libc::POLLOUT) != 0;
+        };
+        let Some(crate::process::world::Local::Event { count, .. }) = node.locals.get(id as usize) else {
+            return true;
+        };
+        let Some(c) = self.held_of(n, k) else { return true };
+        let base = match c.nr {
+            libc::SYS_write => Some(c.args[1]),
+            libc::SYS_writev => {
+                notif::read_mem(c.pid, c.args[1], 8).map(|b| u64::from_ne_bytes(b.try_into().unwrap_or_default()))
+            }
+            _ => None,
+        };
+        let value = base
+            .and_then(|at| notif::read_mem(c.pid, at, 8))
+            .map(|b| u64::from_ne_bytes(b.try_into().unwrap_or_default()));
+        // Unread, it errs toward yes.
+        value.is_none_or(|v| u64::MAX - *count > v)
+    }
+
     /// The call thread `k` of node `n` is held in, out of the slot.
     fn held_of(&self, n: u8, k: usize) -> Option<Notif> {
         self.procs[n as usize].as_ref().and_then(|p| p.threads.get(k)?.held)
@@ -766,8 +792,8 @@ impl Supervisor {
     /// Whether the wait of thread `k` of node `n`, out of the slot, may
     /// end, or wait otherwise, if its call is made again now (on Linux it
     /// would be woken): what it waits on is ready (a descriptor of
-    /// [`Supervisor::waited_fds`], readable, or writable for a write, or an
-    /// interest of any epoll instance of the node, as the instance would
+    /// [`Supervisor::waited_fds`], readable, or writable for a write, or for
+    /// an epoll wait an interest of its instance, as the instance would
     /// report it), closed, or a timer its read waits on for ever has been
     /// armed. A function of the world and of the held call; it errs toward
     /// yes (a call made again that finds nothing waits again).
@@ -787,17 +813,23 @@ impl Supervisor {
                 let writing = self.held_of(n, k).is_some_and(|c| writes(c.nr));
                 fds.iter().any(|&fd| {
                     if writing {
-                        self.readiness(n, fd, libc::POLLOUT) != 0
+                        self.room_for(n, k, fd)
                     } else {
                         self.readiness(n, fd, IN | libc::POLLRDHUP) != 0
                             || node.timers.get(&fd).is_some_and(|t| t.deadline.is_some())
                     }
                 })
             }
-            Blocked::Poll { .. } => {
-                watch.iter().any(|(&fd, &events)| self.readiness(n, fd, events) != 0)
-                    || node.epolls.values().any(|interest| interest.iter().any(|(&fd, i)| self.reports(n, fd, i) != 0))
-            }
+            // An epoll wait: any interest of its instance, as the instance
+            // would report it (one added under the wait too).
+            Blocked::Poll { .. } => match self.held_of(n, k) {
+                Some(c) if matches!(c.nr, libc::SYS_epoll_wait | libc::SYS_epoll_pwait | libc::SYS_epoll_pwait2) => {
+                    node.epolls
+                        .get(&(c.args[0] as i32))
+                        .is_some_and(|interest| interest.iter().any(|(&fd, i)| self.reports(n, fd, i) != 0))
+                }
+                _ => watch.iter().any(|(&fd, &events)| self.readiness(n, fd, events) != 0),
+            },
             _ => false,
         }
     }

@@ -395,10 +395,9 @@ impl Supervisor {
 
     /// Marks each thread of node `n` waiting out of the slot on something
     /// the node's threads change whose call is to be made again. Where the
-    /// running thread waits (`again`): each whose wait may end now
-    /// ([`Supervisor::wait_may_end`]) or whose insides have changed since
-    /// it looked (`inside` is the node's now; a wait made again that finds
-    /// nothing waits again), made again at once (`ThreadRun::Again`).
+    /// running thread waits (`again`): each whose insides have changed
+    /// since it looked (`inside` is the node's now; a wait made again that
+    /// finds nothing waits again), made again at once (`ThreadRun::Again`).
     /// Before the running thread's next call: each whose wait may end now,
     /// as Linux would wake it (a function of the world, found again at
     /// each call), made again at a SWITCH to it (`Waits { changed }`), the
@@ -412,7 +411,12 @@ impl Supervisor {
             if !t.run.waits_on_node() {
                 continue;
             }
-            let mark = self.wait_may_end(n, k) || (again && tp.seen != inside);
+            // Where the running thread waits, a change since the thread
+            // looked (what it waits on can only have become ready by one,
+            // the world's answers aside; and a call made again that waits
+            // again has looked at what is there now, so this ends); before
+            // its next call, a wait that may end now.
+            let mark = if again { tp.seen != inside } else { self.wait_may_end(n, k) };
             // Linux keeps a descriptor's file open while a call of another
             // thread uses it; the world forgets it at the close.
             if mark && let Some(fd) = self.waited_fds(n, k).into_iter().find(|fd| !node.fds.contains_key(fd)) {
@@ -432,7 +436,7 @@ impl Supervisor {
         for (k, mark) in marks {
             let run = &mut node.threads[k].run;
             match run {
-                ThreadRun::Waits { changed, .. } if !again => *changed = mark,
+                ThreadRun::Waits { changed, .. } if !again || !mark => *changed = mark && !again,
                 _ if mark => {
                     if let ThreadRun::Waits { blocked, watch, waitall, .. } = std::mem::replace(run, ThreadRun::Exited)
                     {
