@@ -52,7 +52,11 @@
 //!   something on its way (`Blocked::ReadNow`, `AcceptNow`), returns by
 //!   RUN, the kernel's action, or takes what is on its way first: two
 //!   actions of one node, so Linux's timing decides, unless both orders
-//!   end in one world;
+//!   end in one world, or what is on its way is the request of the
+//!   segment's own CLIENT: the gate sends it in the connection's SYN (TCP
+//!   Fast Open, enabled in the gate's namespace), so Linux's node finds
+//!   the connection with the request in it, and the DELIVER (or the
+//!   ACCEPT) goes first;
 //! - a wait that ends by itself on Linux (a sleep, a timeout, a timerfd)
 //!   is followed by its TIMEOUT before any other external action, since
 //!   Linux's clock does not wait for the gate;
@@ -263,6 +267,10 @@ pub struct Follower<'e> {
     /// knows it.
     epochs: BTreeMap<Label, u32>,
     epoch: u32,
+    /// The client connection the current segment's CLIENT made: the gate
+    /// dials and sends its request with the node stopped, so on Linux the
+    /// request is in the node's socket before the node looks.
+    sent: Option<Label>,
     /// Where this segment began in `f` (its first step).
     segment_first: usize,
 }
@@ -322,7 +330,7 @@ impl<'e> Follower<'e> {
                 ));
             }
         }
-        let mut me = Follower { engine, f, epochs, epoch: 0, segment_first: 0 };
+        let mut me = Follower { engine, f, epochs, epoch: 0, sent: None, segment_first: 0 };
         if let Some(reason) = early {
             me.stop_segment(Stop::Unfollowable(reason))?;
             return Ok(me);
@@ -386,6 +394,10 @@ impl<'e> Follower<'e> {
             }
         };
         self.epoch += 1;
+        self.sent = match drive {
+            Drive::Client { label, .. } => Some(label),
+            _ => None,
+        };
         self.segment_first = self.f.worlds.len();
         self.apply(a, true)?;
         if let Err(stop) = self.closure(u32::MAX, pending) {
@@ -738,6 +750,22 @@ impl<'e> Follower<'e> {
                     ));
                 }
                 list.retain(|(a, e)| !matches!(a, ProcessAction::Accept { .. }) || Some(*e) == min);
+            }
+            // A woken wait, or a read or an accept that does not wait,
+            // with the request of this segment's client on its way: the
+            // gate sent it with the node stopped, so Linux's node finds it
+            // there when it looks (the DELIVER, or the ACCEPT, before RUN).
+            if list.len() == 2
+                && let Some(sent) = self.sent
+                && list.iter().any(|(a, _)| matches!(a, ProcessAction::Run { .. }))
+                && let Some(i) = list.iter().position(|(a, _)| match *a {
+                    ProcessAction::Deliver { conn, part: Part::Whole, .. } => conn == sent,
+                    ProcessAction::Accept { node, from, .. } => oldest(w, node, from) == sent,
+                    _ => false,
+                })
+            {
+                let kept = list.swap_remove(i);
+                list = vec![kept];
             }
             if list.len() >= 2 {
                 let names: Vec<String> = list.iter().map(|(a, _)| a.to_string()).collect();

@@ -260,12 +260,13 @@ impl Native {
                     self.quiesce()?;
                 }
             }
-            Drive::Client { node, label } => match self.connect(node) {
-                Ok(mut stream) => {
-                    // A node's k-th client sends the k-th of `requests`
-                    // (`Config::request_of`).
-                    let request = self.requests.get(label.k as usize).unwrap_or(&self.request);
-                    stream.write_all(request).map_err(io_err(format!("sending the request to node {node}")))?;
+            // A node's k-th client sends the k-th of `requests`
+            // (`Config::request_of`), in the connection's SYN (TCP Fast
+            // Open, `netns::enter_fresh`): the node's accept gives the
+            // connection with the request in it, as the model's DELIVER
+            // before the node looks, which `follow` takes.
+            Drive::Client { node, label } => match self.connect_with(node, label.k) {
+                Ok(stream) => {
                     stream.set_nonblocking(true).map_err(io_err("a client connection"))?;
                     self.clients.insert(label, Client { node, stream, got: Vec::new() });
                     self.quiesce()?;
@@ -330,9 +331,67 @@ impl Native {
         Ok(self.collect(refused))
     }
 
-    fn connect(&self, node: u8) -> io::Result<TcpStream> {
-        let addr = SocketAddr::from(([127, 0, 0, 1], PORT_BASE + node as u16));
-        TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+    /// A client connection to `node` whose SYN carries the `k`-th
+    /// client's request (`TCP_FASTOPEN_CONNECT`: the connect returns at
+    /// once, and the first write sends the SYN with the data; refused, the
+    /// write fails).
+    fn connect_with(&self, node: u8, k: u8) -> io::Result<TcpStream> {
+        use std::os::fd::FromRawFd;
+        let request = self.requests.get(k as usize).unwrap_or(&self.request);
+        // With nothing to send, a plain connect: a deferred one would never
+        // send its SYN.
+        if request.is_empty() {
+            let addr = SocketAddr::from(([127, 0, 0, 1], PORT_BASE + node as u16));
+            return TcpStream::connect_timeout(&addr, Duration::from_secs(5));
+        }
+        // SAFETY: socket takes no pointer; the descriptor is owned at once.
+        let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a new socket no one else owns.
+        let mut stream = unsafe { TcpStream::from_raw_fd(fd) };
+        let on: libc::c_int = 1;
+        // SAFETY: `on` outlives the call, which reads its size.
+        let set = unsafe {
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_FASTOPEN_CONNECT,
+                (&raw const on).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        // Its data in the SYN without a cookie (the namespace's listeners
+        // take it so: `netns::enter_fresh`).
+        // SAFETY: as above.
+        let no_cookie = unsafe {
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_FASTOPEN_NO_COOKIE,
+                (&raw const on).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if set != 0 || no_cookie != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let addr = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: (PORT_BASE + node as u16).to_be(),
+            sin_addr: libc::in_addr { s_addr: u32::from_be_bytes([127, 0, 0, 1]).to_be() },
+            sin_zero: [0; 8],
+        };
+        // SAFETY: `addr` outlives the call, which reads its size.
+        let r = unsafe {
+            libc::connect(fd, (&raw const addr).cast(), std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t)
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        stream.write_all(request)?;
+        Ok(stream)
     }
 
     /// Starts a life of node `n` whose fd 193 reads `recovery` (length

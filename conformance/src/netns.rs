@@ -12,14 +12,23 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::Command;
 
-/// Puts the calling thread in a new network namespace and brings its
-/// loopback up. Needs root (CAP_SYS_ADMIN).
+/// Puts the calling thread in a new network namespace, brings its
+/// loopback up, and lets its connections carry data in their SYN (TCP
+/// Fast Open, `net.ipv4.tcp_fastopen`: a listener's without a cookie
+/// and without its own socket option), so that
+/// a connection is accepted with what the gate's client sent in it. Needs
+/// root (CAP_SYS_ADMIN).
 pub fn enter_fresh() -> io::Result<()> {
     // SAFETY: unshare takes no pointer; CLONE_NEWNET affects this thread.
     if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    loopback_up()
+    loopback_up()?;
+    // TFO_CLIENT_ENABLE | TFO_SERVER_ENABLE | TFO_SERVER_COOKIE_NOT_REQD
+    // | TFO_SERVER_WO_SOCKOPT1, of this thread's namespace. Not
+    // TFO_CLIENT_NO_COOKIE (the gate's client sets TCP_FASTOPEN_NO_COOKIE
+    // on its own sockets): with it, a node's connect stayed in SYN_SENT.
+    std::fs::write("/proc/sys/net/ipv4/tcp_fastopen", "1539")
 }
 
 /// `struct ifreq` with the flags member, as SIOCGIFFLAGS and SIOCSIFFLAGS
