@@ -351,32 +351,10 @@ impl Native {
         }
         // SAFETY: `fd` is a new socket no one else owns.
         let mut stream = unsafe { TcpStream::from_raw_fd(fd) };
-        let on: libc::c_int = 1;
-        // SAFETY: `on` outlives the call, which reads its size.
-        let set = unsafe {
-            libc::setsockopt(
-                fd,
-                libc::IPPROTO_TCP,
-                libc::TCP_FASTOPEN_CONNECT,
-                (&raw const on).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
+        tcp_option_on(fd, libc::TCP_FASTOPEN_CONNECT)?;
         // Its data in the SYN without a cookie (the namespace's listeners
         // take it so: `netns::enter_fresh`).
-        // SAFETY: as above.
-        let no_cookie = unsafe {
-            libc::setsockopt(
-                fd,
-                libc::IPPROTO_TCP,
-                libc::TCP_FASTOPEN_NO_COOKIE,
-                (&raw const on).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if set != 0 || no_cookie != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        tcp_option_on(fd, libc::TCP_FASTOPEN_NO_COOKIE)?;
         let addr = libc::sockaddr_in {
             sin_family: libc::AF_INET as libc::sa_family_t,
             sin_port: (PORT_BASE + node as u16).to_be(),
@@ -669,4 +647,20 @@ impl Drop for Native {
             }
         }
     }
+}
+
+/// Sets TCP option `option` of socket `fd` to 1.
+fn tcp_option_on(fd: i32, option: libc::c_int) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: `on` outlives the call, which reads its size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            option,
+            (&raw const on).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r != 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
 }

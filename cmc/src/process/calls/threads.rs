@@ -395,15 +395,16 @@ impl Supervisor {
 
     /// Marks each thread of node `n` waiting out of the slot on something
     /// the node's threads change whose call is to be made again. Where the
-    /// running thread waits (`again`): each whose insides have changed
-    /// since it looked (`inside` is the node's now; a wait made again that
-    /// finds nothing waits again), made again at once (`ThreadRun::Again`).
-    /// Before the running thread's next call: each whose wait may end now,
+    /// running thread waits (`inside`, the node's insides now): each whose
+    /// insides have changed since it looked (a wait made again that finds
+    /// nothing waits again), made again at once (`ThreadRun::Again`).
+    /// Before the running thread's next call (`None`): each whose wait may end now,
     /// as Linux would wake it (a function of the world, found again at
     /// each call), made again at a SWITCH to it (`Waits { changed }`), the
     /// world still answering it as it waits. An error where a descriptor
     /// it waits on has been closed.
-    fn mark_changed(&mut self, n: u8, inside: u64, again: bool) -> Result<(), ProcessError> {
+    fn mark_changed(&mut self, n: u8, inside: Option<u64>) -> Result<(), ProcessError> {
+        let again = inside.is_some();
         let Some(p) = self.procs[n as usize].as_ref() else { return Ok(()) };
         let node = &self.world.nodes[n as usize];
         let mut marks = Vec::new();
@@ -416,7 +417,10 @@ impl Supervisor {
             // the world's answers aside; and a call made again that waits
             // again has looked at what is there now, so this ends); before
             // its next call, a wait that may end now.
-            let mark = if again { tp.seen != inside } else { self.wait_may_end(n, k) };
+            let mark = match inside {
+                Some(inside) => tp.seen != inside,
+                None => self.wait_may_end(n, k),
+            };
             // Linux keeps a descriptor's file open while a call of another
             // thread uses it; the world forgets it at the close.
             if mark && let Some(fd) = self.waited_fds(n, k).into_iter().find(|fd| !node.fds.contains_key(fd)) {
@@ -469,7 +473,7 @@ impl Supervisor {
         if let Some(slot) = self.world.nodes[n as usize].slot_of() {
             p.threads[slot].seen = inside;
         }
-        self.mark_changed(n, inside, true)?;
+        self.mark_changed(n, Some(inside))?;
         let Some(p) = self.procs[n as usize].as_mut() else { return Ok(false) };
         let node = &mut self.world.nodes[n as usize];
         let Some(k) = node.next_ready() else { return Ok(false) };
@@ -543,7 +547,7 @@ impl Supervisor {
         // SWITCH to it makes its call again (a read woken by data another
         // thread's poll was given: a third review's probe, found on 2 of
         // 40 native runs, passed).
-        self.mark_changed(n, 0, false)?;
+        self.mark_changed(n, None)?;
         let node = &self.world.nodes[n as usize];
         let others_ready = node.threads.iter().any(|t| t.run.switchable());
         if !others_ready && !self.world_may_answer(n) {
