@@ -71,8 +71,11 @@ pub enum ForkError {
     },
     /// A process ended during the fork.
     Died,
-    /// Nothing happened for the stall timeout.
-    Silent,
+    /// Nothing happened for the stall timeout, `seconds` long.
+    Silent {
+        /// How long the fork waited.
+        seconds: f64,
+    },
     /// The search asked to stop (the reason) while the fork waited.
     Stopped(String),
     /// A system call of the supervisor failed.
@@ -120,7 +123,7 @@ pub fn fork(
     while !(reparked && child.as_ref().is_some_and(|(_, n)| n.is_some())) {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(ForkError::Silent);
+            return Err(ForkError::Silent { seconds: timeout.as_secs_f64() });
         }
         if !readable(listener, from.pidfd.as_fd(), left.min(super::STOP_POLL)) {
             if exited(from.pidfd.as_fd()) {

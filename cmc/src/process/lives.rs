@@ -474,8 +474,8 @@ fn fork_error(n: u8, e: ForkError) -> ProcessError {
             detail: format!("process {pid} made it while the node was being forked"),
         },
         ForkError::Died => ProcessError::NodeSys { node: n, call: "fork", errno: Errno::ESRCH },
-        ForkError::Silent => {
-            ProcessError::Stall { node: n, call: "a fork of a parked process".to_string(), seconds: 0.0 }
+        ForkError::Silent { seconds } => {
+            ProcessError::Stall { node: n, call: "a fork of a parked process".to_string(), seconds }
         }
         ForkError::Sys { call, errno } => ProcessError::NodeSys { node: n, call, errno },
         ForkError::Stopped(reason) => ProcessError::Stopped { reason },
