@@ -271,6 +271,19 @@ fn a_wait_another_thread_ends_is_made_again_as_linux_wakes_it() {
         let r = run(mode, 1, 1);
         assert_eq!(r.verdict, Verdict::Violation, "{mode}: {}", r.to_text());
     }
+    // A tokio probe's (a runtime of two workers): a descriptor deleted
+    // from an epoll instance and closed while another thread waits in it
+    // (an error before: the wait's descriptors were taken as the interests
+    // it began with; Linux's wait goes on, and the worker gets B alone);
+    // and a wait through a duplicate of the instance, never marked as one
+    // that may end (its instance was looked up by the duplicate's number):
+    // with one switch the worker runs before the main thread's next call,
+    // as in every native run, which aborts.
+    let r = run("epclose", 1, 0);
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
+    let r = run("epdup", 1, 1);
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    assert!(r.to_text().contains("killed by signal 6"), "{}", r.to_text());
 }
 
 /// A review's probes of waits made again and of a thread's `exit`, each a

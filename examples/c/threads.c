@@ -209,6 +209,17 @@
  * for 20 ms, noting its timeout; the main thread writes A, computes, and
  * aborts if the second timed out meanwhile. Natively both abort.
  *
+ *   threads NODE epclose | epdup
+ *
+ * A tokio probe's, one node each (a runtime of two workers: one deletes
+ * a connection from the epoll instance and closes it while the other
+ * waits in epoll_wait). "epclose": a worker waits in an epoll instance
+ * watching eventfds A and B; the main thread deletes A, closes it and
+ * writes B; the worker aborts unless it gets B alone. "epdup": the worker
+ * waits through a duplicate of the instance (F_DUPFD_CLOEXEC); the main
+ * thread writes B, computes (no call), and aborts if the worker has run
+ * meanwhile: natively every run aborts.
+ *
  *   threads NODE shuttimeo
  *
  * Two nodes; node 1 dials node 0 and waits. Node 0 accepts, sets a
@@ -222,6 +233,7 @@
 #include "cmc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
@@ -1066,6 +1078,58 @@ static int sixth(const char *mode)
         pause();
 }
 
+/* "epclose" and "epdup" (see the top). */
+static int r7_ep, r7_ep2, r7_a, r7_b;
+static volatile int r7_ran;
+
+static void *r7_worker(void *arg)
+{
+    struct epoll_event got[4];
+    int dup = arg != NULL;
+    int k = epoll_wait(dup ? r7_ep2 : r7_ep, got, 4, -1);
+    if (k != 1 || got[0].data.u32 != 2)
+        abort();
+    r7_ran = 1;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static int seventh(const char *mode)
+{
+    uint8_t none = 0;
+    cmc_record_write(CMC_STATE_FD, &none, 1);
+    int dup = strcmp(mode, "epdup") == 0;
+    r7_ep = epoll_create1(0);
+    r7_a = eventfd(0, 0);
+    r7_b = eventfd(0, 0);
+    struct epoll_event ea = {.events = EPOLLIN, .data.u32 = 1}, eb = {.events = EPOLLIN, .data.u32 = 2};
+    if (r7_ep < 0 || r7_a < 0 || r7_b < 0 || epoll_ctl(r7_ep, EPOLL_CTL_ADD, r7_a, &ea) != 0 ||
+        epoll_ctl(r7_ep, EPOLL_CTL_ADD, r7_b, &eb) != 0)
+        return 2;
+    if (dup && (r7_ep2 = fcntl(r7_ep, F_DUPFD_CLOEXEC, 20)) < 0)
+        return 2;
+    pthread_t t;
+    if (pthread_create(&t, NULL, r7_worker, dup ? (void *)1 : NULL) != 0)
+        return 2;
+    usleep(1000);
+    uint64_t one = 1;
+    if (!dup && (epoll_ctl(r7_ep, EPOLL_CTL_DEL, r7_a, NULL) != 0 || close(r7_a) != 0))
+        return 3;
+    if (write(r7_b, &one, 8) != 8)
+        return 3;
+    if (dup) {
+        for (volatile long i = 0; i < 150000000; i++) {
+        }
+        uint8_t done = 1;
+        cmc_record_write(CMC_STATE_FD, &done, 1);
+        if (r7_ran)
+            abort();
+    }
+    for (;;)
+        pause();
+}
+
 static int one_node_waits(const char *mode)
 {
     uint8_t none = 0;
@@ -1146,6 +1210,8 @@ int main(int argc, char **argv)
         return shuttimeo(me);
     if (strcmp(argv[2], "selleft") == 0 || strcmp(argv[2], "tfdarm") == 0 || strcmp(argv[2], "pipeunder") == 0)
         return one_node_waits(argv[2]);
+    if (strcmp(argv[2], "epclose") == 0 || strcmp(argv[2], "epdup") == 0)
+        return seventh(argv[2]);
     const char *sixths[] = {"evwritev", "waitallpair", "epother", "dlmark"};
     for (unsigned i = 0; i < sizeof sixths / sizeof *sixths; i++)
         if (strcmp(argv[2], sixths[i]) == 0)

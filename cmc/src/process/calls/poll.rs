@@ -736,8 +736,8 @@ impl Supervisor {
     }
 
     /// The descriptors thread `k` of node `n`, waiting out of the slot,
-    /// waits on: its read's, accept's or timer's, those its poll watches,
-    /// and for a read or a write that waits for ever (of an empty pipe,
+    /// waits on: its read's, accept's or timer's, those its poll or select
+    /// watches, the instance's descriptor its epoll wait names, and for a read or a write that waits for ever (of an empty pipe,
     /// eventfd or socketpair, of a timer not armed, an eventfd's write
     /// waiting for room: `Blocked::Pause`) its held call's.
     pub(in crate::process) fn waited_fds(&self, n: u8, k: usize) -> Vec<i32> {
@@ -748,7 +748,13 @@ impl Supervisor {
             return Vec::new();
         };
         match blocked {
-            Blocked::Poll { .. } => watch.keys().copied().collect(),
+            // An epoll wait waits on its instance, through the descriptor
+            // it named: an interest deleted and closed under it is gone
+            // from the instance, and the wait goes on, as on Linux.
+            Blocked::Poll { .. } => match self.epoll_waited(n, k) {
+                Some((through, _)) => vec![through],
+                None => watch.keys().copied().collect(),
+            },
             Blocked::Pause => self
                 .held_of(n, k)
                 .filter(|c| reads(c.nr) || writes(c.nr))
@@ -789,6 +795,23 @@ impl Supervisor {
         self.procs[n as usize].as_ref().and_then(|p| p.threads.get(k)?.held)
     }
 
+    /// For thread `k` of node `n` held in an epoll wait: the descriptor
+    /// it waits through, and its instance (`epolls`' key, the instance's
+    /// lowest descriptor, which a duplicate's number is not).
+    fn epoll_waited(&self, n: u8, k: usize) -> Option<(i32, i32)> {
+        let c = self.held_of(n, k)?;
+        if !matches!(c.nr, libc::SYS_epoll_wait | libc::SYS_epoll_pwait | libc::SYS_epoll_pwait2) {
+            return None;
+        }
+        let through = c.args[0] as i32;
+        match self.world.nodes[n as usize].fds.get(&through) {
+            Some(&VFd::Epoll { id }) => Some((through, id)),
+            // Closed under the wait: the close was refused
+            // (`check_waited_on`); an instance no more.
+            _ => Some((through, through)),
+        }
+    }
+
     /// Whether the wait of thread `k` of node `n`, out of the slot, may
     /// end, or wait otherwise, if its call is made again now (on Linux it
     /// would be woken): what it waits on is ready (a descriptor of
@@ -822,13 +845,12 @@ impl Supervisor {
             }
             // An epoll wait: any interest of its instance, as the instance
             // would report it (one added under the wait too).
-            Blocked::Poll { .. } => match self.held_of(n, k) {
-                Some(c) if matches!(c.nr, libc::SYS_epoll_wait | libc::SYS_epoll_pwait | libc::SYS_epoll_pwait2) => {
-                    node.epolls
-                        .get(&(c.args[0] as i32))
-                        .is_some_and(|interest| interest.iter().any(|(&fd, i)| self.reports(n, fd, i) != 0))
-                }
-                _ => watch.iter().any(|(&fd, &events)| self.readiness(n, fd, events) != 0),
+            Blocked::Poll { .. } => match self.epoll_waited(n, k) {
+                Some((_, instance)) => node
+                    .epolls
+                    .get(&instance)
+                    .is_some_and(|interest| interest.iter().any(|(&fd, i)| self.reports(n, fd, i) != 0)),
+                None => watch.iter().any(|(&fd, &events)| self.readiness(n, fd, events) != 0),
             },
             _ => false,
         }
