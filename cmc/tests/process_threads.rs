@@ -284,6 +284,17 @@ fn a_wait_another_thread_ends_is_made_again_as_linux_wakes_it() {
     let r = run("epdup", 1, 1);
     assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
     assert!(r.to_text().contains("killed by signal 6"), "{}", r.to_text());
+    // A review's: an epoll wait's deadline and what the world may answer
+    // it with were the interests it began with, not its instance's: a
+    // timer armed and added under the wait never ended it between two of
+    // the main thread's calls (a pass; every native run aborts), and a
+    // timer deleted and closed, its number taken by a timer never added,
+    // ended it with nothing to report (a violation; no native run aborts).
+    let r = run("eptmadd", 1, 1);
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    assert!(r.to_text().contains("killed by signal 6"), "{}", r.to_text());
+    let r = run("eptfreuse", 1, 1);
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
 }
 
 /// A review's probes of waits made again and of a thread's `exit`, each a

@@ -209,7 +209,7 @@
  * for 20 ms, noting its timeout; the main thread writes A, computes, and
  * aborts if the second timed out meanwhile. Natively both abort.
  *
- *   threads NODE epclose | epdup
+ *   threads NODE epclose | epdup | eptmadd | eptfreuse
  *
  * A tokio probe's, one node each (a runtime of two workers: one deletes
  * a connection from the epoll instance and closes it while the other
@@ -218,7 +218,13 @@
  * writes B; the worker aborts unless it gets B alone. "epdup": the worker
  * waits through a duplicate of the instance (F_DUPFD_CLOEXEC); the main
  * thread writes B, computes (no call), and aborts if the worker has run
- * meanwhile: natively every run aborts.
+ * meanwhile: natively every run aborts. A review's: "eptmadd": the main
+ * thread adds a timerfd armed for 1 ms to the instance under the wait,
+ * computes, and aborts if the worker (which wants the timer alone) has
+ * run meanwhile: natively every run aborts. "eptfreuse": A is a timerfd,
+ * not armed; the main thread deletes and closes it, makes a timerfd at
+ * its number (not added), arms it for 1 ms, reads it, and writes B; the
+ * worker aborts unless it gets B alone: natively no run aborts.
  *
  *   threads NODE shuttimeo
  *
@@ -1081,13 +1087,21 @@ static int sixth(const char *mode)
 /* "epclose" and "epdup" (see the top). */
 static int r7_ep, r7_ep2, r7_a, r7_b;
 static volatile int r7_ran;
+static uint32_t r7_want = 2;
+
+static void r7_arm(int t)
+{
+    struct itimerspec it = {.it_value = {.tv_sec = 0, .tv_nsec = 1000000}};
+    if (timerfd_settime(t, 0, &it, NULL) != 0)
+        exit(4);
+}
 
 static void *r7_worker(void *arg)
 {
     struct epoll_event got[4];
     int dup = arg != NULL;
     int k = epoll_wait(dup ? r7_ep2 : r7_ep, got, 4, -1);
-    if (k != 1 || got[0].data.u32 != 2)
+    if (k != 1 || got[0].data.u32 != r7_want)
         abort();
     r7_ran = 1;
     for (;;)
@@ -1099,9 +1113,10 @@ static int seventh(const char *mode)
 {
     uint8_t none = 0;
     cmc_record_write(CMC_STATE_FD, &none, 1);
-    int dup = strcmp(mode, "epdup") == 0;
+    int dup = strcmp(mode, "epdup") == 0, tmadd = strcmp(mode, "eptmadd") == 0,
+        tfreuse = strcmp(mode, "eptfreuse") == 0;
     r7_ep = epoll_create1(0);
-    r7_a = eventfd(0, 0);
+    r7_a = tfreuse ? timerfd_create(CLOCK_MONOTONIC, 0) : eventfd(0, 0);
     r7_b = eventfd(0, 0);
     struct epoll_event ea = {.events = EPOLLIN, .data.u32 = 1}, eb = {.events = EPOLLIN, .data.u32 = 2};
     if (r7_ep < 0 || r7_a < 0 || r7_b < 0 || epoll_ctl(r7_ep, EPOLL_CTL_ADD, r7_a, &ea) != 0 ||
@@ -1112,13 +1127,32 @@ static int seventh(const char *mode)
     pthread_t t;
     if (pthread_create(&t, NULL, r7_worker, dup ? (void *)1 : NULL) != 0)
         return 2;
+    if (tmadd)
+        r7_want = 3;
     usleep(1000);
     uint64_t one = 1;
-    if (!dup && (epoll_ctl(r7_ep, EPOLL_CTL_DEL, r7_a, NULL) != 0 || close(r7_a) != 0))
+    if (tmadd) {
+        int t3 = timerfd_create(CLOCK_MONOTONIC, 0);
+        struct epoll_event e3 = {.events = EPOLLIN, .data.u32 = 3};
+        if (t3 < 0)
+            return 3;
+        r7_arm(t3);
+        if (epoll_ctl(r7_ep, EPOLL_CTL_ADD, t3, &e3) != 0)
+            return 3;
+    } else if (!dup && (epoll_ctl(r7_ep, EPOLL_CTL_DEL, r7_a, NULL) != 0 || close(r7_a) != 0))
         return 3;
-    if (write(r7_b, &one, 8) != 8)
+    if (tfreuse) {
+        int t2 = timerfd_create(CLOCK_MONOTONIC, 0);
+        uint64_t n;
+        if (t2 != r7_a)
+            return 5;
+        r7_arm(t2);
+        if (read(t2, &n, 8) != 8)
+            return 3;
+    }
+    if (!tmadd && write(r7_b, &one, 8) != 8)
         return 3;
-    if (dup) {
+    if (dup || tmadd) {
         for (volatile long i = 0; i < 150000000; i++) {
         }
         uint8_t done = 1;
@@ -1210,8 +1244,10 @@ int main(int argc, char **argv)
         return shuttimeo(me);
     if (strcmp(argv[2], "selleft") == 0 || strcmp(argv[2], "tfdarm") == 0 || strcmp(argv[2], "pipeunder") == 0)
         return one_node_waits(argv[2]);
-    if (strcmp(argv[2], "epclose") == 0 || strcmp(argv[2], "epdup") == 0)
-        return seventh(argv[2]);
+    const char *sevenths[] = {"epclose", "epdup", "eptmadd", "eptfreuse"};
+    for (unsigned i = 0; i < sizeof sevenths / sizeof *sevenths; i++)
+        if (strcmp(argv[2], sevenths[i]) == 0)
+            return seventh(argv[2]);
     const char *sixths[] = {"evwritev", "waitallpair", "epother", "dlmark"};
     for (unsigned i = 0; i < sizeof sixths / sizeof *sixths; i++)
         if (strcmp(argv[2], sixths[i]) == 0)

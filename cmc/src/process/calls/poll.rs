@@ -795,6 +795,42 @@ impl Supervisor {
         self.procs[n as usize].as_ref().and_then(|p| p.threads.get(k)?.held)
     }
 
+    /// After a call of node `n`: each thread waiting out of the slot in an
+    /// epoll wait watches what its instance holds now (an interest added,
+    /// changed, deleted or closed under the wait is the instance's, and
+    /// so the wait's, at once, as on Linux): its deadline (an armed timer
+    /// among them), and what the world may answer it with, follow the
+    /// instance, not the interests the wait began with (a review's
+    /// `tmadd`, `tfreuse`, `tfdel`).
+    pub(in crate::process) fn follow_epoll_waits(&mut self, n: u8) {
+        let node = &self.world.nodes[n as usize];
+        if node.threads.is_empty() {
+            return;
+        }
+        let mut now = Vec::new();
+        for (k, t) in node.threads.iter().enumerate() {
+            if let crate::process::threads::ThreadRun::Waits { blocked: Blocked::Poll { .. }, watch, .. } = &t.run
+                && let Some((_, instance)) = self.epoll_waited(n, k)
+            {
+                let entries = self.entries(n, &Call::Epoll { epfd: instance });
+                let mut fresh = std::collections::BTreeMap::new();
+                for (fd, events) in entries {
+                    *fresh.entry(fd).or_insert(0) |= events;
+                }
+                if fresh != *watch {
+                    now.push((k, fresh));
+                }
+            }
+        }
+        for (k, fresh) in now {
+            if let crate::process::threads::ThreadRun::Waits { watch, .. } =
+                &mut self.world.nodes[n as usize].threads[k].run
+            {
+                *watch = fresh;
+            }
+        }
+    }
+
     /// For thread `k` of node `n` held in an epoll wait: the descriptor
     /// it waits through, and its instance (`epolls`' key, the instance's
     /// lowest descriptor, which a duplicate's number is not).
