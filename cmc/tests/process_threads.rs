@@ -484,3 +484,40 @@ fn what_threads_do_to_each_other_is_as_linux_does_it() {
     assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
     assert_eq!(replay(&threads(&["mainexit"]), &[]).nodes[0].state, [5], "the worker serves");
 }
+
+/// A review of `Supervisor::follow_epoll_waits` (`examples/c/epchange.c`),
+/// each agreeing with Linux now and not before:
+/// - "hup01": an interest that asks for nothing still reports a hang-up
+///   (the kernel adds `EPOLLERR | EPOLLHUP` to every interest it adds or
+///   changes): the wait returns once the peer's FIN reaches an end shut
+///   for writing, and the program aborts, as every native run does (it
+///   waited for ever: a pass);
+/// - "tfout": a timerfd watched for writing (never ready) gave the wait a
+///   deadline, and TIMEOUT ended an endless epoll wait with 0 (a
+///   violation; natively the worker gets the eventfd alone);
+/// - "selfexit": an instance that comes to watch both ends of a node's
+///   connection to itself under a thread's wait is an error naming it, as
+///   a wait on both ends is (a DELIVER was offered for the wrong end, an
+///   internal error).
+#[test]
+fn an_epoll_wait_follows_its_instance_as_linux_does() {
+    let _serial = process_support::serial();
+    let run = |mode: &str, nodes: u8, switches: u8| {
+        let mut c = config("epchange", nodes);
+        c.args = vec![mode.to_string()];
+        c.budgets.timeouts = 2;
+        c.budgets.thread_switches = switches;
+        c.timeout_order = cmc::process::TimeoutOrder::Deadline { drift_ms: 0 };
+        check(&ProgramModel::new(mode, c), false)
+    };
+    let r = run("hup01", 2, 0);
+    assert_eq!(r.verdict, Verdict::Violation, "{}", r.to_text());
+    assert!(r.to_text().contains("killed by signal 6"), "{}", r.to_text());
+    for (mode, switches) in [("tfout", 1), ("tfout1", 0)] {
+        let r = run(mode, 1, switches);
+        assert_eq!(r.verdict, Verdict::Pass, "{mode}: {}", r.to_text());
+    }
+    let r = run("selfexit", 1, 1);
+    assert_eq!(r.verdict, Verdict::Error, "{}", r.to_text());
+    assert!(r.to_text().contains("watches both ends of a connection to itself"), "{}", r.to_text());
+}

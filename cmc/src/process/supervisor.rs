@@ -525,7 +525,7 @@ impl Supervisor {
         self.let_run = None;
         let mut answer = answer?;
         self.forget_taken(n);
-        self.follow_epoll_waits(n);
+        self.follow_epoll_waits(n)?;
         // In the start, the order of a listing's new names is a choice of
         // the start's: made, and the listing answered.
         if let Answer::Hold(Blocked::Order { choices, .. }) = answer

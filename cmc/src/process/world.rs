@@ -1565,13 +1565,17 @@ pub struct NodeWorld {
 impl NodeWorld {
     /// The deadline of a wait in `blocked` watching `watch` (a poll's)
     /// of this node: a sleep's end, a receive timeout's, a poll's timeout
-    /// or the earliest armed timerfd it watches, an armed timerfd read.
+    /// or the earliest armed timerfd it watches for reading (a timer is
+    /// never writable: a review's `tfout`), an armed timerfd read.
     pub fn deadline_of(&self, blocked: &Blocked, watch: &BTreeMap<i32, i16>) -> Option<Millis> {
         let armed = |fd: &i32| self.timers.get(fd).and_then(|t| t.wakes_at());
+        let read = |(&fd, &events): (&i32, &i16)| (events & nix::libc::POLLIN != 0).then_some(fd);
         match *blocked {
             Blocked::Sleep { until } => Some(until),
             Blocked::Read { until, .. } | Blocked::Accept { until, .. } => until,
-            Blocked::Poll { until } => until.into_iter().chain(watch.keys().filter_map(armed)).min(),
+            Blocked::Poll { until } => {
+                until.into_iter().chain(watch.iter().filter_map(read).filter_map(|fd| armed(&fd))).min()
+            }
             Blocked::Timer { fd } => armed(&fd),
             Blocked::Futex { until, .. } => until,
             _ => None,

@@ -189,8 +189,13 @@ impl Supervisor {
                 );
             }
             // `EPOLLWAKEUP` changes nothing here; a bit that is not one of
-            // the kernel's is the world's own.
-            Some((events & !(libc::EPOLLWAKEUP as u32) & !Interest::QUEUED, data))
+            // the kernel's is the world's own. The kernel adds `EPOLLERR`
+            // and `EPOLLHUP` to every interest it adds or changes, so one
+            // that asks for nothing still reports a hang-up (a review's
+            // `hup01`: it waited for ever); only a one-shot that reported
+            // asks for nothing at all.
+            let always = (libc::EPOLLERR | libc::EPOLLHUP) as u32;
+            Some(((events | always) & !(libc::EPOLLWAKEUP as u32) & !Interest::QUEUED, data))
         };
         let old = self.world.nodes[n as usize].epolls.get(&epfd).and_then(|i| i.get(&fd)).copied();
         let made = event.map(|(events, data)| (self.interest(n, fd, events, old.as_ref()), data));
@@ -802,10 +807,10 @@ impl Supervisor {
     /// among them), and what the world may answer it with, follow the
     /// instance, not the interests the wait began with (a review's
     /// `tmadd`, `tfreuse`, `tfdel`).
-    pub(in crate::process) fn follow_epoll_waits(&mut self, n: u8) {
+    pub(in crate::process) fn follow_epoll_waits(&mut self, n: u8) -> Result<(), ProcessError> {
         let node = &self.world.nodes[n as usize];
         if node.threads.is_empty() {
-            return;
+            return Ok(());
         }
         let mut now = Vec::new();
         for (k, t) in node.threads.iter().enumerate() {
@@ -818,6 +823,18 @@ impl Supervisor {
                     *fresh.entry(fd).or_insert(0) |= events;
                 }
                 if fresh != *watch {
+                    // As `on_wait` refuses it (a review's `selfexit`: the
+                    // DELIVER offered named the wrong end).
+                    if self.watches_both_ends(n, &fresh) {
+                        return Err(ProcessError::Unmodelled {
+                            node: n,
+                            call: "epoll_ctl".to_string(),
+                            detail: format!(
+                                "thread {k} waits in an epoll instance that now watches both ends of a connection \
+                                 to itself"
+                            ),
+                        });
+                    }
                     now.push((k, fresh));
                 }
             }
@@ -829,6 +846,7 @@ impl Supervisor {
                 *watch = fresh;
             }
         }
+        Ok(())
     }
 
     /// For thread `k` of node `n` held in an epoll wait: the descriptor
