@@ -742,9 +742,10 @@ impl Supervisor {
 
     /// The descriptors thread `k` of node `n`, waiting out of the slot,
     /// waits on: its read's, accept's or timer's, those its poll or select
-    /// watches, the instance's descriptor its epoll wait names, and for a read or a write that waits for ever (of an empty pipe,
-    /// eventfd or socketpair, of a timer not armed, an eventfd's write
-    /// waiting for room: `Blocked::Pause`) its held call's.
+    /// watches, the instance's descriptor its epoll wait names, and for a
+    /// read or a write that waits for ever (of an empty pipe, eventfd or
+    /// socketpair, of a timer not armed, an eventfd's write waiting for
+    /// room: `Blocked::Pause`) its held call's.
     pub(in crate::process) fn waited_fds(&self, n: u8, k: usize) -> Vec<i32> {
         let node = &self.world.nodes[n as usize];
         let Some(crate::process::threads::ThreadRun::Waits { blocked, watch, .. }) =
