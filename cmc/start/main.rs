@@ -95,6 +95,7 @@ unsafe extern "C" fn cmc_start_main(sp: *mut usize) -> ! {
         cpuid_gate: trap::gate(),
         image_start: (&raw const __cmc_start_image_start) as u64,
         image_end: (&raw const __cmc_start_image_end) as u64,
+        thread_slots: (&raw const fork::SLOTS) as u64,
     };
     let hello_answer = unsafe { sys::syscall3(sys::SYS_IOCTL, 3, HELLO_REQUEST as usize, &hello as *const _ as usize) };
     if hello_answer == 0 {

@@ -37,7 +37,7 @@ pub const PARK_REQUEST: u64 = 0x434d_4302;
 /// bytes (the preload's is `"cmc-helo"`).
 pub const HELLO_MAGIC: u64 = u64::from_le_bytes(*b"cmc-strt");
 /// The version of [`Hello`].
-pub const HELLO_VERSION: u32 = 1;
+pub const HELLO_VERSION: u32 = 2;
 /// The signal that makes a parked process fork (the preload's and the
 /// supervisor's `SNAPSHOT_SIGNAL`).
 pub const SNAPSHOT_SIGNAL: i32 = 63;
@@ -50,9 +50,101 @@ pub const SNAPSHOT_SIGNAL: i32 = 63;
 /// notified and refused by name. `"cmc-cpid"` in little-endian bytes.
 pub const CPUID_REARM: u64 = u64::from_le_bytes(*b"cmc-cpid");
 
+/// What the snapshot handler does, in the `si_value` of the signal's
+/// `siginfo` (`SI_QUEUE`): [`SNAP_FORK`] (0, what every snapshot of a
+/// process of one thread asks), or one of the others below with, for
+/// [`SNAP_CAPTURE`], the slot in bits 8 to 15.
+pub const SNAP_FORK: u64 = 0;
+/// Copy the signalled thread's frame (its registers at its held call, and
+/// its extended state) and its thread pointer into the slot named, then
+/// return: the call restarts and is held again.
+pub const SNAP_CAPTURE: u64 = 1;
+/// Fork (as [`SNAP_FORK`]); in the child, make again every thread the
+/// slots record ([`SLOT_CAPTURED`], [`SLOT_NEW`]), one after the other in
+/// slot order, after restoring the forking thread's own
+/// ([`SLOT_FORKER`]) robust list and cleared-tid word, which a fork does
+/// not copy.
+pub const SNAP_FORK_THREADS: u64 = 2;
+
+/// The most threads a life may make, its main thread included: one slot
+/// each.
+pub const THREAD_SLOTS: usize = 64;
+/// A slot's size: its header, the kernel's `ucontext` and the extended
+/// state the kernel saves on a signal (2,696 bytes with AVX-512, 11,008
+/// with AMX tiles).
+pub const SLOT_BYTES: usize = 16384;
+
+/// A slot records no thread.
+pub const SLOT_NONE: u64 = 0;
+/// A thread captured by [`SNAP_CAPTURE`]: made again from its frame,
+/// which `rt_sigreturn` resumes at its held call.
+pub const SLOT_CAPTURED: u64 = 1;
+/// A thread made by glibc's `clone3` that has not run past its first
+/// call: made again from where that `clone3` returned in it, with the
+/// registers glibc's child path reads.
+pub const SLOT_NEW: u64 = 2;
+/// The thread that forks: its robust list and cleared-tid word restored
+/// in the child.
+pub const SLOT_FORKER: u64 = 3;
+/// A capture that could not be made: the extended state is larger than
+/// the slot.
+pub const SLOT_TOO_LARGE: u64 = 4;
+
+/// One thread's record in a parked process (`#[repr(C)]`, 64-aligned for
+/// the extended state, which `xrstor` needs aligned). The supervisor
+/// writes the header but `tls` of a captured slot, the handler the rest.
+#[repr(C, align(64))]
+pub struct ThreadSlot {
+    /// `SLOT_*` (offset 0).
+    pub kind: u64,
+    /// Its robust futex list's head, 0 for none (offset 8).
+    pub robust: u64,
+    /// The word the kernel clears at its end (`CLONE_CHILD_CLEARTID`), 0
+    /// for none (offset 16).
+    pub child_tid: u64,
+    /// Its thread pointer (FS base) (offset 24).
+    pub tls: u64,
+    /// A new thread's: where its `clone3` returned (offset 32).
+    pub ip: u64,
+    /// A new thread's stack pointer (offset 40).
+    pub stack: u64,
+    /// A new thread's `rdx` (glibc's `start_thread`) (offset 48).
+    pub entry: u64,
+    /// A new thread's `r8` (its `struct pthread`) (offset 56).
+    pub arg: u64,
+    /// Its name (`comm`), NUL-terminated (offset 64).
+    pub name: [u8; 16],
+    /// The bytes of extended state captured (offset 80).
+    pub xsave_bytes: u64,
+    /// Unused, to [`SLOT_FRAME`].
+    pub _pad: [u8; 40],
+    /// The kernel's `ucontext` at the capture, its `fpregs` pointing at
+    /// [`ThreadSlot::xsave`] (offset 128).
+    pub frame: [u8; SLOT_FRAME_BYTES],
+    /// The extended state (offset 448).
+    pub xsave: [u8; SLOT_BYTES - SLOT_XSAVE],
+}
+
+/// The kernel's `struct ucontext` on x86-64, as the handler copies it.
+pub const SLOT_FRAME_BYTES: usize = 320;
+/// Where [`ThreadSlot::frame`] is in a slot.
+pub const SLOT_FRAME: usize = 128;
+/// Where [`ThreadSlot::xsave`] is in a slot.
+pub const SLOT_XSAVE: usize = 448;
+/// Where [`ThreadSlot::tls`] is in a slot.
+pub const SLOT_TLS: usize = 24;
+/// Where [`ThreadSlot::name`] is in a slot.
+pub const SLOT_NAME: usize = 64;
+
+const _: () = assert!(core::mem::size_of::<ThreadSlot>() == SLOT_BYTES);
+const _: () = assert!(core::mem::offset_of!(ThreadSlot, frame) == SLOT_FRAME);
+const _: () = assert!(core::mem::offset_of!(ThreadSlot, xsave) == SLOT_XSAVE);
+const _: () = assert!(core::mem::offset_of!(ThreadSlot, tls) == SLOT_TLS);
+const _: () = assert!(core::mem::offset_of!(ThreadSlot, name) == SLOT_NAME);
+
 /// What the stub tells the supervisor before it parks, by
 /// `ioctl(3, HELLO_REQUEST, &hello)`: the state every life inherits.
-/// 64 bytes, fields at fixed offsets (asserted below).
+/// 72 bytes, fields at fixed offsets (asserted below).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hello {
@@ -91,9 +183,13 @@ pub struct Hello {
     pub image_start: u64,
     /// The end of that range (offset 56).
     pub image_end: u64,
+    /// Where the stub's [`ThreadSlot`] table is (offset 64): the snapshot
+    /// handler's record of a parked process's threads, in every life.
+    pub thread_slots: u64,
 }
 
-const _: () = assert!(core::mem::size_of::<Hello>() == 64);
+const _: () = assert!(core::mem::size_of::<Hello>() == 72);
+const _: () = assert!(core::mem::offset_of!(Hello, thread_slots) == 64);
 const _: () = assert!(core::mem::offset_of!(Hello, tsc_trapped) == 16);
 const _: () = assert!(core::mem::offset_of!(Hello, vdso_removed) == 32);
 const _: () = assert!(core::mem::offset_of!(Hello, cpuid_gate) == 40);
@@ -160,6 +256,9 @@ pub const EXIT_MAP: i32 = 126;
 pub const EXIT_ORPHAN: i32 = 127;
 /// The stub panicked: a bug in the stub.
 pub const EXIT_PANIC: i32 = 119;
+/// A fork of a parked process could not make one of its threads again
+/// (the snapshot handler's `clone` failed).
+pub const EXIT_THREADS: i32 = 118;
 
 // The stub's limits, each named in the message of `EXIT_LIMIT`.
 

@@ -19,6 +19,8 @@ pub const SYS_IOCTL: usize = 16;
 pub const SYS_PREAD64: usize = 17;
 pub const SYS_CLONE: usize = 56;
 pub const SYS_GETPPID: usize = 110;
+pub const SYS_SET_TID_ADDRESS: usize = 218;
+pub const SYS_SET_ROBUST_LIST: usize = 273;
 pub const SYS_PRCTL: usize = 157;
 pub const SYS_ARCH_PRCTL: usize = 158;
 pub const SYS_CLOCK_GETTIME: usize = 228;
@@ -64,6 +66,11 @@ pub const PR_SET_NAME: usize = 15;
 pub const PR_SET_TSC: usize = 26;
 pub const PR_TSC_SIGSEGV: usize = 2;
 pub const ARCH_SET_CPUID: usize = 0x1012;
+pub const ARCH_GET_FS: usize = 0x1003;
+/// glibc's thread flags without `CLONE_PARENT_SETTID` (`CLONE_VM |
+/// CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+/// CLONE_SETTLS | CLONE_CHILD_CLEARTID`).
+pub const CLONE_THREAD_AGAIN: usize = 0x2d0f00;
 pub const CLOCK_MONOTONIC: usize = 1;
 
 // `elf.h`: auxiliary vector types.

@@ -403,7 +403,7 @@ impl Supervised {
                 gate_calls += answer(s.listener.as_fd(), &n, hello.as_ref());
             }
         };
-        let template = Parked { pid: s.pid, pidfd: s.pidfd, notif: parked, cookies: Default::default() };
+        let template = Parked::new(s.pid, s.pidfd, parked);
         Supervised { template, listener: s.listener, hello: hello.unwrap(), log, gate_calls }
     }
 
@@ -490,7 +490,7 @@ fn under_a_supervisor_the_stub_says_hello_parks_and_every_fork_starts_the_progra
         let log = out_dir().join(format!("supervised-{name}-{}.log", std::process::id()));
         let mut s = Supervised::start(program, "0", log.clone());
         let h = s.hello;
-        assert_eq!((h.magic, h.version, h.size), (protocol::HELLO_MAGIC, protocol::HELLO_VERSION, 64));
+        assert_eq!((h.magic, h.version, h.size), (protocol::HELLO_MAGIC, protocol::HELLO_VERSION, 72));
         assert_eq!((h.tsc_trapped, h.segv_handler), (1, 1), "{h:?}");
         assert_eq!(h.cpuid_trapped, cpuid_faulting() as u32, "{h:?}");
         assert_eq!(h.snapshot_signal, protocol::SNAPSHOT_SIGNAL as u32, "{h:?}");
@@ -543,7 +543,7 @@ fn under_a_supervisor_the_stub_says_hello_parks_and_every_fork_starts_the_progra
 #[test]
 fn the_stub_speaks_the_documented_protocol() {
     use std::mem::{offset_of, size_of};
-    assert_eq!(size_of::<Hello>(), 64);
+    assert_eq!(size_of::<Hello>(), 72);
     assert_eq!(offset_of!(Hello, cpuid_gate), 40);
     assert_eq!(protocol::HELLO_MAGIC.to_le_bytes(), *b"cmc-strt");
     assert_eq!(protocol::HELLO_REQUEST, 0x434d_4301);

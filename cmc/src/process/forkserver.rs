@@ -16,6 +16,15 @@
 //! same call again: the one asked is parked as it was, the child is the new
 //! process.
 //!
+//! A process with threads is forked the same way with the stub's help
+//! (`cmc/start/fork.rs`): at its park every thread held in a call but one
+//! is asked to *capture* its frame into its slot ([`capture`]), its call
+//! restarting and held again; a fork is then asked of the one left, the
+//! *forker*, whose child makes each other thread again, one after the
+//! other, from its slot: a captured one comes back to the call it was held
+//! in, one that had not run yet to its first call. A fork copies only the
+//! thread that makes it; this is how the others come along.
+//!
 //! This module owns that exchange only; the supervisor decides what the
 //! new process is for.
 
@@ -27,6 +36,7 @@ use nix::libc;
 
 use super::filter::SNAPSHOT_SIGNAL;
 use super::notif::{self, Notif};
+use super::start::protocol::{SNAP_CAPTURE, SNAP_FORK, SNAP_FORK_THREADS};
 
 /// The kernel's "restart this call after the signal handler", which user
 /// space never sees.
@@ -43,8 +53,71 @@ pub struct Parked {
     /// Its pidfd, by which the supervisor signals it and learns of its
     /// death.
     pub pidfd: OwnedFd,
-    /// The notification of the call it is held in.
+    /// The notification of the call it is held in (its forker's, for a
+    /// process with threads).
     pub notif: Notif,
+    /// Its threads, by the world's number, once it has made one (each
+    /// held in its call, or ended): empty for a process of one thread.
+    pub threads: Vec<ThreadProc>,
+    /// The thread a fork is asked of, for a process with threads.
+    pub forker: usize,
+    /// The threads a fork makes again, in the order the child makes them
+    /// (the slots' order), and how.
+    pub again: Vec<(usize, Again)>,
+}
+
+impl Parked {
+    /// A process of one thread, held in `notif`.
+    pub fn new(pid: i32, pidfd: OwnedFd, notif: Notif) -> Parked {
+        Parked { pid, cookies: Cookies::new(), pidfd, notif, threads: Vec::new(), forker: 0, again: Vec::new() }
+    }
+}
+
+/// One thread of a node's process that has made threads, by the world's
+/// number (`NodeWorld::threads`).
+pub struct ThreadProc {
+    /// Its kernel id (0 before its first call).
+    pub tid: i32,
+    /// The call it is held in, out of the slot (the slot's is the
+    /// process's `Run`; in a parked process, each thread's is here).
+    pub held: Option<Notif>,
+    /// A pidfd of it alone, readable once it has ended.
+    pub pidfd: Option<OwnedFd>,
+    /// Out of the slot, waiting: what the node's insides were when it
+    /// last looked (`Supervisor::inside`), so that a change another
+    /// thread makes is its wait's to see. Supervisor state: a wait made
+    /// again where nothing it waits on changed finds what it found and
+    /// waits again, so it changes no world the search keeps, only work.
+    pub seen: u64,
+    /// Where its robust futex list is (`set_robust_list`), 0 for none.
+    pub robust: u64,
+    /// How glibc's `clone3` started it, while it has not run.
+    pub start: Option<ThreadStart>,
+}
+
+/// Where glibc's `clone3` started a thread: what a fork needs to make it
+/// again where it began, when it has not run past its first call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadStart {
+    /// Where the `clone3` returned.
+    pub ip: u64,
+    /// Its first stack pointer (`stack + stack_size`).
+    pub stack: u64,
+    /// Its thread pointer.
+    pub tls: u64,
+    /// `rdx` at the `clone3`: the function glibc's child path calls.
+    pub entry: u64,
+    /// `r8` at the `clone3`: that function's argument.
+    pub arg: u64,
+}
+
+/// How a fork makes a thread again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Again {
+    /// From the frame it captured: back at its held call.
+    Captured,
+    /// From where its `clone3` started it: it runs to its first call.
+    New,
 }
 
 /// The data a process gave each interest of its epoll instances (by the
@@ -98,18 +171,12 @@ pub fn fork(
     stop: &dyn Fn() -> Option<String>,
 ) -> Result<Parked, ForkError> {
     let sys = |call| ForkError::Sys { call, errno: Errno::last() };
-    // A `siginfo` that names no process (`SI_QUEUE`, pid and uid 0): the
-    // handler's frame is in the program's memory, and the supervisor's real
-    // pid would differ on every run.
-    let mut info = [0u8; 128];
-    info[0..4].copy_from_slice(&SNAPSHOT_SIGNAL.to_ne_bytes());
-    info[8..12].copy_from_slice(&libc::SI_QUEUE.to_ne_bytes());
-    let r = unsafe {
-        libc::syscall(libc::SYS_pidfd_send_signal, from.pidfd.as_raw_fd(), SNAPSHOT_SIGNAL, info.as_ptr(), 0)
+    let threaded = !from.threads.is_empty();
+    let (pidfd, from_tid) = match from.threads.get(from.forker) {
+        Some(t) if threaded => (t.pidfd.as_ref().ok_or(ForkError::Died)?.as_fd(), t.tid),
+        _ => (from.pidfd.as_fd(), from.pid),
     };
-    if r < 0 {
-        return Err(sys("pidfd_send_signal"));
-    }
+    ask(pidfd, if threaded { SNAP_FORK_THREADS } else { SNAP_FORK }).map_err(sys)?;
     match notif::respond(listener, from.notif.id, 0, ERESTARTNOINTR) {
         Ok(true) => {}
         Ok(false) => return Err(ForkError::Died),
@@ -119,8 +186,16 @@ pub fn fork(
     let same_call = |n: &Notif| n.nr == call.nr && n.args == call.args;
     let (mut cloned, mut reparked) = (false, false);
     let mut child: Option<(i32, Option<Notif>)> = None;
+    // The threads made again in the child: how many have come back to
+    // their calls, the one on its way (its kernel id once heard from, and
+    // whether it has set its robust list), and the forker's call that
+    // came meanwhile (the next is let run only once the last is back, so
+    // that each new id is known to be the slot's).
+    let mut made: Vec<(i32, Notif)> = Vec::with_capacity(from.again.len());
+    let mut coming: Option<(Option<i32>, bool)> = None;
+    let mut later: Option<Notif> = None;
     let deadline = Instant::now() + timeout;
-    while !(reparked && child.as_ref().is_some_and(|(_, n)| n.is_some())) {
+    while !(reparked && made.len() == from.again.len() && child.as_ref().is_some_and(|(_, n)| n.is_some())) {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(ForkError::Silent { seconds: timeout.as_secs_f64() });
@@ -151,7 +226,7 @@ pub fn fork(
                 Err(errno) => Err(ForkError::Sys { call: "NOTIF_SEND", errno }),
             }
         };
-        if pid == from.pid {
+        if pid == from_tid {
             if !cloned && n.nr == libc::SYS_clone && n.args[0] == libc::CLONE_PARENT as u64 {
                 cloned = true;
                 answer(None)?;
@@ -166,20 +241,42 @@ pub fn fork(
             }
             continue;
         }
+        // A thread the child is making again: its calls until it is back
+        // in the one it was held in.
+        if let Some((tid, robust_set)) = coming.as_mut()
+            && child.as_ref().is_some_and(|(c, _)| *c != pid)
+            && tid.is_none_or(|t| t == pid)
+        {
+            *tid = Some(pid);
+            let (k, how) = from.again[made.len()];
+            let held = from.threads[k].held.ok_or(ForkError::Unexpected { pid, nr: n.nr })?;
+            if how == Again::Captured && !*robust_set && n.nr == libc::SYS_set_robust_list {
+                *robust_set = true;
+                answer(None)?;
+            } else if n.nr == held.nr && same_args(how, &n, &held) && (how == Again::New || *robust_set) {
+                made.push((pid, n));
+                coming = None;
+                if let Some(next) = later.take() {
+                    let again = threaded.then_some(&from.again[..]);
+                    forker_call(listener, next, &mut child, &mut coming, again, made.len(), same_call)?;
+                }
+            } else {
+                return Err(ForkError::Unexpected { pid, nr: n.nr });
+            }
+            continue;
+        }
         // The only other process on this listener that makes a call now is
         // the new child (every other process of the node is held).
         let (child_pid, parked) = child.get_or_insert((pid, None));
         if *child_pid != pid || parked.is_some() || !cloned {
             return Err(ForkError::Unexpected { pid, nr: n.nr });
         }
-        if n.nr == libc::SYS_getppid {
-            // The handler's check that the supervisor is still there.
-            answer(Some(1))?;
-        } else if same_call(&n) {
-            *parked = Some(n);
-        } else {
-            return Err(ForkError::Unexpected { pid, nr: n.nr });
+        if coming.is_some() {
+            later = Some(n);
+            continue;
         }
+        let again = threaded.then_some(&from.again[..]);
+        forker_call(listener, n, &mut child, &mut coming, again, made.len(), same_call)?;
     }
     let Some((pid, Some(notif))) = child else { return Err(ForkError::Died) };
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
@@ -189,7 +286,159 @@ pub fn fork(
     // A new process: nothing written into another that had its pid (a
     // life killed while a receive waited) is its input.
     let _ = notif::take_written(pid as u32);
-    Ok(Parked { pid, pidfd: unsafe { OwnedFd::from_raw_fd(pidfd as i32) }, notif, cookies: from.cookies.clone() })
+    let mut threads = Vec::with_capacity(from.threads.len());
+    for t in &from.threads {
+        threads.push(ThreadProc { tid: 0, held: None, pidfd: None, seen: t.seen, robust: t.robust, start: t.start });
+    }
+    if threaded {
+        from.threads[from.forker].held = Some(from.notif);
+        threads[from.forker].tid = pid;
+        threads[from.forker].held = Some(notif);
+        for (&(k, _), (tid, held)) in from.again.iter().zip(made) {
+            let _ = notif::take_written(tid as u32);
+            threads[k].tid = tid;
+            threads[k].held = Some(held);
+        }
+    }
+    Ok(Parked {
+        pid,
+        pidfd: unsafe { OwnedFd::from_raw_fd(pidfd as i32) },
+        notif,
+        cookies: from.cookies.clone(),
+        threads,
+        forker: from.forker,
+        again: from.again.clone(),
+    })
+}
+
+/// A call of the child's forking thread: the handler's check of its
+/// parent, its own robust list and cleared-tid word, each thread it makes
+/// again (`coming` until that thread is back in its call), and last its
+/// own call made again, which parks it.
+fn forker_call(
+    listener: BorrowedFd<'_>,
+    n: Notif,
+    child: &mut Option<(i32, Option<Notif>)>,
+    coming: &mut Option<(Option<i32>, bool)>,
+    again: Option<&[(usize, Again)]>,
+    made: usize,
+    same_call: impl Fn(&Notif) -> bool,
+) -> Result<(), ForkError> {
+    let answer = |val: Option<i64>| {
+        let done = match val {
+            Some(v) => notif::respond(listener, n.id, v, 0),
+            None => notif::continue_call(listener, n.id),
+        };
+        match done {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(ForkError::Died),
+            Err(errno) => Err(ForkError::Sys { call: "NOTIF_SEND", errno }),
+        }
+    };
+    let unexpected = ForkError::Unexpected { pid: n.pid as i32, nr: n.nr };
+    let (threaded, again) = (again.is_some(), again.unwrap_or_default());
+    match n.nr {
+        // The handler's check that the supervisor is still there.
+        libc::SYS_getppid => answer(Some(1)),
+        libc::SYS_set_tid_address | libc::SYS_set_robust_list if threaded && made == 0 => answer(None),
+        libc::SYS_clone if threaded && n.args[0] == CLONE_THREAD_AGAIN && made < again.len() => {
+            *coming = Some((None, false));
+            answer(None)
+        }
+        _ if same_call(&n) && made == again.len() => {
+            if let Some((_, parked)) = child.as_mut() {
+                *parked = Some(n);
+            }
+            Ok(())
+        }
+        _ => Err(unexpected),
+    }
+}
+
+/// Whether a thread made again (`how`) is back in the call it was held
+/// in: a captured one with every register as it was; a new one in the
+/// same first call (glibc's `set_robust_list`, two arguments), the
+/// registers no call of its reads being what they happen to be.
+fn same_args(how: Again, n: &Notif, held: &Notif) -> bool {
+    match how {
+        Again::Captured => n.args == held.args,
+        Again::New => n.args[..2] == held.args[..2],
+    }
+}
+
+/// glibc's thread flags without `CLONE_PARENT_SETTID`, as the stub makes
+/// a thread again.
+const CLONE_THREAD_AGAIN: u64 = 0x2d0f00;
+
+/// Sends the snapshot signal, asking `what` (`SNAP_*`), to the process or
+/// thread of `pidfd`, with a `siginfo` that names no process (`SI_QUEUE`,
+/// pid and uid 0): the handler's frame is in the program's memory, and
+/// the supervisor's real pid would differ on every run.
+fn ask(pidfd: BorrowedFd<'_>, what: u64) -> Result<(), &'static str> {
+    let mut info = [0u8; 128];
+    info[0..4].copy_from_slice(&SNAPSHOT_SIGNAL.to_ne_bytes());
+    info[8..12].copy_from_slice(&libc::SI_QUEUE.to_ne_bytes());
+    info[24..32].copy_from_slice(&what.to_ne_bytes());
+    let r = unsafe { libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), SNAPSHOT_SIGNAL, info.as_ptr(), 0) };
+    if r < 0 { Err("pidfd_send_signal") } else { Ok(()) }
+}
+
+/// Has each thread `k` of `threads` in `which`, held in a call, copy its
+/// frame into its slot (`SNAP_CAPTURE`): each is held in the same call
+/// again afterwards, with a new notification. Each must have the
+/// snapshot signal unblocked (the caller checks), or its call would fail
+/// with the kernel's restart code.
+pub fn capture(
+    listener: BorrowedFd<'_>,
+    threads: &mut [ThreadProc],
+    which: &[usize],
+    timeout: Duration,
+    stop: &dyn Fn() -> Option<String>,
+    process: BorrowedFd<'_>,
+) -> Result<(), ForkError> {
+    for &k in which {
+        let t = &threads[k];
+        let (Some(pidfd), Some(held)) = (t.pidfd.as_ref(), t.held) else { return Err(ForkError::Died) };
+        ask(pidfd.as_fd(), SNAP_CAPTURE | (k as u64) << 8)
+            .map_err(|call| ForkError::Sys { call, errno: Errno::last() })?;
+        match notif::respond(listener, held.id, 0, ERESTARTNOINTR) {
+            Ok(true) => {}
+            Ok(false) => return Err(ForkError::Died),
+            Err(errno) => return Err(ForkError::Sys { call: "NOTIF_SEND", errno }),
+        }
+    }
+    let mut back = vec![false; threads.len()];
+    let mut left = which.len();
+    let deadline = Instant::now() + timeout;
+    while left > 0 {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        if wait.is_zero() {
+            return Err(ForkError::Silent { seconds: timeout.as_secs_f64() });
+        }
+        if !readable(listener, process, wait.min(super::STOP_POLL)) {
+            if exited(process) {
+                return Err(ForkError::Died);
+            }
+            if let Some(reason) = stop() {
+                return Err(ForkError::Stopped(reason));
+            }
+            continue;
+        }
+        let n = match notif::recv(listener) {
+            Ok(Some(n)) => n,
+            Ok(None) => return Err(ForkError::Died),
+            Err(errno) => return Err(ForkError::Sys { call: "NOTIF_RECV", errno }),
+        };
+        let k = which.iter().copied().find(|&k| {
+            let t = &threads[k];
+            !back[k] && t.tid == n.pid as i32 && t.held.is_some_and(|h| h.nr == n.nr && h.args == n.args)
+        });
+        let Some(k) = k else { return Err(ForkError::Unexpected { pid: n.pid as i32, nr: n.nr }) };
+        threads[k].held = Some(n);
+        back[k] = true;
+        left -= 1;
+    }
+    Ok(())
 }
 
 /// Waits until `listener` (or any descriptor) is readable; `false` on

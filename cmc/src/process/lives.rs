@@ -20,6 +20,7 @@ use nix::libc;
 
 use super::calls::{Answer, PARK_REQUEST};
 use super::filter::SNAPSHOT_SIGNAL;
+pub(super) use super::forkserver::ThreadProc;
 use super::forkserver::{self, ForkError, Parked};
 use super::notif::{self, Notif};
 use super::snapshot::{Pool, Snapshot};
@@ -36,25 +37,6 @@ pub(super) enum Run {
     /// No thread runs and the slot's has ended (`calls::threads`): the
     /// scheduler puts another there.
     Idle,
-}
-
-/// One thread of a node's process that has made threads, by the world's
-/// number (`NodeWorld::threads`).
-pub(super) struct ThreadProc {
-    /// Its kernel id (0 before its first call).
-    pub(super) tid: i32,
-    /// The call it is held in, out of the slot (the slot's is `Proc::run`).
-    pub(super) held: Option<Notif>,
-    /// A pidfd of it alone, readable once it has ended.
-    pub(super) pidfd: Option<OwnedFd>,
-    /// Out of the slot, waiting: what the node's insides were when it
-    /// last looked (`Supervisor::inside`), so that a change another
-    /// thread makes is its wait's to see. Supervisor state: a wait made
-    /// again where nothing it waits on changed finds what it found and
-    /// waits again, so it changes no world the search keeps, only work.
-    pub(super) seen: u64,
-    /// Where its robust futex list is (`set_robust_list`), 0 for none.
-    pub(super) robust: u64,
 }
 
 /// One running node process: a life of its node.
@@ -213,10 +195,8 @@ impl Supervisor {
             kill_and_reap(s.pid, &s.pidfd);
             return Err(e);
         }
-        self.templates[n as usize] = Some(Template {
-            parked: Parked { pid: s.pid, pidfd: s.pidfd, notif: parked, cookies: Default::default() },
-            listener: s.listener,
-        });
+        self.templates[n as usize] =
+            Some(Template { parked: Parked::new(s.pid, s.pidfd, parked), listener: s.listener });
         Ok(())
     }
 
@@ -287,31 +267,55 @@ impl Supervisor {
 
     /// Takes every node's process out of the supervisor as a snapshot: the
     /// world must be quiescent, so each live one is held in its call.
-    /// `None` for a node whose process has exited.
+    /// `None` for a node whose process has exited. A process with threads
+    /// has them captured first ([`Supervisor::capture_threads`]), or is an
+    /// error [`ProcessError::Threaded`] where one cannot be, after which the
+    /// engine rebuilds every world from the templates.
     pub fn park_all(&mut self, live: &Rc<Pool>) -> Result<Vec<Option<Snapshot>>, ProcessError> {
-        // A fork copies only the thread that makes it.
-        if let Some(n) = self.world.nodes.iter().position(|node| !node.threads.is_empty()) {
-            return Err(ProcessError::Threaded { node: n as u8 });
+        let mut plans = Vec::with_capacity(self.procs.len());
+        for n in 0..self.procs.len() {
+            let threaded = self.procs[n].as_ref().is_some_and(|p| !p.threads.is_empty());
+            plans.push(if threaded { Some(self.capture_threads(n as u8)?) } else { None });
         }
         let mut out = Vec::with_capacity(self.procs.len());
-        for n in 0..self.procs.len() {
+        for (n, plan) in plans.into_iter().enumerate() {
             let Some(p) = self.procs[n].take() else {
                 out.push(None);
                 continue;
             };
             self.unregister(&[&p.pidfd]);
-            let Run::Held(notif) = p.run else {
-                kill_and_reap(p.pid, &p.pidfd);
-                return Err(ProcessError::NotEnabled { action: format!("a snapshot of node {n}, which is running") });
+            for pidfd in p.threads.iter().filter_map(|t| t.pidfd.as_ref()) {
+                self.unregister(&[pidfd]);
+            }
+            let parked = match (plan, p.run) {
+                (Some((forker, again)), _) => {
+                    let Some(notif) = p.threads[forker].held else {
+                        kill_and_reap(p.pid, &p.pidfd);
+                        return Err(ProcessError::NotEnabled { action: format!("a snapshot of node {n}'s threads") });
+                    };
+                    Parked { pid: p.pid, pidfd: p.pidfd, notif, cookies: p.cookies, threads: p.threads, forker, again }
+                }
+                (None, Run::Held(notif)) => {
+                    let mut parked = Parked::new(p.pid, p.pidfd, notif);
+                    parked.cookies = p.cookies;
+                    parked
+                }
+                (None, _) => {
+                    kill_and_reap(p.pid, &p.pidfd);
+                    return Err(ProcessError::NotEnabled {
+                        action: format!("a snapshot of node {n}, which is running"),
+                    });
+                }
             };
-            out.push(Some(Snapshot::new(Parked { pid: p.pid, pidfd: p.pidfd, notif, cookies: p.cookies }, live)));
+            out.push(Some(Snapshot::new(parked, live)));
         }
         Ok(out)
     }
 
     /// Makes `world` the supervisor's, with no process running but a fork
     /// of `snapshot` as node `n`'s, held in the call the snapshot is parked
-    /// in: the processes the next action needs.
+    /// in (each of its threads in its own): the processes the next action
+    /// needs.
     pub fn resume(&mut self, world: ProcessWorld, from: Option<(u8, &Snapshot)>) -> Result<(), ProcessError> {
         self.kill_all();
         self.world = world;
@@ -323,13 +327,33 @@ impl Supervisor {
         let child = snap.fork(t.listener.as_fd(), self.cfg.stall_timeout, &stop).map_err(|e| fork_error(n, e))?;
         self.counters.forks += 1;
         let serial = self.watch_exit(n, &child)?;
+        let Parked { pid, pidfd, notif, cookies, mut threads, .. } = child;
+        let run = if threads.is_empty() {
+            Run::Held(notif)
+        } else {
+            for t in threads.iter_mut().filter(|t| t.held.is_some()) {
+                match self.watch_thread(n, serial, t.tid) {
+                    Ok(fd) => t.pidfd = Some(fd),
+                    Err(e) => {
+                        kill_and_reap(pid, &pidfd);
+                        return Err(e);
+                    }
+                }
+            }
+            // The slot's thread is held in the process's call.
+            let slot = self.world.nodes[n as usize].slot_of();
+            match slot.and_then(|k| threads.get_mut(k)?.held.take()) {
+                Some(held) => Run::Held(held),
+                None => Run::Idle,
+            }
+        };
         self.procs[n as usize] = Some(Proc {
-            pid: child.pid,
+            pid,
             serial,
-            pidfd: child.pidfd,
-            run: Run::Held(child.notif),
-            cookies: child.cookies,
-            threads: Vec::new(),
+            pidfd,
+            run,
+            cookies,
+            threads,
             birth: None,
             deferred: None,
             robust: 0,
@@ -461,7 +485,7 @@ pub(super) fn life_of(status: i32) -> Life {
     }
 }
 
-fn fork_error(n: u8, e: ForkError) -> ProcessError {
+pub(super) fn fork_error(n: u8, e: ForkError) -> ProcessError {
     match e {
         ForkError::SignalBlocked => ProcessError::Unmodelled {
             node: n,

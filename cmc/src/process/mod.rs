@@ -38,6 +38,7 @@ mod starting;
 pub mod supervisor;
 pub mod syscalls;
 pub mod tcp;
+mod thread_forks;
 mod threads;
 pub mod transitions;
 pub mod view;
@@ -528,13 +529,15 @@ pub enum ProcessError {
         /// How long it was silent, in seconds.
         seconds: f64,
     },
-    /// A snapshot of a node whose life has made threads: not made (a
-    /// fork copies only one thread). The engine then rebuilds every world
-    /// from the templates instead.
-    #[error("node {node}: its process has made threads, and a snapshot of it cannot be made")]
+    /// A snapshot of a node whose life has made threads, which cannot be
+    /// made (`reason`: a thread blocks the snapshot signal, say). The
+    /// engine then rebuilds every world from the templates instead.
+    #[error("node {node}: its process has made threads, and a snapshot of it cannot be made: {reason}")]
     Threaded {
         /// The node.
         node: u8,
+        /// Why not.
+        reason: String,
     },
     /// A call, or a use of one, that the checker does not model.
     #[error("node {node}: {call} is not modelled: {detail}")]

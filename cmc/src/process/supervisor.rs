@@ -101,6 +101,9 @@ pub struct Supervisor {
     /// CPUID faulting: the start stub's (its hello's `cpuid_gate`) and the
     /// preload's (its hello's); 0 before each hello.
     pub(super) cpuid_gates: Vec<[u64; 2]>,
+    /// Where each node's start stub keeps its thread slots (its hello's
+    /// `thread_slots`), 0 before its hello.
+    pub(super) thread_slots: Vec<u64>,
     /// `log_dir` as the kernel names it (symbolic links followed), once a
     /// node's path is compared with it.
     pub(super) log_dir_real: std::cell::OnceCell<Option<std::path::PathBuf>>,
@@ -300,6 +303,7 @@ impl Supervisor {
             old_affinity,
             counters: Counters::default(),
             cpuid_gates: vec![[0; 2]; cfg.nodes as usize],
+            thread_slots: vec![0; cfg.nodes as usize],
             log_dir_real: std::cell::OnceCell::new(),
             greeted: vec![false; cfg.nodes as usize],
             crash_due: vec![false; cfg.nodes as usize],

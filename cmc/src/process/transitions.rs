@@ -7,7 +7,11 @@
 //! world is its own node part, the clock, the other nodes' lives and the
 //! connections it has an end of ([`ProcessWorld::encode_local`]), whether
 //! crash budget is left (which decides whether it stops at crash points),
-//! plus two totals checked against limits; and what it changes is the same node
+//! whether thread switches are left (which decide whether a node with
+//! threads stops where its next thread is a choice, and then whether drops
+//! and timeouts are left, which decide whether the world may answer a
+//! waiting thread first), plus two totals checked against limits; and what
+//! it changes is the same node
 //! part, those connections, the clock, the budgets the action spends and
 //! the ghost log, which it only appends to. A node's process at
 //! quiescence is determined by its node part, the premise the snapshot
@@ -55,8 +59,8 @@ struct Transition {
     replies: Vec<(u8, Vec<u8>)>,
     clock: super::world::Millis,
     clock_reads: u32,
-    /// Budgets spent: crashes, drops, timeouts.
-    spent: [u8; 3],
+    /// Budgets spent: crashes, drops, timeouts, thread switches.
+    spent: [u8; 4],
     /// The most messages in flight when the run checked the limit, less
     /// those in flight before it; `None` if it never checked.
     in_flight_peak: Option<isize>,
@@ -80,6 +84,9 @@ impl Transition {
         w.crashes = w.crashes.checked_sub(self.spent[0])?;
         w.drops = w.drops.checked_sub(self.spent[1])?;
         w.timeouts = w.timeouts.checked_sub(self.spent[2])?;
+        if self.spent[3] > 0 {
+            w.thread_switches = Some(w.thread_switches?.checked_sub(self.spent[3])?);
+        }
         w.clock = self.clock;
         w.clock_reads = self.clock_reads;
         w.nodes[n as usize] = self.node.clone();
@@ -119,6 +126,16 @@ impl Transitions {
         // local state runs to another world.
         let spent = matches!(action, ProcessAction::Crash { .. }) as u8;
         self.key.push((from.crashes > spent) as u8);
+        // Whether thread switches are left once a SWITCH has spent its
+        // own: with them, a node with threads is held where its next
+        // thread is a choice, and where the world may answer a waiting
+        // one first, which reads whether drops and timeouts are left.
+        let switch = matches!(action, ProcessAction::Switch { .. }) as u8;
+        let switches = from.thread_switches.unwrap_or(0) > switch;
+        self.key.push(switches as u8);
+        if switches {
+            self.key.extend([(from.drops > 0) as u8, (from.timeouts > 0) as u8]);
+        }
         let token = action.to_string();
         self.key.extend_from_slice(token.as_bytes());
         // The token's length last, so the key says where the token starts.
@@ -188,6 +205,7 @@ fn change(before: &ProcessWorld, after: &ProcessWorld, n: u8, in_flight_peak: Op
         before.crashes.checked_sub(after.crashes)?,
         before.drops.checked_sub(after.drops)?,
         before.timeouts.checked_sub(after.timeouts)?,
+        before.thread_switches.unwrap_or(0).checked_sub(after.thread_switches.unwrap_or(0))?,
     ];
     Some(Transition {
         node: after.nodes[n as usize].clone(),
@@ -317,6 +335,30 @@ mod tests {
         assert!(cache.lookup(&replied, 1, &ACTION).is_some(), "the last reply fits");
         replied.replies.push((2, b"r".to_vec()));
         assert_eq!(cache.lookup(&replied, 1, &ACTION), None, "one reply too many");
+    }
+
+    /// A run reads whether thread switches are left (a node with threads
+    /// is held where its next thread is a choice only then), and a SWITCH
+    /// spends one: a change recorded with a switch left does not answer
+    /// where none is, and a SWITCH's change spends one where it applies.
+    #[test]
+    fn thread_switches_left_are_part_of_the_key_and_a_switch_spends_one() {
+        let mut cache = Transitions::new(16);
+        let mut before = world(&[]);
+        before.thread_switches = Some(1);
+        cache.record(&before, &after_node_1(&before), 1, &ACTION, None);
+        let mut none_left = before.clone();
+        none_left.thread_switches = Some(0);
+        assert_eq!(cache.lookup(&none_left, 1, &ACTION), None, "recorded with a switch left");
+        let switch = ProcessAction::Switch { node: 1, thread: 1 };
+        let mut after = before.clone();
+        after.thread_switches = Some(0);
+        after.nodes[1].state = b"switched".to_vec();
+        cache.record(&before, &after, 1, &switch, None);
+        assert_eq!(cache.lookup(&before, 1, &switch), Some(after), "the SWITCH spent its switch");
+        let mut two_left = before.clone();
+        two_left.thread_switches = Some(2);
+        assert_eq!(cache.lookup(&two_left, 1, &switch), None, "a switch left after it: another key");
     }
 
     #[test]

@@ -449,6 +449,7 @@ impl Supervisor {
             return failed("could not remove the vDSO: the node would read real time without a system call".into());
         }
         self.cpuid_gates[n as usize][0] = u64_at(40);
+        self.thread_slots[n as usize] = u64_at(64);
         Ok(Answer::Hello)
     }
 

@@ -19,6 +19,7 @@ use nix::errno::Errno;
 use nix::libc;
 
 use super::super::ProcessError;
+use super::super::forkserver::ThreadStart;
 use super::super::lives::{Run, ThreadProc};
 use super::super::notif::{self, Notif};
 use super::super::supervisor::{EXIT, Supervisor, token};
@@ -144,10 +145,20 @@ impl Supervisor {
         if first {
             // The node's one thread until now: thread 0, in the slot.
             node.threads.push(ThreadWorld { run: ThreadRun::Slot, clear_tid: 0 });
-            p.threads.push(ThreadProc { tid: c.pid as i32, held: None, pidfd, seen: 0, robust: p.robust });
+            p.threads.push(ThreadProc { tid: c.pid as i32, held: None, pidfd, seen: 0, robust: p.robust, start: None });
         }
         node.threads.push(ThreadWorld { run: ThreadRun::New, clear_tid: child_tid });
-        p.threads.push(ThreadProc { tid: 0, held: None, pidfd: None, seen: 0, robust: 0 });
+        // What a fork needs to make it again before it has run: glibc's
+        // child path calls `rdx` with `r8` (the call's registers), on the
+        // stack `clone3` gave it.
+        let start = ThreadStart {
+            ip: c.ip,
+            stack: field(5).wrapping_add(field(6)),
+            tls: field(7),
+            entry: c.args[2],
+            arg: c.args[4],
+        };
+        p.threads.push(ThreadProc { tid: 0, held: None, pidfd: None, seen: 0, robust: 0, start: Some(start) });
         p.birth = Some(k);
         Ok(Answer::Continue)
     }
@@ -163,7 +174,8 @@ impl Supervisor {
         }
         let pidfd = self.watch_thread(n, p.serial, c.pid as i32)?;
         if let Some(p) = self.procs[n as usize].as_mut() {
-            p.threads[k] = ThreadProc { tid: c.pid as i32, held: Some(*c), pidfd: Some(pidfd), seen: 0, robust: 0 };
+            let t = &mut p.threads[k];
+            (t.tid, t.held, t.pidfd) = (c.pid as i32, Some(*c), Some(pidfd));
             p.birth = None;
         }
         Ok(true)
@@ -250,7 +262,7 @@ impl Supervisor {
 
     /// Watches thread `tid` of node `n`'s process for its end, with the
     /// process's token: [`Supervisor::thread_exited`] tells the two apart.
-    fn watch_thread(&self, n: u8, serial: u64, tid: i32) -> Result<OwnedFd, ProcessError> {
+    pub(in crate::process) fn watch_thread(&self, n: u8, serial: u64, tid: i32) -> Result<OwnedFd, ProcessError> {
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD) } as i32;
         if fd < 0 {
             return Err(ProcessError::NodeSys { node: n, call: "pidfd_open of a thread", errno: Errno::last() });
