@@ -401,6 +401,32 @@ fn a_bug_that_needs_another_order_of_threads_is_found_with_a_thread_switch() {
     assert!(text.contains("SWITCH(0, 2)") && text.contains("held where its next thread is a choice"), "{text}");
 }
 
+/// A snapshot of a process with threads (`threads.c` "regs"): the worker
+/// waits in a raw `read` with known values in its registers (rbx, r12 to
+/// r15, xmm8, xmm9, xmm15), rounding downward, and checks them, its
+/// thread-local value and its errno's place after the request came; the
+/// request is answered in a fork of the parked process, where the worker
+/// was made again from its captured frame. The served world is reached
+/// (a property that says it is not is violated there) with snapshots and
+/// without, under `--det` too; a register lost in the fork aborts the node
+/// first (`no_node_exited`). Before snapshots of threads, every world was
+/// rebuilt from the templates, and this held trivially.
+#[test]
+fn a_snapshot_of_a_process_with_threads_keeps_each_threads_registers() {
+    let _serial = process_support::serial();
+    for (snapshots_max, det) in [(0, false), (2048, false), (2048, true)] {
+        let mut c = threads(&["regs"]);
+        c.budgets.clients = 1;
+        c.snapshots_max = snapshots_max;
+        c.request = b"A".to_vec();
+        let model = ProgramModel::new("regs", c).always("not_served", |w: &ProcessWorld| w.nodes[0].state != [1]);
+        let r = check(&model, det);
+        let text = r.to_text();
+        assert_eq!(r.verdict, Verdict::Violation, "snapshots_max {snapshots_max}, det {det}: {text}");
+        assert!(text.contains("not_served") && !text.contains("no_node_exited"), "{text}");
+    }
+}
+
 /// A switch may come before any call of the running thread while another
 /// may run, not only where it waits (`threads.c` "preempt": the worker's
 /// 'B' before the main thread's 'A', as Linux may run them): a pass with

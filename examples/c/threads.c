@@ -51,6 +51,16 @@
  * The main thread starts a worker that serves, and ends itself with
  * pthread_exit; the worker reports [5] and accepts.
  *
+ *   threads NODE regs
+ *
+ * The main thread accepts a client and joins a worker, which puts known
+ * values in rbx, r12 to r15 and xmm8, xmm9 and xmm15, rounds downward
+ * (MXCSR), and reads the request with a raw `syscall`; after it, it
+ * checks that every one of them, its thread-local value and its errno's
+ * place are as they were, and reports [1], or aborts. The read is
+ * answered in a fork of the parked process, where the worker was made
+ * again from its captured frame (a snapshot of a process with threads).
+ *
  *   threads NODE race
  *
  * The main thread accepts a client, starts two workers and joins them;
@@ -783,6 +793,82 @@ static int race(int me)
         pause();
 }
 
+/* read(fd, buf, n) by a raw syscall, with known values in registers the
+ * kernel keeps across it; each one's value after it, into out. */
+static long reg_read(int fd, void *buf, size_t n, uint64_t out[8])
+{
+    long ret;
+    __asm__ volatile("movabs $0x1212121212121212, %%r12\n\t"
+                     "movabs $0x1313131313131313, %%r13\n\t"
+                     "movabs $0x1414141414141414, %%r14\n\t"
+                     "movabs $0x1515151515151515, %%r15\n\t"
+                     "movabs $0x0b0b0b0b0b0b0b0b, %%rbx\n\t"
+                     "movq %%r12, %%xmm8\n\t"
+                     "movq %%r13, %%xmm9\n\t"
+                     "movq %%r14, %%xmm15\n\t"
+                     "syscall\n\t"
+                     "movq %%r12, 0(%[o])\n\t"
+                     "movq %%r13, 8(%[o])\n\t"
+                     "movq %%r14, 16(%[o])\n\t"
+                     "movq %%r15, 24(%[o])\n\t"
+                     "movq %%rbx, 32(%[o])\n\t"
+                     "movq %%xmm8, 40(%[o])\n\t"
+                     "movq %%xmm9, 48(%[o])\n\t"
+                     "movq %%xmm15, 56(%[o])\n\t"
+                     : "=a"(ret)
+                     : "a"((long)SYS_read), "D"((long)fd), "S"(buf), "d"(n), [o] "r"(out)
+                     : "rcx", "r11", "r12", "r13", "r14", "r15", "rbx", "xmm8", "xmm9", "xmm15", "memory");
+    return ret;
+}
+
+static int regs_conn;
+
+static uint32_t mxcsr(void)
+{
+    uint32_t m;
+    __asm__ volatile("stmxcsr %0" : "=m"(m));
+    return m;
+}
+
+/* MXCSR with its rounding control (bits 13 and 14) rounding downward. */
+static void round_down(void)
+{
+    uint32_t m = (mxcsr() & ~0x6000u) | 0x2000u;
+    __asm__ volatile("ldmxcsr %0" : : "m"(m));
+}
+
+static void *reg_worker(void *arg)
+{
+    (void)arg;
+    mine = 77;
+    int *where = &errno;
+    round_down();
+    uint64_t out[8];
+    char b[8];
+    long got = reg_read(regs_conn, b, sizeof b, out);
+    const uint64_t want[8] = {0x1212121212121212, 0x1313131313131313, 0x1414141414141414, 0x1515151515151515,
+                              0x0b0b0b0b0b0b0b0b, 0x1212121212121212, 0x1313131313131313, 0x1414141414141414};
+    if (got <= 0 || memcmp(out, want, sizeof want) != 0 || (mxcsr() & 0x6000u) != 0x2000u || mine != 77 ||
+        where != &errno)
+        abort();
+    uint8_t one = 1;
+    cmc_record_write(CMC_STATE_FD, &one, 1);
+    return NULL;
+}
+
+static int regs(int me)
+{
+    cmc_record_write(CMC_STATE_FD, state, 1);
+    int l = cmc_listen(me);
+    regs_conn = accept(l, NULL, NULL);
+    pthread_t t;
+    if (regs_conn < 0 || pthread_create(&t, NULL, reg_worker, NULL) != 0)
+        return 2;
+    pthread_join(t, NULL);
+    for (;;)
+        pause();
+}
+
 static int preempt_pipe[2];
 
 static void *writer(void *arg)
@@ -1293,6 +1379,8 @@ int main(int argc, char **argv)
         return shutread(me);
     if (strcmp(argv[2], "race") == 0)
         return race(me);
+    if (strcmp(argv[2], "regs") == 0)
+        return regs(me);
     if (strcmp(argv[2], "preempt") == 0)
         return preempt(me);
     const char *single[] = {"sigpipe", "abort", "robust", "mainexit", "killblock"};
