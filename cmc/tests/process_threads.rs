@@ -427,6 +427,28 @@ fn a_snapshot_of_a_process_with_threads_keeps_each_threads_registers() {
     }
 }
 
+/// A worker blocks SIGPIPE, gets EPIPE (the signal pending for it), reads
+/// the request and unblocks SIGPIPE (`threads.c` "pipelater"): on Linux
+/// the pending signal kills the node then (3 of 3 native runs). A fork
+/// has no pending signal, so a process with one is not snapshotted, and
+/// the search rebuilds its worlds from the templates: the node is killed
+/// with snapshots on as with none. Snapshotted, the request was answered
+/// in a fork without the signal, and the search passed.
+#[test]
+fn a_signal_pending_in_a_thread_keeps_its_process_from_being_snapshotted() {
+    let _serial = process_support::serial();
+    for snapshots_max in [0, 2048] {
+        let mut c = threads(&["pipelater"]);
+        c.budgets.clients = 1;
+        c.request = b"A".to_vec();
+        c.snapshots_max = snapshots_max;
+        let r = check(&ProgramModel::new("pipelater", c), false);
+        let text = r.to_text();
+        assert_eq!(r.verdict, Verdict::Violation, "snapshots_max {snapshots_max}: {text}");
+        assert!(text.contains("no_node_killed_by_a_signal"), "{text}");
+    }
+}
+
 /// A switch may come before any call of the running thread while another
 /// may run, not only where it waits (`threads.c` "preempt": the worker's
 /// 'B' before the main thread's 'A', as Linux may run them): a pass with

@@ -61,6 +61,15 @@
  * answered in a fork of the parked process, where the worker was made
  * again from its captured frame (a snapshot of a process with threads).
  *
+ *   threads NODE pipelater
+ *
+ * The main thread accepts a client and joins a worker, which blocks
+ * SIGPIPE, gets EPIPE from a pipe with no reader (the signal pending for
+ * it), reads the request and unblocks SIGPIPE: on Linux the pending
+ * signal kills the node then. A fork of the parked process would not
+ * have it (the kernel copies no pending signal), so such a process is
+ * not snapshotted.
+ *
  *   threads NODE race
  *
  * The main thread accepts a client, starts two workers and joins them;
@@ -764,6 +773,36 @@ static int one_thread(int me, const char *mode)
     return 0;
 }
 
+static int later_conn;
+
+static void *late_piper(void *arg)
+{
+    piper(arg);
+    char b[8];
+    if (piped_errno != EPIPE || read(later_conn, b, sizeof b) <= 0)
+        return NULL;
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGPIPE);
+    pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+    uint8_t one = 1;
+    cmc_record_write(CMC_STATE_FD, &one, 1);
+    return NULL;
+}
+
+static int pipelater(int me)
+{
+    cmc_record_write(CMC_STATE_FD, state, 1);
+    int l = cmc_listen(me);
+    later_conn = accept(l, NULL, NULL);
+    pthread_t t;
+    if (later_conn < 0 || pthread_create(&t, NULL, late_piper, NULL) != 0)
+        return 2;
+    pthread_join(t, NULL);
+    for (;;)
+        pause();
+}
+
 static int first;
 
 static void *racer(void *arg)
@@ -1381,6 +1420,8 @@ int main(int argc, char **argv)
         return race(me);
     if (strcmp(argv[2], "regs") == 0)
         return regs(me);
+    if (strcmp(argv[2], "pipelater") == 0)
+        return pipelater(me);
     if (strcmp(argv[2], "preempt") == 0)
         return preempt(me);
     const char *single[] = {"sigpipe", "abort", "robust", "mainexit", "killblock"};

@@ -3,8 +3,8 @@
 //! session's thread waits in a read of its connection, so several threads
 //! of the node wait for the world at once, and each action names the
 //! thread it answers (`DELIVER(0, c0.1, thread 2)`; docs/SEMANTICS.md,
-//! "Threads"). A process that has made threads is not snapshotted yet,
-//! so these models are kept small (one node, two clients, no crash).
+//! "Threads"). The models are small (one node, two clients, no crash):
+//! they were made while a process with threads had no checkpoints.
 //!
 //! Both ordering bugs are Linux's too: run natively in a private network
 //! namespace, two clients connected first and then asking at once (40

@@ -4,9 +4,9 @@
 //! worker thread beside the main thread, which runs `main`'s future and
 //! parks on a futex between its wakes. The threads run one at a time,
 //! switching where the running one waits (docs/SEMANTICS.md, "Threads").
-//! A process that has made threads is not snapshotted yet: every world is
-//! rebuilt from the templates, so these models are kept smaller than
-//! `tokio_lease.rs`'s (no crash in the correct one, no TIMEOUT).
+//! These models are smaller than `tokio_lease.rs`'s (no crash in the
+//! correct one, no TIMEOUT): they were made while a process with threads
+//! had no checkpoints and every world was rebuilt from the templates.
 
 use cmc::process::{NodeState, ProcessWorld, ProgramModel};
 
@@ -42,8 +42,7 @@ fn bug_double_grant() -> ProgramModel {
 /// The server keeps the holder in memory only: after a crash it grants the
 /// lease again. The crash falls only where every thread waits (the
 /// manual's crash at quiescence, `crash_points(false)`), which is enough
-/// for this bug and keeps the search small while every world is rebuilt
-/// from the templates.
+/// for this bug and keeps the search small.
 #[cmc::model(
     program = env!("CARGO_BIN_EXE_tokio_mt_lease"),
     nodes = 1,

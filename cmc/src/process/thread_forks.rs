@@ -29,6 +29,11 @@ impl Supervisor {
         }
         let slot = self.world.nodes[n as usize].slot_of();
         let Some(p) = self.procs[n as usize].as_mut() else { return Err(threaded("no process".to_string())) };
+        // A thread being born (its first call not yet come) has no call
+        // to come back to.
+        if p.birth.is_some() || p.deferred.is_some() {
+            return Err(threaded("a thread is being made".to_string()));
+        }
         if let Run::Held(notif) = p.run {
             let Some(t) = slot.and_then(|k| p.threads.get_mut(k)).filter(|t| t.held.is_none()) else {
                 return Err(ProcessError::NotEnabled { action: format!("a snapshot of node {n}'s threads") });
@@ -47,8 +52,8 @@ impl Supervisor {
             }
             if node.threads.get(k).is_some_and(|w| w.run == ThreadRun::New) && t.start.is_some() {
                 again.push((k, Again::New));
-            } else if blocks_snapshot_signal(pid, t.tid) {
-                return Err(threaded(format!("thread {k} blocks signal {}", super::filter::SNAPSHOT_SIGNAL)));
+            } else if let Some(why) = not_capturable(pid, t.tid) {
+                return Err(threaded(format!("thread {k} {why}")));
             } else {
                 captured.push(k);
             }
@@ -102,13 +107,35 @@ impl Supervisor {
     }
 }
 
-/// Whether thread `tid` of process `pid` blocks the snapshot signal (its
-/// `SigBlk` in `/proc`); `true` if that cannot be read. Asked before the
-/// thread is signalled: a blocked signal stays pending, and the call
-/// answered with the kernel's restart code would return it to the program.
-fn blocks_snapshot_signal(pid: i32, tid: i32) -> bool {
-    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")) else { return true };
-    let mask =
-        status.lines().find_map(|l| l.strip_prefix("SigBlk:")).and_then(|v| u64::from_str_radix(v.trim(), 16).ok());
-    mask.is_none_or(|m| m & (1 << (super::filter::SNAPSHOT_SIGNAL - 1)) != 0)
+/// Why thread `tid` of process `pid` cannot be captured, if it cannot
+/// (its `/proc` status): it blocks the snapshot signal (asked before it
+/// is signalled: a blocked signal stays pending, and the call answered
+/// with the kernel's restart code would return that code to the
+/// program), or it or its process has a signal pending (one it blocks:
+/// SIGPIPE after an EPIPE, say), which no fork has, and the thread would
+/// take when it unblocks it; or it has a shadow stack.
+fn not_capturable(pid: i32, tid: i32) -> Option<String> {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")) else {
+        return Some("has no status to read".to_string());
+    };
+    let mask = |field: &str| {
+        status.lines().find_map(|l| l.strip_prefix(field)).and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+    };
+    // A thread with a shadow stack (Intel CET) would find no restore
+    // token on the new one a thread made again gets.
+    let features = status.lines().find_map(|l| l.strip_prefix("x86_Thread_features:")).unwrap_or("");
+    if features.contains("shstk") {
+        return Some("has a shadow stack (CET), which a thread made again would not have".to_string());
+    }
+    let snapshot = 1u64 << (super::filter::SNAPSHOT_SIGNAL - 1);
+    match (mask("SigBlk:"), mask("SigPnd:"), mask("ShdPnd:")) {
+        (Some(blocked), Some(0), Some(0)) if blocked & snapshot == 0 => None,
+        (Some(blocked), Some(0), Some(0)) => {
+            Some(format!("blocks signal {} (mask {blocked:#x})", super::filter::SNAPSHOT_SIGNAL))
+        }
+        (Some(_), Some(mine), Some(shared)) => {
+            Some(format!("has signals pending ({:#x}), which a fork would not have", mine | shared))
+        }
+        _ => Some("has a status without its signal masks".to_string()),
+    }
 }

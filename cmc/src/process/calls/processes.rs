@@ -484,8 +484,9 @@ impl Supervisor {
             return Ok(());
         }
         // Blocked, it would be pending where a snapshot's forks would not
-        // have it; a process that has made threads is never forked, and
-        // the signal stays pending for the writing thread, as on Linux.
+        // have it; in a process that has made threads it stays pending for
+        // the writing thread, as on Linux, and the process is then not
+        // snapshotted (`thread_forks`: its worlds are rebuilt).
         let threaded = !self.world.nodes[n as usize].threads.is_empty();
         if blocked(tid, libc::SIGPIPE) && !threaded {
             return Err(ProcessError::Unmodelled {
@@ -581,7 +582,8 @@ impl Supervisor {
             // A blocked signal would stay pending, and a snapshot's forks
             // would not have it: the kernel does not copy pending signals
             // into a fork. (An unblocked one is taken as the call returns,
-            // before the node can wait anywhere.)
+            // before the node can wait anywhere.) A process with threads
+            // keeps it, and is then not snapshotted (`thread_forks`).
             if blocked(tid, sig) && !threaded {
                 return refuse(
                     n,
