@@ -21,10 +21,10 @@
 //! ([`SLOTS`]), the call restarting; a fork is then asked of one of them,
 //! whose child makes every other thread again from its slot (a fork
 //! copies only the thread that makes it). The new threads come back to
-//! their held calls, or, for a thread that had not run yet, to its first.
+//! their held calls.
 
 use crate::protocol::{EXIT_ORPHAN, EXIT_THREADS, SNAPSHOT_SIGNAL};
-use crate::protocol::{SLOT_CAPTURED, SLOT_FORKER, SLOT_NEW, SLOT_TOO_LARGE, THREAD_SLOTS, ThreadSlot};
+use crate::protocol::{SLOT_CAPTURED, SLOT_FORKER, SLOT_TOO_LARGE, THREAD_SLOTS, ThreadSlot};
 use crate::protocol::{SNAP_CAPTURE, SNAP_FORK_THREADS};
 use crate::sys;
 
@@ -163,7 +163,6 @@ unsafe fn make_threads() {
     for slot in slots {
         let made = match slot.kind {
             SLOT_CAPTURED => unsafe { again_captured(slot) },
-            SLOT_NEW => unsafe { again_new(slot) },
             _ => 0,
         };
         if made < 0 {
@@ -211,48 +210,6 @@ unsafe fn again_captured(slot: &ThreadSlot) -> isize {
             in("r8") slot.tls,
             in("r12") slot.robust,
             in("r13") slot.name.as_ptr(),
-            lateout("rcx") _,
-            lateout("r11") _,
-            options(nostack),
-        );
-    }
-    r
-}
-
-/// A thread that had not run past its first call, made again from where
-/// glibc's `clone3` returned in it (rax 0, glibc's child path calling
-/// `rdx` with `r8`), with its name: it runs to that first call again.
-///
-/// # Safety
-/// As [`make_threads`]; `slot` is a new one.
-unsafe fn again_new(slot: &ThreadSlot) -> isize {
-    let r: isize;
-    unsafe {
-        core::arch::asm!(
-            "syscall",
-            "test rax, rax",
-            "jnz 2f",
-            "mov edi, {set_name}",
-            "mov rsi, r13",
-            "mov eax, {prctl}",
-            "syscall",
-            "mov rdx, r12",
-            "mov r8, r14",
-            "xor eax, eax",
-            "jmp r15",
-            "2:",
-            set_name = const sys::PR_SET_NAME,
-            prctl = const sys::SYS_PRCTL,
-            inlateout("rax") sys::SYS_CLONE as isize => r,
-            in("rdi") sys::CLONE_THREAD_AGAIN,
-            in("rsi") slot.stack,
-            in("rdx") 0usize,
-            in("r10") slot.child_tid,
-            in("r8") slot.tls,
-            in("r12") slot.entry,
-            in("r13") slot.name.as_ptr(),
-            in("r14") slot.arg,
-            in("r15") slot.ip,
             lateout("rcx") _,
             lateout("r11") _,
             options(nostack),

@@ -60,8 +60,8 @@ pub const SNAP_FORK: u64 = 0;
 /// return: the call restarts and is held again.
 pub const SNAP_CAPTURE: u64 = 1;
 /// Fork (as [`SNAP_FORK`]); in the child, make again every thread the
-/// slots record ([`SLOT_CAPTURED`], [`SLOT_NEW`]), one after the other in
-/// slot order, after restoring the forking thread's own
+/// slots record ([`SLOT_CAPTURED`]), one after the other in slot order,
+/// after restoring the forking thread's own
 /// ([`SLOT_FORKER`]) robust list and cleared-tid word, which a fork does
 /// not copy.
 pub const SNAP_FORK_THREADS: u64 = 2;
@@ -79,10 +79,6 @@ pub const SLOT_NONE: u64 = 0;
 /// A thread captured by [`SNAP_CAPTURE`]: made again from its frame,
 /// which `rt_sigreturn` resumes at its held call.
 pub const SLOT_CAPTURED: u64 = 1;
-/// A thread made by glibc's `clone3` that has not run past its first
-/// call: made again from where that `clone3` returned in it, with the
-/// registers glibc's child path reads.
-pub const SLOT_NEW: u64 = 2;
 /// The thread that forks: its robust list and cleared-tid word restored
 /// in the child.
 pub const SLOT_FORKER: u64 = 3;
@@ -92,7 +88,7 @@ pub const SLOT_TOO_LARGE: u64 = 4;
 
 /// One thread's record in a parked process (`#[repr(C)]`, 64-aligned for
 /// the extended state, which `xrstor` needs aligned). The supervisor
-/// writes the header but `tls` of a captured slot, the handler the rest.
+/// writes `kind`, `robust`, `child_tid` and `name`, a capture the rest.
 #[repr(C, align(64))]
 pub struct ThreadSlot {
     /// `SLOT_*` (offset 0).
@@ -104,14 +100,8 @@ pub struct ThreadSlot {
     pub child_tid: u64,
     /// Its thread pointer (FS base) (offset 24).
     pub tls: u64,
-    /// A new thread's: where its `clone3` returned (offset 32).
-    pub ip: u64,
-    /// A new thread's stack pointer (offset 40).
-    pub stack: u64,
-    /// A new thread's `rdx` (glibc's `start_thread`) (offset 48).
-    pub entry: u64,
-    /// A new thread's `r8` (its `struct pthread`) (offset 56).
-    pub arg: u64,
+    /// Unused (offset 32).
+    pub _reserved: [u64; 4],
     /// Its name (`comm`), NUL-terminated (offset 64).
     pub name: [u8; 16],
     /// The bytes of extended state captured (offset 80).

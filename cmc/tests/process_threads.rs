@@ -449,6 +449,56 @@ fn a_signal_pending_in_a_thread_keeps_its_process_from_being_snapshotted() {
     }
 }
 
+/// A review of snapshots of processes with threads found, each the same
+/// verdict and counts as with no snapshots now:
+/// - "fenew" with a switch: the node held where a worker is made and not
+///   yet run, made again in a fork from the handler, which runs with the
+///   kernel's fresh floating-point environment: the worker's rounding was
+///   not its creator's, a violation no native run shows (and an error,
+///   the counterexample not rebuilding); such a thread blocks every
+///   signal (glibc starts it so), and the process is not snapshotted;
+/// - "smallstack": the capture's signal frame on a worker's 16 KiB stack
+///   with 10,000 bytes of it taken ran into its guard page, and the node
+///   died (an error, ESRCH); a thread with too little room below its stack
+///   pointer keeps its process from being snapshotted;
+/// - "two" with switches, a timeout and two clients: 46 and 86 worlds
+///   with snapshots, 45 and 83 without. What a waiting thread last saw of
+///   its node's insides (made again when they change) was history the
+///   world did not hold: it is now the world's insides at each step that
+///   begins between actions, and part of a hold's trail; and the
+///   transition cache keyed whether switches were left, where a run reads
+///   how many (the world's answer to a waiting thread at a choice spends
+///   one): now the number.
+#[test]
+fn snapshots_of_a_process_with_threads_agree_with_none() {
+    let _serial = process_support::serial();
+    // Arguments, clients, switches, timeouts, and the counts (distinct and
+    // generated worlds).
+    type Case = (&'static [&'static str], u8, u8, u8, (u64, u64));
+    let cases: [Case; 4] = [
+        (&["fenew"], 1, 1, 0, (5, 5)),
+        (&["smallstack"], 1, 0, 0, (4, 4)),
+        (&["two"], 2, 1, 1, (45, 78)),
+        (&["two"], 2, 2, 1, (83, 147)),
+    ];
+    for (args, clients, switches, timeouts, counts) in cases {
+        for snapshots_max in [0, 2048] {
+            let mut c = threads(args);
+            c.budgets.clients = clients;
+            c.budgets.thread_switches = switches;
+            c.budgets.timeouts = timeouts;
+            c.requests = vec![b"A1".to_vec(), b"B2".to_vec()];
+            // As a model file has it (the review's).
+            c.timeout_byte = false;
+            c.snapshots_max = snapshots_max;
+            let r = check(&ProgramModel::new(args[0], c), false);
+            let what = format!("{args:?}, {switches} switches, snapshots_max {snapshots_max}: {}", r.to_text());
+            assert_eq!(r.verdict, Verdict::Pass, "{what}");
+            assert_eq!((r.distinct_states, r.generated_states), counts, "{what}");
+        }
+    }
+}
+
 /// A switch may come before any call of the running thread while another
 /// may run, not only where it waits (`threads.c` "preempt": the worker's
 /// 'B' before the main thread's 'A', as Linux may run them): a pass with

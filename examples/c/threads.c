@@ -61,6 +61,21 @@
  * answered in a fork of the parked process, where the worker was made
  * again from its captured frame (a snapshot of a process with threads).
  *
+ *   threads NODE fenew
+ *
+ * The main thread accepts a client, rounds upward (MXCSR) and starts a
+ * worker, which checks that it rounds upward too (a new thread has its
+ * creator's floating-point environment) and reports [1], or aborts. With
+ * a thread switch the node is held where the worker is made and not yet
+ * run (every signal blocked, as glibc starts a thread): not snapshotted.
+ *
+ *   threads NODE smallstack
+ *
+ * A worker with a 16 KiB stack accepts a client, takes 10,000 bytes of
+ * it and reads the request with a raw `syscall`, then reports [1]: too
+ * little room left for the snapshot handler's frame, so the process is
+ * not snapshotted (its capture killed it).
+ *
  *   threads NODE pipelater
  *
  * The main thread accepts a client and joins a worker, which blocks
@@ -908,6 +923,66 @@ static int regs(int me)
         pause();
 }
 
+static void *fe_worker(void *arg)
+{
+    (void)arg;
+    if ((mxcsr() & 0x6000u) != 0x4000u)
+        abort();
+    uint8_t one = 1;
+    cmc_record_write(CMC_STATE_FD, &one, 1);
+    return NULL;
+}
+
+static int fenew(int me)
+{
+    cmc_record_write(CMC_STATE_FD, state, 1);
+    int l = cmc_listen(me);
+    if (accept(l, NULL, NULL) < 0)
+        return 3;
+    /* Rounding upward: bits 13 and 14 of MXCSR, 10. */
+    uint32_t m = (mxcsr() & ~0x6000u) | 0x4000u;
+    __asm__ volatile("ldmxcsr %0" : : "m"(m));
+    pthread_t t;
+    if (pthread_create(&t, NULL, fe_worker, NULL) != 0)
+        return 2;
+    pthread_join(t, NULL);
+    for (;;)
+        pause();
+}
+
+static int small_l;
+
+static void *small_worker(void *arg)
+{
+    (void)arg;
+    int c = accept(small_l, NULL, NULL);
+    volatile char *p = __builtin_alloca(10000);
+    for (int i = 0; i < 10000; i += 64)
+        p[i] = 1;
+    uint64_t out[8];
+    char b[8];
+    if (c < 0 || reg_read(c, b, sizeof b, out) <= 0)
+        abort();
+    uint8_t one = 1;
+    cmc_record_write(CMC_STATE_FD, &one, 1);
+    return NULL;
+}
+
+static int smallstack(int me)
+{
+    cmc_record_write(CMC_STATE_FD, state, 1);
+    small_l = cmc_listen(me);
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 16384);
+    pthread_t t;
+    if (pthread_create(&t, &a, small_worker, NULL) != 0)
+        return 2;
+    pthread_join(t, NULL);
+    for (;;)
+        pause();
+}
+
 static int preempt_pipe[2];
 
 static void *writer(void *arg)
@@ -1422,6 +1497,10 @@ int main(int argc, char **argv)
         return regs(me);
     if (strcmp(argv[2], "pipelater") == 0)
         return pipelater(me);
+    if (strcmp(argv[2], "fenew") == 0)
+        return fenew(me);
+    if (strcmp(argv[2], "smallstack") == 0)
+        return smallstack(me);
     if (strcmp(argv[2], "preempt") == 0)
         return preempt(me);
     const char *single[] = {"sigpipe", "abort", "robust", "mainexit", "killblock"};

@@ -9,7 +9,10 @@
 //! checkpoint is the old one with that node's snapshot replaced. Nodes the
 //! action does not touch are shared. A world with no checkpoint (evicted,
 //! or never made) is rebuilt from its nearest kept ancestor by applying the
-//! rest of its actions, or from the templates by replaying them all. With
+//! rest of its actions, or from the templates by replaying them all. A
+//! world kept without a node's process (one with threads that could not be
+//! snapshotted: `ProcessError::Threaded`) is run from the templates
+//! whenever an action needs that process. With
 //! `snapshots_max = 0` nothing is kept and every world is rebuilt from the
 //! templates: the stateless path, kept for comparison.
 //!
@@ -150,10 +153,10 @@ impl ProcessEngine {
         }
         let applied = self.checkpoint(prefix).and_then(|from| self.apply_from(prefix, &from, action, true));
         match applied {
-            Err(ProcessError::Threaded { .. }) => {
-                self.store.disable();
-                self.apply(prefix, action)
-            }
+            // A process with threads that cannot be snapshotted (one blocks
+            // the snapshot signal, or has one pending) on the way: this
+            // world is run from the templates.
+            Err(ProcessError::Threaded { .. }) => self.fresh_kept(&[prefix, &[*action]].concat()),
             other => other.map(|c| c.world),
         }
     }
@@ -171,14 +174,31 @@ impl ProcessEngine {
             return Ok(world);
         }
         match self.checkpoint(actions) {
-            // A node has made threads: every world is rebuilt from the
-            // templates from now on.
-            Err(ProcessError::Threaded { .. }) => {
-                self.store.disable();
-                self.replay(actions)
-            }
+            Err(ProcessError::Threaded { .. }) => self.fresh_kept(actions),
             other => Ok(other?.world),
         }
+    }
+
+    /// The world `path` reaches, run from the templates, kept with the
+    /// snapshots its processes give (none of one that cannot be
+    /// snapshotted: a world whose checkpoint would need it is run so
+    /// again).
+    fn fresh_kept(&mut self, path: &[ProcessAction]) -> Result<ProcessWorld, ProcessError> {
+        self.fresh(path)?;
+        self.running = None;
+        let live = self.store.pool.clone();
+        let sup = self.supervisor_mut()?;
+        let world = sup.world().clone();
+        let nodes = match sup.park_all(&live) {
+            Ok(parked) => parked.into_iter().map(|s| s.map(std::rc::Rc::new)).collect(),
+            Err(ProcessError::Threaded { .. }) => {
+                sup.kill_all();
+                vec![None; world.nodes.len()]
+            }
+            Err(e) => return Err(e),
+        };
+        self.store.insert(path.to_vec(), Checkpoint { world: world.clone(), nodes });
+        Ok(world)
     }
 
     /// The world `prefix` and then `action` (none: START) reach, run on
@@ -323,6 +343,15 @@ impl ProcessEngine {
             return Ok(self.keep(prefix, action, c, keep));
         }
         let touched = action.node_process();
+        // A live node kept without its process (one with threads that
+        // could not be snapshotted): the caller runs the world from the
+        // templates.
+        if let Some(n) = touched
+            && from.world.nodes[n as usize].life == Life::Live
+            && from.nodes[n as usize].is_none()
+        {
+            return Err(ProcessError::Threaded { node: n, reason: "its world was kept without it".to_string() });
+        }
         let live = self.store.pool.clone();
         self.running = None;
         let sup = self.supervisor_mut()?;
@@ -343,7 +372,16 @@ impl ProcessEngine {
         // An action whose node asked whether the others may act read more
         // than its surroundings, the cache's key: not kept.
         let nonlocal = sup.nonlocal;
-        let parked = sup.park_all(&live)?;
+        let parked = match sup.park_all(&live) {
+            Ok(parked) => parked,
+            // The new world is kept without the process that could not be
+            // snapshotted.
+            Err(ProcessError::Threaded { .. }) => {
+                sup.kill_all();
+                Vec::new()
+            }
+            Err(e) => return Err(e),
+        };
         if let Some(n) = action.node()
             && !nonlocal
         {
@@ -396,7 +434,14 @@ impl ProcessEngine {
         let sup = self.supervisor_mut()?;
         sup.start_with(plan)?;
         let world = sup.world().clone();
-        let nodes = sup.park_all(&live)?.into_iter().map(|s| s.map(std::rc::Rc::new)).collect();
+        let nodes = match sup.park_all(&live) {
+            Ok(parked) => parked.into_iter().map(|s| s.map(std::rc::Rc::new)).collect(),
+            Err(ProcessError::Threaded { .. }) => {
+                sup.kill_all();
+                vec![None; world.nodes.len()]
+            }
+            Err(e) => return Err(e),
+        };
         Ok(Checkpoint { world, nodes })
     }
 

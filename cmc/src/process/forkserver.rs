@@ -61,9 +61,9 @@ pub struct Parked {
     pub threads: Vec<ThreadProc>,
     /// The thread a fork is asked of, for a process with threads.
     pub forker: usize,
-    /// The threads a fork makes again, in the order the child makes them
-    /// (the slots' order), and how.
-    pub again: Vec<(usize, Again)>,
+    /// The threads a fork makes again from their captured frames, in the
+    /// order the child makes them (the slots' order).
+    pub again: Vec<usize>,
 }
 
 impl Parked {
@@ -91,33 +91,6 @@ pub struct ThreadProc {
     pub seen: u64,
     /// Where its robust futex list is (`set_robust_list`), 0 for none.
     pub robust: u64,
-    /// How glibc's `clone3` started it, while it has not run.
-    pub start: Option<ThreadStart>,
-}
-
-/// Where glibc's `clone3` started a thread: what a fork needs to make it
-/// again where it began, when it has not run past its first call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ThreadStart {
-    /// Where the `clone3` returned.
-    pub ip: u64,
-    /// Its first stack pointer (`stack + stack_size`).
-    pub stack: u64,
-    /// Its thread pointer.
-    pub tls: u64,
-    /// `rdx` at the `clone3`: the function glibc's child path calls.
-    pub entry: u64,
-    /// `r8` at the `clone3`: that function's argument.
-    pub arg: u64,
-}
-
-/// How a fork makes a thread again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Again {
-    /// From the frame it captured: back at its held call.
-    Captured,
-    /// From where its `clone3` started it: it runs to its first call.
-    New,
 }
 
 /// The data a process gave each interest of its epoll instances (by the
@@ -248,12 +221,12 @@ pub fn fork(
             && tid.is_none_or(|t| t == pid)
         {
             *tid = Some(pid);
-            let (k, how) = from.again[made.len()];
+            let k = from.again[made.len()];
             let held = from.threads[k].held.ok_or(ForkError::Unexpected { pid, nr: n.nr })?;
-            if how == Again::Captured && !*robust_set && n.nr == libc::SYS_set_robust_list {
+            if !*robust_set && n.nr == libc::SYS_set_robust_list {
                 *robust_set = true;
                 answer(None)?;
-            } else if n.nr == held.nr && same_args(how, &n, &held) && (how == Again::New || *robust_set) {
+            } else if *robust_set && n.nr == held.nr && n.args == held.args {
                 made.push((pid, n));
                 coming = None;
                 if let Some(next) = later.take() {
@@ -288,13 +261,13 @@ pub fn fork(
     let _ = notif::take_written(pid as u32);
     let mut threads = Vec::with_capacity(from.threads.len());
     for t in &from.threads {
-        threads.push(ThreadProc { tid: 0, held: None, pidfd: None, seen: t.seen, robust: t.robust, start: t.start });
+        threads.push(ThreadProc { tid: 0, held: None, pidfd: None, seen: t.seen, robust: t.robust });
     }
     if threaded {
         from.threads[from.forker].held = Some(from.notif);
         threads[from.forker].tid = pid;
         threads[from.forker].held = Some(notif);
-        for (&(k, _), (tid, held)) in from.again.iter().zip(made) {
+        for (&k, (tid, held)) in from.again.iter().zip(made) {
             let _ = notif::take_written(tid as u32);
             threads[k].tid = tid;
             threads[k].held = Some(held);
@@ -320,7 +293,7 @@ fn forker_call(
     n: Notif,
     child: &mut Option<(i32, Option<Notif>)>,
     coming: &mut Option<(Option<i32>, bool)>,
-    again: Option<&[(usize, Again)]>,
+    again: Option<&[usize]>,
     made: usize,
     same_call: impl Fn(&Notif) -> bool,
 ) -> Result<(), ForkError> {
@@ -352,17 +325,6 @@ fn forker_call(
             Ok(())
         }
         _ => Err(unexpected),
-    }
-}
-
-/// Whether a thread made again (`how`) is back in the call it was held
-/// in: a captured one with every register as it was; a new one in the
-/// same first call (glibc's `set_robust_list`, two arguments), the
-/// registers no call of its reads being what they happen to be.
-fn same_args(how: Again, n: &Notif, held: &Notif) -> bool {
-    match how {
-        Again::Captured => n.args == held.args,
-        Again::New => n.args[..2] == held.args[..2],
     }
 }
 

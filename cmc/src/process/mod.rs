@@ -531,7 +531,8 @@ pub enum ProcessError {
     },
     /// A snapshot of a node whose life has made threads, which cannot be
     /// made (`reason`: a thread blocks the snapshot signal, say). The
-    /// engine then rebuilds every world from the templates instead.
+    /// engine keeps that world without it, and runs the world from the
+    /// templates when an action needs its process.
     #[error("node {node}: its process has made threads, and a snapshot of it cannot be made: {reason}")]
     Threaded {
         /// The node.

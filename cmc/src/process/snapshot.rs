@@ -188,17 +188,9 @@ impl Store {
         }
     }
 
-    /// Whether checkpoints are kept at all (`snapshots_max` > 0, and no
-    /// node has made threads: [`Store::disable`]).
+    /// Whether checkpoints are kept at all (`snapshots_max` > 0).
     pub fn enabled(&self) -> bool {
         self.snapshots_max > 0
-    }
-
-    /// Keeps no checkpoint from now on, and kills those kept: a node's
-    /// process has made threads, and a fork copies only one of them.
-    pub fn disable(&mut self) {
-        self.clear();
-        self.snapshots_max = 0;
     }
 
     /// The world `path` reaches, if it is kept (with or without processes).

@@ -585,10 +585,33 @@ impl Supervisor {
     /// The trail of node `n` held at a point of kind `kind` (0 a crash
     /// point, 2 a choice of its next thread) that counts no hold.
     pub(super) fn trail_at(&mut self, n: u8, kind: u8) -> Trail {
+        let seen = self.seen_by_waits(n);
         let t = &mut self.trails[n as usize];
         let calls = self.calls[n as usize].to_le_bytes();
-        t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, kind], &calls].concat()));
+        t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, kind], &calls, &seen].concat()));
         *t
+    }
+
+    /// What node `n`'s threads waiting out of the slot last saw of its
+    /// insides (`ThreadProc::seen`), as bytes (none for a node without
+    /// threads, whose trails read as before). Part of a hold's trail: a wait whose insides changed
+    /// since it looked is made again when the running thread next waits,
+    /// so at a hold in the middle of a step what each saw is part of the
+    /// node's future, and two holds that differ there are two worlds (a
+    /// review found a snapshot shared by two such, one of which made a
+    /// wait again that the other did not: different counts than with no
+    /// snapshots).
+    fn seen_by_waits(&self, n: u8) -> Vec<u8> {
+        let node = &self.world.nodes[n as usize];
+        let Some(p) = self.procs[n as usize].as_ref().filter(|_| !node.threads.is_empty()) else { return Vec::new() };
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for (k, (t, tp)) in node.threads.iter().zip(&p.threads).enumerate() {
+            if matches!(t.run, super::threads::ThreadRun::Waits { .. }) {
+                h.update(&(k as u64).to_le_bytes());
+                h.update(&tp.seen.to_le_bytes());
+            }
+        }
+        h.digest().to_le_bytes().to_vec()
     }
 
     /// The trail of node `n` held at call `notif`, which does not wait: one
@@ -612,7 +635,9 @@ impl Supervisor {
         }
         t.holds += u8::from(counted);
         let calls = self.calls[n as usize].to_le_bytes();
-        t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, 1], &calls].concat()));
+        let seen = self.seen_by_waits(n);
+        let t = &mut self.trails[n as usize];
+        t.hash = nonzero(xxhash_rust::xxh3::xxh3_64(&[&t.hash.to_le_bytes()[..], &[n, 1], &calls, &seen].concat()));
         Ok(*t)
     }
 
@@ -724,6 +749,22 @@ impl Supervisor {
             self.trails[n as usize] =
                 Trail { hash: nonzero(xxhash_rust::xxh3::xxh3_64(&key)), holds: trail.holds, acted };
             self.calls[n as usize] = 0;
+            // A step that begins between actions (not at a hold): each
+            // waiting thread has looked at the node's insides as they are
+            // (the last of the step before looked again at every change),
+            // whichever path led here, so what it saw is a function of the
+            // world (a review found a thread moved out of the slot between
+            // actions keeping what it saw long before: a wait made again
+            // on one path and not on another, and counts that differed
+            // with snapshots and without).
+            if self.world.nodes[n as usize].blocked.trail().is_none()
+                && !self.world.nodes[n as usize].threads.is_empty()
+            {
+                let inside = self.inside(n);
+                if let Some(p) = self.procs[n as usize].as_mut() {
+                    p.threads.iter_mut().for_each(|t| t.seen = inside);
+                }
+            }
         }
         // An action for a thread waiting for the world out of its node's
         // slot: the slot moves to it (after the trail, which a choice's

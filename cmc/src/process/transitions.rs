@@ -7,9 +7,9 @@
 //! world is its own node part, the clock, the other nodes' lives and the
 //! connections it has an end of ([`ProcessWorld::encode_local`]), whether
 //! crash budget is left (which decides whether it stops at crash points),
-//! whether thread switches are left (which decide whether a node with
-//! threads stops where its next thread is a choice, and then whether drops
-//! and timeouts are left, which decide whether the world may answer a
+//! the thread switches left (with any left after the action's own, a node
+//! with threads stops where its next thread is a choice, and then whether
+//! drops and timeouts are left decides whether the world may answer a
 //! waiting thread first), plus two totals checked against limits; and what
 //! it changes is the same node
 //! part, those connections, the clock, the budgets the action spends and
@@ -126,14 +126,15 @@ impl Transitions {
         // local state runs to another world.
         let spent = matches!(action, ProcessAction::Crash { .. }) as u8;
         self.key.push((from.crashes > spent) as u8);
-        // Whether thread switches are left once a SWITCH has spent its
-        // own: with them, a node with threads is held where its next
-        // thread is a choice, and where the world may answer a waiting
-        // one first, which reads whether drops and timeouts are left.
-        let switch = matches!(action, ProcessAction::Switch { .. }) as u8;
-        let switches = from.thread_switches.unwrap_or(0) > switch;
-        self.key.push(switches as u8);
-        if switches {
+        // The thread switches left: with any left once the action has
+        // spent its own (a SWITCH, or the world's answer to a waiting
+        // thread at a choice, spends one), a node with threads is held
+        // where its next thread is a choice, and where the world may
+        // answer a waiting one first, which reads whether drops and
+        // timeouts are left.
+        let switches = from.thread_switches.unwrap_or(0);
+        self.key.push(switches);
+        if switches > 0 {
             self.key.extend([(from.drops > 0) as u8, (from.timeouts > 0) as u8]);
         }
         let token = action.to_string();
@@ -355,10 +356,15 @@ mod tests {
         after.thread_switches = Some(0);
         after.nodes[1].state = b"switched".to_vec();
         cache.record(&before, &after, 1, &switch, None);
-        assert_eq!(cache.lookup(&before, 1, &switch), Some(after), "the SWITCH spent its switch");
+        assert_eq!(cache.lookup(&before, 1, &switch), Some(after.clone()), "the SWITCH spent its switch");
         let mut two_left = before.clone();
         two_left.thread_switches = Some(2);
         assert_eq!(cache.lookup(&two_left, 1, &switch), None, "a switch left after it: another key");
+        // The world's answer to a waiting thread at a choice spends one
+        // too: recorded with one left, it does not answer with two.
+        let answer = ProcessAction::Timeout { node: 1, thread: Some(2) };
+        cache.record(&before, &after, 1, &answer, None);
+        assert_eq!(cache.lookup(&two_left, 1, &answer), None, "recorded where it spent the last switch");
     }
 
     #[test]

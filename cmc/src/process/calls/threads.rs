@@ -19,7 +19,6 @@ use nix::errno::Errno;
 use nix::libc;
 
 use super::super::ProcessError;
-use super::super::forkserver::ThreadStart;
 use super::super::lives::{Run, ThreadProc};
 use super::super::notif::{self, Notif};
 use super::super::supervisor::{EXIT, Supervisor, token};
@@ -145,20 +144,10 @@ impl Supervisor {
         if first {
             // The node's one thread until now: thread 0, in the slot.
             node.threads.push(ThreadWorld { run: ThreadRun::Slot, clear_tid: 0 });
-            p.threads.push(ThreadProc { tid: c.pid as i32, held: None, pidfd, seen: 0, robust: p.robust, start: None });
+            p.threads.push(ThreadProc { tid: c.pid as i32, held: None, pidfd, seen: 0, robust: p.robust });
         }
         node.threads.push(ThreadWorld { run: ThreadRun::New, clear_tid: child_tid });
-        // What a fork needs to make it again before it has run: glibc's
-        // child path calls `rdx` with `r8` (the call's registers), on the
-        // stack `clone3` gave it.
-        let start = ThreadStart {
-            ip: c.ip,
-            stack: field(5).wrapping_add(field(6)),
-            tls: field(7),
-            entry: c.args[2],
-            arg: c.args[4],
-        };
-        p.threads.push(ThreadProc { tid: 0, held: None, pidfd: None, seen: 0, robust: 0, start: Some(start) });
+        p.threads.push(ThreadProc { tid: 0, held: None, pidfd: None, seen: 0, robust: 0 });
         p.birth = Some(k);
         Ok(Answer::Continue)
     }
@@ -611,7 +600,7 @@ impl Supervisor {
     /// the world changes (messages on their way, connections not yet
     /// accepted) is left out: the actions see it, and a wait made again
     /// for it would find what it found.
-    fn inside(&self, n: u8) -> u64 {
+    pub(in crate::process) fn inside(&self, n: u8) -> u64 {
         let node = &self.world.nodes[n as usize];
         let ends: Vec<_> = self
             .world
