@@ -76,6 +76,16 @@
  * little room left for the snapshot handler's frame, so the process is
  * not snapshotted (its capture killed it).
  *
+ *   threads NODE stackmerge
+ *
+ * Two workers on 16 KiB stacks without guard pages, which glibc maps next
+ * to each other and the kernel merges into one mapping. The first
+ * accepts a client and reads its request deep in its stack, 1,500 bytes
+ * above its lowest address; the second notes the top 512 bytes below the
+ * first's stack and waits on a pipe the first writes after its read,
+ * then checks them and its thread-local value, and reports [1], or
+ * aborts. A capture's frame must not reach below the first's stack.
+ *
  *   threads NODE pipelater
  *
  * The main thread accepts a client and joins a worker, which blocks
@@ -983,6 +993,80 @@ static int smallstack(int me)
         pause();
 }
 
+static int merge_l, merge_pipe[2];
+static char *merge_base;
+static __thread volatile unsigned long merge_tls = 0x1122334455667788UL;
+static unsigned char merge_copy[512];
+
+static __attribute__((noinline)) void merge_deep(int c)
+{
+    char here;
+    long room = (long)(&here - merge_base);
+    volatile char *p = __builtin_alloca(room - 1500);
+    p[0] = 1;
+    uint64_t out[8];
+    char b[8];
+    if (reg_read(c, b, sizeof b, out) <= 0)
+        abort();
+    p[0] = 2;
+}
+
+static void *merge_first(void *arg)
+{
+    (void)arg;
+    int c = accept(merge_l, NULL, NULL);
+    if (c < 0)
+        abort();
+    merge_deep(c);
+    char x = 1;
+    if (write(merge_pipe[1], &x, 1) != 1)
+        abort();
+    return NULL;
+}
+
+static void *merge_second(void *arg)
+{
+    unsigned char *top = arg;
+    memcpy(merge_copy, top - 512, 512);
+    uint64_t out[8];
+    char x;
+    if (reg_read(merge_pipe[0], &x, 1, out) != 1 || merge_tls != 0x1122334455667788UL ||
+        memcmp(merge_copy, top - 512, 512) != 0)
+        abort();
+    uint8_t one = 1;
+    cmc_record_write(CMC_STATE_FD, &one, 1);
+    return NULL;
+}
+
+static int stackmerge(int me)
+{
+    cmc_record_write(CMC_STATE_FD, state, 1);
+    merge_l = cmc_listen(me);
+    if (pipe(merge_pipe) != 0)
+        return 2;
+    pthread_attr_t a, b;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 16384);
+    pthread_attr_setguardsize(&a, 0);
+    pthread_t t1, t2;
+    if (pthread_create(&t1, &a, merge_first, NULL) != 0)
+        return 2;
+    void *sa;
+    size_t ss;
+    pthread_getattr_np(t1, &b);
+    pthread_attr_getstack(&b, &sa, &ss);
+    merge_base = sa;
+    pthread_attr_init(&b);
+    pthread_attr_setstacksize(&b, 16384);
+    pthread_attr_setguardsize(&b, 0);
+    if (pthread_create(&t2, &b, merge_second, merge_base) != 0)
+        return 2;
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    for (;;)
+        pause();
+}
+
 static int preempt_pipe[2];
 
 static void *writer(void *arg)
@@ -1501,6 +1585,8 @@ int main(int argc, char **argv)
         return fenew(me);
     if (strcmp(argv[2], "smallstack") == 0)
         return smallstack(me);
+    if (strcmp(argv[2], "stackmerge") == 0)
+        return stackmerge(me);
     if (strcmp(argv[2], "preempt") == 0)
         return preempt(me);
     const char *single[] = {"sigpipe", "abort", "robust", "mainexit", "killblock"};

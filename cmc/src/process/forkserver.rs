@@ -91,6 +91,9 @@ pub struct ThreadProc {
     pub seen: u64,
     /// Where its robust futex list is (`set_robust_list`), 0 for none.
     pub robust: u64,
+    /// The lowest address of its stack as its `clone3` gave it (0 for the
+    /// main thread): a capture's frame must fit above it.
+    pub stack_lo: u64,
 }
 
 /// The data a process gave each interest of its epoll instances (by the
@@ -261,7 +264,14 @@ pub fn fork(
     let _ = notif::take_written(pid as u32);
     let mut threads = Vec::with_capacity(from.threads.len());
     for t in &from.threads {
-        threads.push(ThreadProc { tid: 0, held: None, pidfd: None, seen: t.seen, robust: t.robust });
+        threads.push(ThreadProc {
+            tid: 0,
+            held: None,
+            pidfd: None,
+            seen: t.seen,
+            robust: t.robust,
+            stack_lo: t.stack_lo,
+        });
     }
     if threaded {
         from.threads[from.forker].held = Some(from.notif);

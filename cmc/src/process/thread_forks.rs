@@ -57,7 +57,7 @@ impl Supervisor {
             if t.held.is_none() || t.tid == 0 {
                 continue;
             }
-            if let Some(why) = not_capturable(pid, t.tid, &maps) {
+            if let Some(why) = not_capturable(pid, t.tid, t.stack_lo, &maps) {
                 return Err(threaded(format!("thread {k} {why}")));
             }
             live.push(k);
@@ -111,10 +111,12 @@ impl Supervisor {
 /// return that code to the program), or it or its process has a signal
 /// pending (one it blocks: SIGPIPE after an EPIPE, say), which no fork
 /// has, and the thread would take when it unblocks it; or it has a
-/// shadow stack; or its stack has too little room below its stack
-/// pointer for the handler's frame (the handler runs on the thread's own
-/// stack, and a thread that ran into its guard page there would die).
-fn not_capturable(pid: i32, tid: i32, maps: &str) -> Option<String> {
+/// shadow stack; or its stack (from `stack_lo`, where its `clone3` put
+/// it) has too little room below its stack pointer for the handler's
+/// frame (the handler runs on the thread's own stack: a thread that ran
+/// into its guard page there would die, and one without would write over
+/// what lies below).
+fn not_capturable(pid: i32, tid: i32, stack_lo: u64, maps: &str) -> Option<String> {
     let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")) else {
         return Some("has no status to read".to_string());
     };
@@ -138,16 +140,22 @@ fn not_capturable(pid: i32, tid: i32, maps: &str) -> Option<String> {
         }
         _ => return Some("has a status without its signal masks".to_string()),
     }
-    let room = stack_room(pid, tid, maps)?;
+    let room = stack_room(pid, tid, stack_lo, maps)?;
     let need = xsave_bytes() + HANDLER_ROOM;
     (room < need)
         .then(|| format!("has {room} bytes of stack below its stack pointer, less than the {need} a capture needs"))
 }
 
-/// How many bytes of thread `tid`'s stack mapping lie below its stack
-/// pointer (`/proc/PID/task/TID/syscall`, held in a call), `None` for a
-/// stack that grows (the main thread's `[stack]`) or one not found.
-fn stack_room(pid: i32, tid: i32, maps: &str) -> Option<u64> {
+/// How many bytes of thread `tid`'s stack lie below its stack pointer
+/// (`/proc/PID/task/TID/syscall`, held in a call): down to the lowest
+/// address its `clone3` gave it (`stack_lo`), or the start of its mapping
+/// if that is higher (a guard page). What lies below in the same mapping
+/// may be another thread's stack or the program's data (a review: stacks
+/// of 16 KiB without guards, which the kernel merges into one mapping,
+/// and a stack placed in the program's own memory, written over by a
+/// capture's frame). `None` for a stack that grows (the main thread's
+/// `[stack]`) or one not found.
+fn stack_room(pid: i32, tid: i32, stack_lo: u64, maps: &str) -> Option<u64> {
     let syscall = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall")).ok()?;
     let sp = u64::from_str_radix(syscall.split_whitespace().nth(7)?.trim_start_matches("0x"), 16).ok()?;
     maps.lines().find_map(|line| {
@@ -157,7 +165,7 @@ fn stack_room(pid: i32, tid: i32, maps: &str) -> Option<u64> {
         if !(lo..hi).contains(&sp) || line.ends_with("[stack]") {
             return None;
         }
-        Some(sp - lo)
+        Some(sp.saturating_sub(lo.max(stack_lo)))
     })
 }
 

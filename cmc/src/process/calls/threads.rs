@@ -144,10 +144,12 @@ impl Supervisor {
         if first {
             // The node's one thread until now: thread 0, in the slot.
             node.threads.push(ThreadWorld { run: ThreadRun::Slot, clear_tid: 0 });
-            p.threads.push(ThreadProc { tid: c.pid as i32, held: None, pidfd, seen: 0, robust: p.robust });
+            p.threads.push(ThreadProc { tid: c.pid as i32, held: None, pidfd, seen: 0, robust: p.robust, stack_lo: 0 });
         }
         node.threads.push(ThreadWorld { run: ThreadRun::New, clear_tid: child_tid });
-        p.threads.push(ThreadProc { tid: 0, held: None, pidfd: None, seen: 0, robust: 0 });
+        // Its stack (`stack`, `stack_size`): a capture's frame must fit
+        // above its lowest address, whatever lies below it in its mapping.
+        p.threads.push(ThreadProc { tid: 0, held: None, pidfd: None, seen: 0, robust: 0, stack_lo: field(5) });
         p.birth = Some(k);
         Ok(Answer::Continue)
     }
