@@ -506,6 +506,31 @@ fn snapshots_of_a_process_with_threads_agree_with_none() {
     }
 }
 
+/// A second review: with a crash, a peer's CRASH reset the connection a
+/// worker of node 0 polls (`threads.c` "pollrace", two nodes), and where
+/// node 0's process was there (no snapshots: every node's process runs
+/// from the templates) the CRASH scheduled node 0's threads, the worker's
+/// wait made again, where a checkpoint's world, without node 0's process,
+/// did not: 45 worlds against 44. An action schedules the threads of its
+/// own node only; what another node's crash does to a wait is for that
+/// node's actions to answer.
+#[test]
+fn an_action_schedules_no_other_nodes_threads() {
+    let _serial = process_support::serial();
+    for snapshots_max in [0, 2048] {
+        let mut c = config("threads", 2);
+        c.args = vec!["pollrace".to_string()];
+        c.budgets.thread_switches = 1;
+        c.budgets.timeouts = 1;
+        c.budgets.crashes = 1;
+        c.timeout_byte = false;
+        c.snapshots_max = snapshots_max;
+        let r = check(&ProgramModel::new("pollrace", c), false);
+        let got = (r.verdict, r.distinct_states, r.generated_states);
+        assert_eq!(got, (Verdict::Violation, 44, 60), "snapshots_max {snapshots_max}: {}", r.to_text());
+    }
+}
+
 /// A switch may come before any call of the running thread while another
 /// may run, not only where it waits (`threads.c` "preempt": the worker's
 /// 'B' before the main thread's 'A', as Linux may run them): a pass with

@@ -57,6 +57,7 @@ impl Supervisor {
     /// not reach one of the choices, an error naming it (the action is not
     /// enabled).
     pub fn start_with(&mut self, plan: &[StartChoice]) -> Result<(), ProcessError> {
+        self.acting = None;
         self.kill_all();
         self.clear_output();
         self.crash_due.fill(false);

@@ -147,6 +147,12 @@ pub struct Supervisor {
     /// then (`starting`), and the nodes after the one starting may still
     /// act (`others_may_act`).
     pub(super) starting: bool,
+    /// The node of the action being carried out, if it has one: only its
+    /// threads are scheduled, and only its slot settled, as the action
+    /// goes (an action runs no other node, whose process a checkpoint's
+    /// world may not even have; a peer's crash that ends another node's
+    /// wait is for that node's own actions to answer).
+    pub(super) acting: Option<u8>,
     /// While the nodes start: the choices (crashes, orders) asked for in
     /// the start, and those found (`starting`). Set and used within one
     /// start.
@@ -313,6 +319,7 @@ impl Supervisor {
             let_run: None,
             kept_until: None,
             starting: false,
+            acting: None,
             start_plan: Default::default(),
             resolved: Default::default(),
             serials: 0,
@@ -356,13 +363,17 @@ impl Supervisor {
                 // ready; else each node's slot holds the wait the actions
                 // answer.
                 let mut ran = false;
-                for n in 0..self.procs.len() as u8 {
+                let nodes: Vec<u8> = match self.acting {
+                    Some(n) => vec![n],
+                    None => (0..self.procs.len() as u8).collect(),
+                };
+                for &n in &nodes {
                     ran |= self.schedule(n)?;
                 }
                 if ran {
                     continue;
                 }
-                for n in 0..self.procs.len() as u8 {
+                for &n in &nodes {
                     self.settle_slot(n)?;
                 }
                 return Ok(());
@@ -724,6 +735,7 @@ impl Supervisor {
         let not_enabled = || ProcessError::NotEnabled { action: action.to_string() };
         self.in_flight_peak = None;
         self.nonlocal = false;
+        self.acting = action.node();
         self.clear_output();
         notif::forget_written();
         // Between actions every node waits or is held at a crash point:
@@ -1124,7 +1136,9 @@ impl Supervisor {
                 self.new_life(node)?;
             }
         }
-        self.settle()
+        let settled = self.settle();
+        self.acting = None;
+        settled
     }
 
     /// Kills node `n` and spends a crash; `keep` says which of its pending
