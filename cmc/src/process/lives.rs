@@ -268,7 +268,7 @@ impl Supervisor {
     /// Takes every node's process out of the supervisor as a snapshot: the
     /// world must be quiescent, so each live one is held in its call.
     /// `None` for a node whose process has exited. A process with threads
-    /// has them captured first ([`Supervisor::capture_threads`]), or is an
+    /// has them captured first (`Supervisor::capture_threads`), or is an
     /// error [`ProcessError::Threaded`] where one cannot be, after which the
     /// engine rebuilds every world from the templates.
     pub fn park_all(&mut self, live: &Rc<Pool>) -> Result<Vec<Option<Snapshot>>, ProcessError> {
