@@ -270,7 +270,8 @@ impl Supervisor {
     /// `None` for a node whose process has exited. A process with threads
     /// has them captured first (`Supervisor::capture_threads`), or is an
     /// error [`ProcessError::Threaded`] where one cannot be, after which the
-    /// engine rebuilds every world from the templates.
+    /// engine keeps that world without its processes and runs it from the
+    /// templates when an action needs them.
     pub fn park_all(&mut self, live: &Rc<Pool>) -> Result<Vec<Option<Snapshot>>, ProcessError> {
         let mut plans = Vec::with_capacity(self.procs.len());
         for n in 0..self.procs.len() {
