@@ -147,12 +147,13 @@ pub struct Supervisor {
     /// then (`starting`), and the nodes after the one starting may still
     /// act (`others_may_act`).
     pub(super) starting: bool,
-    /// The node of the action being carried out, if it has one: only its
-    /// threads are scheduled, and only its slot settled, as the action
-    /// goes (an action runs no other node, whose process a checkpoint's
-    /// world may not even have; a peer's crash that ends another node's
-    /// wait is for that node's own actions to answer).
-    pub(super) acting: Option<u8>,
+    /// While an action is carried out, the nodes whose threads are
+    /// scheduled and slots settled as it goes: its node, or none for
+    /// CLIENT and DROP, which run no node (an action runs no other node,
+    /// whose process a checkpoint's world may not even have; a peer's
+    /// crash that ends another node's wait is for that node's own actions
+    /// to answer). `None` while the nodes start: every node.
+    pub(super) acting: Option<Option<u8>>,
     /// While the nodes start: the choices (crashes, orders) asked for in
     /// the start, and those found (`starting`). Set and used within one
     /// start.
@@ -364,7 +365,7 @@ impl Supervisor {
                 // answer.
                 let mut ran = false;
                 let nodes: Vec<u8> = match self.acting {
-                    Some(n) => vec![n],
+                    Some(node) => node.into_iter().collect(),
                     None => (0..self.procs.len() as u8).collect(),
                 };
                 for &n in &nodes {
@@ -735,7 +736,7 @@ impl Supervisor {
         let not_enabled = || ProcessError::NotEnabled { action: action.to_string() };
         self.in_flight_peak = None;
         self.nonlocal = false;
-        self.acting = action.node();
+        self.acting = Some(action.node());
         self.clear_output();
         notif::forget_written();
         // Between actions every node waits or is held at a crash point:
