@@ -186,17 +186,8 @@ impl ProcessEngine {
     fn fresh_kept(&mut self, path: &[ProcessAction]) -> Result<ProcessWorld, ProcessError> {
         self.fresh(path)?;
         self.running = None;
-        let live = self.store.pool.clone();
-        let sup = self.supervisor_mut()?;
-        let world = sup.world().clone();
-        let nodes = match sup.park_all(&live) {
-            Ok(parked) => parked.into_iter().map(|s| s.map(std::rc::Rc::new)).collect(),
-            Err(ProcessError::Threaded { .. }) => {
-                sup.kill_all();
-                vec![None; world.nodes.len()]
-            }
-            Err(e) => return Err(e),
-        };
+        let world = self.supervisor_mut()?.world().clone();
+        let nodes = self.park()?.into_iter().map(|s| s.map(std::rc::Rc::new)).collect();
         self.store.insert(path.to_vec(), Checkpoint { world: world.clone(), nodes });
         Ok(world)
     }
@@ -352,7 +343,6 @@ impl ProcessEngine {
         {
             return Err(ProcessError::Threaded { node: n, reason: "its world was kept without it".to_string() });
         }
-        let live = self.store.pool.clone();
         self.running = None;
         let sup = self.supervisor_mut()?;
         let snapshot = touched.and_then(|n| from.nodes[n as usize].as_deref().map(|s| (n, s)));
@@ -372,16 +362,9 @@ impl ProcessEngine {
         // An action whose node asked whether the others may act read more
         // than its surroundings, the cache's key: not kept.
         let nonlocal = sup.nonlocal;
-        let parked = match sup.park_all(&live) {
-            Ok(parked) => parked,
-            // The new world is kept without the process that could not be
-            // snapshotted.
-            Err(ProcessError::Threaded { .. }) => {
-                sup.kill_all();
-                Vec::new()
-            }
-            Err(e) => return Err(e),
-        };
+        // The new world is kept without a process that could not be
+        // snapshotted.
+        let parked = self.park()?;
         if let Some(n) = action.node()
             && !nonlocal
         {
@@ -430,19 +413,27 @@ impl ProcessEngine {
     fn started(&mut self, plan: &[super::world::StartChoice]) -> Result<Checkpoint, ProcessError> {
         self.stats.replays += 1;
         self.running = None;
-        let live = self.store.pool.clone();
         let sup = self.supervisor_mut()?;
         sup.start_with(plan)?;
         let world = sup.world().clone();
-        let nodes = match sup.park_all(&live) {
-            Ok(parked) => parked.into_iter().map(|s| s.map(std::rc::Rc::new)).collect(),
+        let nodes = self.park()?.into_iter().map(|s| s.map(std::rc::Rc::new)).collect();
+        Ok(Checkpoint { world, nodes })
+    }
+
+    /// Every node's process parked as a snapshot (`None` for a node with
+    /// none); none at all where a process with threads cannot be
+    /// snapshotted (`ProcessError::Threaded`): the processes are killed,
+    /// and the world is kept without them.
+    fn park(&mut self) -> Result<Vec<Option<super::snapshot::Snapshot>>, ProcessError> {
+        let live = self.store.pool.clone();
+        let sup = self.supervisor_mut()?;
+        match sup.park_all(&live) {
             Err(ProcessError::Threaded { .. }) => {
                 sup.kill_all();
-                vec![None; world.nodes.len()]
+                Ok((0..sup.world().nodes.len()).map(|_| None).collect())
             }
-            Err(e) => return Err(e),
-        };
-        Ok(Checkpoint { world, nodes })
+            parked => parked,
+        }
     }
 
     /// The checkpoint `action` makes of `from` with no process run, when

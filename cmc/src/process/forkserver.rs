@@ -172,24 +172,7 @@ pub fn fork(
     let mut later: Option<Notif> = None;
     let deadline = Instant::now() + timeout;
     while !(reparked && made.len() == from.again.len() && child.as_ref().is_some_and(|(_, n)| n.is_some())) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(ForkError::Silent { seconds: timeout.as_secs_f64() });
-        }
-        if !readable(listener, from.pidfd.as_fd(), left.min(super::STOP_POLL)) {
-            if exited(from.pidfd.as_fd()) {
-                return Err(ForkError::Died);
-            }
-            if let Some(reason) = stop() {
-                return Err(ForkError::Stopped(reason));
-            }
-            continue;
-        }
-        let n = match notif::recv(listener) {
-            Ok(Some(n)) => n,
-            Ok(None) => return Err(ForkError::Died),
-            Err(errno) => return Err(ForkError::Sys { call: "NOTIF_RECV", errno }),
-        };
+        let n = next_notif(listener, from.pidfd.as_fd(), deadline, timeout, stop)?;
         let pid = n.pid as i32;
         let answer = |val: Option<i64>| {
             let done = match val {
@@ -383,24 +366,7 @@ pub fn capture(
     let mut left = which.len();
     let deadline = Instant::now() + timeout;
     while left > 0 {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        if wait.is_zero() {
-            return Err(ForkError::Silent { seconds: timeout.as_secs_f64() });
-        }
-        if !readable(listener, process, wait.min(super::STOP_POLL)) {
-            if exited(process) {
-                return Err(ForkError::Died);
-            }
-            if let Some(reason) = stop() {
-                return Err(ForkError::Stopped(reason));
-            }
-            continue;
-        }
-        let n = match notif::recv(listener) {
-            Ok(Some(n)) => n,
-            Ok(None) => return Err(ForkError::Died),
-            Err(errno) => return Err(ForkError::Sys { call: "NOTIF_RECV", errno }),
-        };
+        let n = next_notif(listener, process, deadline, timeout, stop)?;
         let k = which.iter().copied().find(|&k| {
             let t = &threads[k];
             !back[k] && t.tid == n.pid as i32 && t.held.is_some_and(|h| h.nr == n.nr && h.args == n.args)
@@ -411,6 +377,38 @@ pub fn capture(
         left -= 1;
     }
     Ok(())
+}
+
+/// The next notification on `listener`, waiting until `deadline` (the
+/// stall timeout `timeout` from the start) while the process of `pidfd`
+/// lives, and asking `stop` at least every [`super::STOP_POLL`].
+fn next_notif(
+    listener: BorrowedFd<'_>,
+    pidfd: BorrowedFd<'_>,
+    deadline: Instant,
+    timeout: Duration,
+    stop: &dyn Fn() -> Option<String>,
+) -> Result<Notif, ForkError> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ForkError::Silent { seconds: timeout.as_secs_f64() });
+        }
+        if !readable(listener, pidfd, left.min(super::STOP_POLL)) {
+            if exited(pidfd) {
+                return Err(ForkError::Died);
+            }
+            if let Some(reason) = stop() {
+                return Err(ForkError::Stopped(reason));
+            }
+            continue;
+        }
+        return match notif::recv(listener) {
+            Ok(Some(n)) => Ok(n),
+            Ok(None) => Err(ForkError::Died),
+            Err(errno) => Err(ForkError::Sys { call: "NOTIF_RECV", errno }),
+        };
+    }
 }
 
 /// Waits until `listener` (or any descriptor) is readable; `false` on
