@@ -95,12 +95,14 @@ fn a_search_of_the_event_loop_passes() {
         assert_eq!(r.verdict, Verdict::Pass, "{how}: {}", r.to_text());
         counts.push((r.distinct_states, r.generated_states));
     }
-    // One program, three ways to wait: poll and epoll have the same state
-    // space; select's is larger, since it writes back the time it did not
-    // wait, so a wait woken with more or less of its timeout left leaves
-    // the process with other memory.
-    assert_eq!(counts[0], counts[2], "{counts:?}");
+    // One program, three ways to wait: select's state space is larger than
+    // poll's, since it writes back the time it did not wait, so a wait
+    // woken with more or less of its timeout left leaves the process with
+    // other memory; epoll's too, since its ready list keeps the order of
+    // the wake-ups (a descriptor reported and back on the tail keeps its
+    // place until a wait finds it not ready). They were poll's before.
     assert!(counts[1].0 > counts[0].0, "{counts:?}");
+    assert!(counts[2].0 > counts[0].0, "{counts:?}");
     assert!(counts[0].0 >= 6, "{counts:?}");
 }
 
@@ -444,15 +446,18 @@ fn a_woken_poll_returns_what_arrived_before_it_ran() {
         let trace: Vec<&str> = r.trace.iter().map(|s| s.action.as_str()).collect();
         assert_eq!(trace, ["START", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(1)", "DELIVER(0, 1.0)"], "{how}");
     }
-    // One event at a time (maxevents 1) with both ready: which one the
-    // kernel returns is the order they became ready in, which the world
-    // does not keep (it returned the lowest descriptor, a pass where a
-    // real run may get the other): an error naming the call.
+    // One event at a time (maxevents 1) with both ready: the kernel
+    // returns the head of the ready list, and never both, so the program
+    // never aborts. Here the connection, back on the list's tail since it
+    // reported 'a', is ahead of the eventfd written after that, though
+    // its descriptor is the higher; 'b' comes first. It was an error (the
+    // order of the list was not kept).
     let mut c = config("ready", 2);
     c.args = vec!["epoll1".to_string()];
+    let w = replay(&c, &["RUN(1)", "ACCEPT(0, 1)", "DELIVER(0, 1.0)", "RUN(0)", "DELIVER(0, 1.0)"]);
+    assert_eq!(w.nodes[0].state, [0, 2, 1], "'b' first, then the eventfd's two writes in one read");
+    assert!(matches!(w.nodes[0].blocked, Blocked::Poll { until: None }), "{:?}", w.nodes[0].blocked);
     let model = ProgramModel::new("ready", c);
     let r = explore(ProcessExplorer::new(&model).unwrap(), &Options::default(), &mut NoControl);
-    assert_eq!(r.verdict, Verdict::Error, "{}", r.to_text());
-    let text = r.to_text();
-    assert!(text.contains("epoll_wait") && text.contains("more descriptors ready than maxevents (1)"), "{text}");
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.to_text());
 }

@@ -439,8 +439,16 @@ fn the_local_objects_program_agrees_with_linux() {
         let label = format!("local {mode} {}", args.join(" "));
         outcomes.extend(walks(&local_config(mode, args), label.trim_end(), 3, 6));
     }
+    // Epoll over those objects (`cmc/tests/process_edges.rs`): the ready
+    // list's order, edge-triggered and one-shot interests, duplicates.
+    let edges = ["local", "dup", "order"];
+    for mode in edges {
+        let mut c = Config::new(program("edge"), 1);
+        c.args = vec![mode.to_string()];
+        outcomes.extend(walks(&c, &format!("edge {mode}"), 1, 0));
+    }
     let t = summarize("local", &outcomes, &[], started);
-    assert!(t.whole >= modes.len(), "each mode is followed to its end at least once");
+    assert!(t.whole >= modes.len() + edges.len(), "each mode is followed to its end at least once");
 }
 
 /// `examples/c/ready.c` (`process_events.rs`'

@@ -23,6 +23,27 @@
  *             and after the original is closed through the duplicate; the
  *             instance cannot watch itself (EINVAL); a new instance at
  *             the closed number is another.
+ *   "order"   one node: the order of an epoll wait's events is its ready
+ *             list's, the order of the wake-ups (each answer: the count,
+ *             then which of the objects came, in the order they came).
+ *             Three eventfds a, b, c written c, a, b: reported c, a, b,
+ *             and again so (level-triggered ones go back on the tail);
+ *             one event per wait (maxevents 1): c, then a (the head left
+ *             first), then b, then c again; one drained and written again
+ *             keeps its place; edge-triggered, b written twice around a
+ *             keeps its place (b, a); added while ready, in the order
+ *             added; EPOLL_CTL_MOD of one on the list keeps its place; a
+ *             pipe whose writer closed (a hang-up) after an eventfd's
+ *             write comes after it.
+ *   "first"   three nodes: nodes 1 and 2 dial node 0 and write a byte
+ *             each, node 2 after a sleep of 20 ms before its dial, node 1
+ *             after a sleep of 50 ms after its dial; node 0 accepts both,
+ *             watches both (level-triggered), sleeps 200 ms, waits
+ *             and assumes that where both come in one wait, the one
+ *             accepted first comes first (its descriptor is the lower):
+ *             it aborts otherwise. On Linux the events come in the order
+ *             the bytes arrived, so where node 2's byte came first node 0
+ *             aborts. State: node 0 {bytes read}; nodes 1, 2 {1}.
  *   "partial" node 1 dials node 0 and writes "ab" in one write, then
  *             waits; node 0 accepts, watches the connection
  *             edge-triggered and reads one byte per event it gets, its
@@ -35,6 +56,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -143,6 +165,93 @@ static int park(void)
     return 0;
 }
 
+/* Appends to out[*k] the count epoll instance `ep` reports at once to a
+   wait of at most `max` events, then the index in `fds` of each, in the
+   order reported. */
+static void order_of(int ep, int max, const int *fds, int nfds, uint8_t *out, unsigned *k)
+{
+    struct epoll_event ev[8];
+    int got = epoll_wait(ep, ev, max, 0);
+    out[(*k)++] = got >= 0 ? (uint8_t)got : (uint8_t)-errno;
+    for (int i = 0; i < got; i++) {
+        uint8_t which = 0xff;
+        for (int j = 0; j < nfds; j++)
+            if (fds[j] == ev[i].data.fd)
+                which = (uint8_t)j;
+        out[(*k)++] = which;
+    }
+}
+
+static int order(void)
+{
+    uint8_t out[96];
+    unsigned k = 0;
+    uint64_t one = 1, v;
+    int f[4];
+    for (int i = 0; i < 3; i++)
+        f[i] = eventfd(0, EFD_NONBLOCK);
+    /* Level-triggered: written c, a, b. */
+    int ep = epoll_create1(0);
+    for (int i = 0; i < 3; i++)
+        add(ep, f[i], EPOLLIN);
+    write(f[2], &one, 8);
+    write(f[0], &one, 8);
+    write(f[1], &one, 8);
+    order_of(ep, 8, f, 3, out, &k);          /* 3 2 0 1 */
+    order_of(ep, 8, f, 3, out, &k);          /* 3 2 0 1: back on the tail */
+    /* One at a time: the head first, the rest left at the head. */
+    for (int i = 0; i < 4; i++)
+        order_of(ep, 1, f, 3, out, &k);      /* 1 2, 1 0, 1 1, 1 2 */
+    /* Drained and written again: it kept its place on the list. */
+    read(f[0], &v, 8);
+    write(f[0], &one, 8);
+    order_of(ep, 8, f, 3, out, &k);
+    /* Drained, looked at (off the list), written again: the tail. */
+    read(f[0], &v, 8);
+    order_of(ep, 8, f, 3, out, &k);
+    write(f[0], &one, 8);
+    order_of(ep, 8, f, 3, out, &k);
+    /* Edge-triggered: b, a, b again (b keeps its place). */
+    int et = epoll_create1(0);
+    for (int i = 0; i < 3; i++)
+        add(et, f[i], EPOLLIN | EPOLLET);
+    order_of(et, 8, f, 3, out, &k);          /* added while ready: 3 0 1 2 */
+    write(f[1], &one, 8);
+    write(f[0], &one, 8);
+    write(f[1], &one, 8);
+    order_of(et, 8, f, 3, out, &k);          /* 2 1 0 */
+    order_of(et, 8, f, 3, out, &k);          /* 0 */
+    /* Added while ready, in the order added: c, then a. */
+    int ad = epoll_create1(0);
+    add(ad, f[2], EPOLLIN);
+    add(ad, f[0], EPOLLIN);
+    order_of(ad, 8, f, 3, out, &k);          /* 2 2 0 */
+    /* MOD of one on the list keeps its place; of one off it, the tail if
+       ready. */
+    struct epoll_event m = {.events = EPOLLIN | EPOLLOUT, .data.fd = f[2]};
+    epoll_ctl(ad, EPOLL_CTL_MOD, f[2], &m);
+    order_of(ad, 8, f, 3, out, &k);          /* 2 2 0 */
+    add(ad, f[1], EPOLLIN | EPOLLET);
+    order_of(ad, 1, f, 3, out, &k);          /* the head */
+    struct epoll_event m2 = {.events = EPOLLIN | EPOLLET, .data.fd = f[1]};
+    epoll_ctl(ad, EPOLL_CTL_MOD, f[1], &m2);
+    order_of(ad, 8, f, 3, out, &k);
+    /* A hang-up after an eventfd's write: the pipe after the eventfd,
+       though its descriptor is lower. */
+    int p[2];
+    pipe2(p, O_NONBLOCK);
+    int e = eventfd(0, EFD_NONBLOCK);
+    int hp = epoll_create1(0);
+    int g[2] = {p[0], e};
+    add(hp, p[0], EPOLLIN);
+    add(hp, e, EPOLLIN);
+    write(e, &one, 8);
+    close(p[1]);
+    order_of(hp, 8, g, 2, out, &k);          /* 2 1 0 */
+    report(out, k);
+    return park();
+}
+
 static int dup_instance(void)
 {
     uint8_t out[12];
@@ -169,6 +278,50 @@ static int dup_instance(void)
     close(d);
     out[k++] = (uint8_t)(add(d2, e, EPOLLIN) < 0 ? -errno : 0); /* EEXIST */
     report(out, k);
+    return park();
+}
+
+static int first(int node)
+{
+    uint8_t count = 0;
+    if (node != 0) {
+        if (node == 2)
+            usleep(20000);
+        int c = cmc_dial(0);
+        if (c < 0)
+            return 2;
+        if (node == 1)
+            usleep(50000);
+        write(c, "x", 1);
+        count = 1;
+        report(&count, 1);
+        char b;
+        read(c, &b, 1); /* waits for ever: node 0 never answers */
+        return 0;
+    }
+    int l = cmc_listen(0);
+    if (l < 0)
+        return 2;
+    report(&count, 1);
+    int c[2];
+    c[0] = accept(l, NULL, NULL);
+    c[1] = accept(l, NULL, NULL);
+    int ep = epoll_create1(0);
+    add(ep, c[0], EPOLLIN);
+    add(ep, c[1], EPOLLIN);
+    usleep(200000);
+    while (count < 2) {
+        struct epoll_event ev[8];
+        int got = epoll_wait(ep, ev, 8, -1);
+        if (got == 2 && ev[0].data.fd != c[0])
+            abort();
+        for (int i = 0; i < got; i++) {
+            char b;
+            if (read(ev[i].data.fd, &b, 1) == 1)
+                count++;
+        }
+        report(&count, 1);
+    }
     return park();
 }
 
@@ -213,6 +366,10 @@ int main(int argc, char **argv)
         return local();
     if (strcmp(argv[2], "dup") == 0)
         return dup_instance();
+    if (strcmp(argv[2], "order") == 0)
+        return order();
+    if (strcmp(argv[2], "first") == 0)
+        return first(node);
     if (strcmp(argv[2], "partial") == 0)
         return partial(node);
     return 1;

@@ -57,6 +57,12 @@ impl Supervisor {
     /// not reach one of the choices, an error naming it (the action is not
     /// enabled).
     pub fn start_with(&mut self, plan: &[StartChoice]) -> Result<(), ProcessError> {
+        self.start_nodes(plan)?;
+        self.world.sync_ready_lists();
+        Ok(())
+    }
+
+    fn start_nodes(&mut self, plan: &[StartChoice]) -> Result<(), ProcessError> {
         self.acting = None;
         self.kill_all();
         self.clear_output();

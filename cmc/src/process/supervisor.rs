@@ -536,11 +536,13 @@ impl Supervisor {
         let before = if watch { self.effects(n) } else { 0 };
         let seen = self.world.seen_by_others(n);
         self.calls[n as usize] = self.calls[n as usize].wrapping_add(1);
+        // What the step's action changed is a wake-up before the call.
+        self.world.sync_ready_list(n);
         let answer = self.handle(n, notif);
         // RUN's leave to make a held call as it stands is for that call.
         self.let_run = None;
         let mut answer = answer?;
-        self.forget_taken(n);
+        self.world.sync_ready_list(n);
         self.follow_epoll_waits(n)?;
         // In the start, the order of a listing's new names is a choice of
         // the start's: made, and the listing answered.
@@ -731,8 +733,16 @@ impl Supervisor {
     }
 
     /// Carries out one action on a quiescent world and waits for quiescence
-    /// again. The caller has checked that the action is enabled.
+    /// again. The caller has checked that the action is enabled. Every
+    /// node's epoll ready lists then follow what the action changed
+    /// (`calls/ready_list.rs`).
     pub fn apply(&mut self, action: &ProcessAction) -> Result<(), ProcessError> {
+        self.act(action)?;
+        self.world.sync_ready_lists();
+        Ok(())
+    }
+
+    fn act(&mut self, action: &ProcessAction) -> Result<(), ProcessError> {
         let not_enabled = || ProcessError::NotEnabled { action: action.to_string() };
         self.in_flight_peak = None;
         self.nonlocal = false;

@@ -93,6 +93,9 @@ impl Transition {
         w.conns.retain(|l, c| !ProcessWorld::involves(n, l, c));
         w.conns.extend(self.conns.iter().cloned());
         w.replies.extend(self.replies.iter().cloned());
+        // What the change did to the other nodes' epoll ready lists, as
+        // `Supervisor::apply` reads it after the action.
+        w.sync_ready_lists();
         Some(w)
     }
 }

@@ -1131,14 +1131,16 @@ impl VFd {
 /// (`forkserver::Cookies`), not the world's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Interest {
-    /// The events asked for (`EPOLLIN`, ...), with `EPOLLET` and
-    /// `EPOLLONESHOT` as given (a one-shot interest that reported keeps
-    /// only these), and [`Interest::QUEUED`].
+    /// The events asked for (`EPOLLIN`, ...), with `EPOLLERR` and
+    /// `EPOLLHUP`, which the kernel adds, and `EPOLLET` and `EPOLLONESHOT`
+    /// as given (a one-shot interest that reported keeps only these).
     pub events: u32,
-    /// Edge-triggered only: the poll events the descriptor had when the
-    /// instance last looked at it, less those it lost since; an event
-    /// gained beyond them is an edge (`calls/edges.rs`).
+    /// The poll events its file had when the world last read it; a
+    /// change of state beyond them is a wake-up (`calls/ready_list.rs`).
     pub seen: u16,
+    /// Its place on its instance's ready list, from 1 at the head; 0 off
+    /// the list.
+    pub rank: u16,
 }
 
 impl Interest {
@@ -1146,14 +1148,10 @@ impl Interest {
     pub const ET: u32 = 1 << 31;
     /// `EPOLLONESHOT`.
     pub const ONESHOT: u32 = 1 << 30;
-    /// On the instance's ready list: a wake-up came since it last looked
-    /// (a message, a connection or an eventfd's count arrived). Not one
-    /// of the kernel's event bits, and cleared from what a program gives.
-    pub const QUEUED: u32 = 1 << 27;
-    /// The bits that are not events (the kernel's `EP_PRIVATE_BITS`, and
-    /// [`Interest::QUEUED`]): a one-shot interest that reported keeps
-    /// only these, and reports nothing until `EPOLL_CTL_MOD`.
-    pub const PRIVATE: u32 = Self::ET | Self::ONESHOT | 1 << 29 | 1 << 28 | Self::QUEUED;
+    /// The bits that are not events (the kernel's `EP_PRIVATE_BITS`): a
+    /// one-shot interest that reported keeps only these, and reports
+    /// nothing until `EPOLL_CTL_MOD`.
+    pub const PRIVATE: u32 = Self::ET | Self::ONESHOT | 1 << 29 | 1 << 28;
 }
 
 /// What became of a node's process.
@@ -2163,11 +2161,8 @@ impl ProcessWorld {
                 for (&fd, i) in interest {
                     push_fd(out, fd);
                     out.extend_from_slice(&i.events.to_le_bytes());
-                    // What an edge-triggered interest has seen (zero, and
-                    // not written, for any other).
-                    if i.events & Interest::ET != 0 {
-                        out.extend_from_slice(&i.seen.to_le_bytes());
-                    }
+                    out.extend_from_slice(&i.seen.to_le_bytes());
+                    out.extend_from_slice(&i.rank.to_le_bytes());
                 }
             }
             push_count(out, node.timers.len());
@@ -2514,17 +2509,16 @@ mod tests {
                 n.epolls.insert(4, BTreeMap::new());
             }),
             with_node(&|n| {
-                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1, seen: 0 })]));
+                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1, seen: 0, rank: 0 })]));
             }),
             with_node(&|n| {
-                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1 | Interest::ET, seen: 0 })]));
+                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1 | Interest::ET, seen: 0, rank: 0 })]));
             }),
             with_node(&|n| {
-                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1 | Interest::ET, seen: 4 })]));
+                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1 | Interest::ET, seen: 4, rank: 0 })]));
             }),
             with_node(&|n| {
-                let events = 1 | Interest::ET | Interest::QUEUED;
-                n.epolls.insert(4, BTreeMap::from([(5, Interest { events, seen: 4 })]));
+                n.epolls.insert(4, BTreeMap::from([(5, Interest { events: 1 | Interest::ET, seen: 4, rank: 1 })]));
             }),
             with_node(&|n| n.blocked = Blocked::Poll { until: None }),
             with_node(&|n| n.blocked = Blocked::Poll { until: Some(0) }),

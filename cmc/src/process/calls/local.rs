@@ -45,11 +45,6 @@ pub(super) const PIPE_CAPACITY: i64 = 65536;
 /// see `limits::LOCAL_BYTES_MAX`.
 const BYTES_MAX: usize = limits::LOCAL_BYTES_MAX;
 
-/// Events that mean "can read" and "can write", as a pipe and a socket
-/// report them.
-const IN: i16 = libc::POLLIN | libc::POLLRDNORM;
-const OUT: i16 = libc::POLLOUT | libc::POLLWRNORM;
-
 /// The bytes a read or write call names, over all its buffers.
 fn requested(c: &Notif) -> Result<usize, i32> {
     Ok(iovecs(c)?.iter().map(|&(_, len)| len).sum())
@@ -668,49 +663,6 @@ impl Supervisor {
             ends[other].reset |= unread;
         }
         node.renumber_locals();
-    }
-
-    /// The poll events end `v` of an object inside node
-    /// `n` has of `events`, and those the kernel reports unasked
-    /// (`POLLERR`, `POLLHUP`): a pipe's `pipe_poll`, a socket's
-    /// `unix_poll`, an eventfd's `eventfd_poll`.
-    pub(super) fn local_readiness(&self, n: u8, v: VFd, events: i16) -> i16 {
-        let node = &self.world.nodes[n as usize];
-        let Some(id) = v.local_id() else { return libc::POLLNVAL };
-        let Some(local) = node.locals.get(id as usize) else { return libc::POLLNVAL };
-        let mask = match (v, local) {
-            (VFd::Pipe { write: false, .. }, Local::Pipe { bytes }) => {
-                let writers = node.local_end_open(id, |v| matches!(v, VFd::Pipe { write: true, .. }));
-                (if bytes.is_empty() { 0 } else { IN }) | (if writers { 0 } else { libc::POLLHUP })
-            }
-            (VFd::Pipe { .. }, Local::Pipe { .. }) => {
-                // Within local_bytes_max a pipe always has room.
-                let readers = node.local_end_open(id, |v| matches!(v, VFd::Pipe { write: false, .. }));
-                OUT | (if readers { 0 } else { libc::POLLERR })
-            }
-            (VFd::Event { .. }, Local::Event { count, .. }) => {
-                (if *count > 0 { libc::POLLIN } else { 0 }) | (if *count < u64::MAX - 1 { libc::POLLOUT } else { 0 })
-            }
-            (VFd::Pair { end, .. }, Local::Pair { ends, .. }) => {
-                let me = &ends[end as usize];
-                let mut mask = OUT | libc::POLLWRBAND;
-                if me.reset {
-                    mask |= libc::POLLERR;
-                }
-                if me.shutdown & PairEnd::RCV != 0 {
-                    mask |= libc::POLLRDHUP | IN;
-                }
-                if me.shutdown == PairEnd::RCV | PairEnd::SEND {
-                    mask |= libc::POLLHUP;
-                }
-                if !me.queue.is_empty() {
-                    mask |= IN;
-                }
-                mask
-            }
-            _ => return libc::POLLNVAL,
-        };
-        mask & (events | libc::POLLERR | libc::POLLHUP)
     }
 
     /// The socket calls on an end of a socketpair: `shutdown`,

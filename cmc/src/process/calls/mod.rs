@@ -29,7 +29,6 @@
 mod buffers;
 mod connections;
 mod disk;
-mod edges;
 mod files;
 mod host;
 mod local;
@@ -37,6 +36,8 @@ mod paths;
 mod poll;
 mod processes;
 mod random;
+mod readiness;
+mod ready_list;
 mod socket_timeouts;
 pub(super) mod table;
 mod threads;

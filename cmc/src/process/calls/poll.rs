@@ -22,9 +22,10 @@
 //!
 //! `select` is a poll of its sets' descriptors (reading, writing, and
 //! exceptions, never ready), its sets rewritten to the ready ones; epoll
-//! is level-triggered, or edge-triggered and one-shot as `edges` keeps
-//! them (`EPOLLEXCLUSIVE` is refused), reports the ready descriptors in descriptor order, and
-//! watches only descriptors the checker owns. Every descriptor a node has
+//! is level-triggered, or edge-triggered and one-shot, and reports in
+//! the order of its ready list, as `ready_list` keeps them
+//! (`EPOLLEXCLUSIVE` is refused), and watches only descriptors the
+//! checker owns. Every descriptor a node has
 //! is the world's: a file of the machine, a device, stdin, stdout and
 //! stderr are always ready, as on Linux; a descriptor that is not open is
 //! `POLLNVAL` to a poll and EBADF to a select.
@@ -46,7 +47,7 @@ const POLLFDS_MAX: usize = 1024;
 
 /// Events that mean "can read" and "can write".
 pub(in crate::process) const IN: i16 = libc::POLLIN | libc::POLLRDNORM;
-const OUT: i16 = libc::POLLOUT | libc::POLLWRNORM;
+pub(in crate::process) const OUT: i16 = libc::POLLOUT | libc::POLLWRNORM;
 
 /// Whether call `c` writes back into its timeout the time it did not wait
 /// (`select`, `pselect6`, `ppoll` with a timeout, as Linux's
@@ -113,9 +114,8 @@ impl Supervisor {
     }
 
     /// `epoll_wait`, `epoll_pwait`, `epoll_pwait2`: as a poll of the
-    /// instance's interest list, level-triggered, the ready ones written
-    /// in descriptor order; more ready than `maxevents` is an error (which
-    /// the kernel returns is the order they became ready in).
+    /// instance's interest list, the ready ones written in the order of
+    /// its ready list, at most `maxevents` (`ready_list`).
     pub(super) fn on_epoll_wait(&mut self, n: u8, c: &Notif) -> Result<Answer, ProcessError> {
         if (c.args[2] as i32) <= 0 {
             return Ok(Answer::Err(libc::EINVAL));
@@ -195,10 +195,10 @@ impl Supervisor {
             // `hup01`: it waited for ever); only a one-shot that reported
             // asks for nothing at all.
             let always = (libc::EPOLLERR | libc::EPOLLHUP) as u32;
-            Some(((events | always) & !(libc::EPOLLWAKEUP as u32) & !Interest::QUEUED, data))
+            Some(((events | always) & !(libc::EPOLLWAKEUP as u32), data))
         };
         let old = self.world.nodes[n as usize].epolls.get(&epfd).and_then(|i| i.get(&fd)).copied();
-        let made = event.map(|(events, data)| (self.interest(n, fd, events, old.as_ref()), data));
+        let made = event.map(|(events, data)| (self.interest(n, epfd, fd, events, old.as_ref()), data));
         let interest = self.world.nodes[n as usize].epolls.entry(epfd).or_default();
         // The data is the process's (`forkserver::Cookies`).
         let cookies = self.procs[n as usize].as_mut().map(|p| &mut p.cookies);
@@ -651,93 +651,31 @@ impl Supervisor {
                 ok(done, ready)
             }
             Call::Epoll { epfd } => {
+                // In the order of the instance's ready list, the oldest
+                // wake-ups first where more are ready than `maxevents`.
                 let max = c.args[2] as i32 as usize;
-                let interest = self.world.nodes[n as usize].epolls.get(epfd);
+                let (ready, scan) = self.scan(n, *epfd, max);
                 let mut out = Vec::new();
-                let mut reported = Vec::new();
-                for (&fd, i) in interest.into_iter().flatten() {
-                    let r = self.reports(n, fd, i);
-                    if r == 0 {
-                        continue;
-                    }
-                    reported.push(fd);
-                    if out.len() / EPOLL_EVENT_BYTES == max {
-                        // Which the kernel returns is the order they became
-                        // ready in, which the world does not keep.
-                        return refuse(
-                            n,
-                            c,
-                            &format!(
-                                "more descriptors ready than maxevents ({max}): which of them the kernel returns \
-                                 depends on the order they became ready in, which is not modelled"
-                            ),
-                        );
-                    }
+                for (fd, r) in ready {
                     out.extend_from_slice(&(r as u16 as u32).to_ne_bytes());
                     let data = self.procs[n as usize].as_ref().and_then(|p| p.cookies.get(&(*epfd, fd)));
                     out.extend_from_slice(&data.copied().unwrap_or(0).to_ne_bytes());
                 }
                 let written = out.is_empty() || notif::write_mem(c.pid, c.args[1], &out);
-                // Every interest was looked at (the kernel takes them all
-                // off the ready list), whether the answer could be written
-                // or not.
-                self.looked(n, *epfd, &reported);
+                // An answer that could not be written leaves the list as
+                // it was (the kernel puts the event back and stops).
+                if written {
+                    self.looked(n, *epfd, scan);
+                }
                 ok(written, out.len() / EPOLL_EVENT_BYTES)
             }
         })
     }
 
     /// The events of `events` that descriptor `fd` of node `n` has ready,
-    /// and those the kernel reports unasked.
+    /// and those the kernel reports unasked ([`ProcessWorld::readiness`]).
     pub(in crate::process) fn readiness(&self, n: u8, fd: i32, events: i16) -> i16 {
-        let node = &self.world.nodes[n as usize];
-        let ready = match node.fds.get(&fd) {
-            Some(&v @ (VFd::Pipe { .. } | VFd::Pair { .. } | VFd::Event { .. })) => {
-                return self.local_readiness(n, v, events);
-            }
-            // The kernel's events (`Conn::poll_events`); a hang-up and an
-            // error are reported unasked.
-            Some(VFd::Conn { label, side }) => match self.world.conns.get(label) {
-                Some(c) => {
-                    let ev = c.poll_events(*side);
-                    return (ev & events) | (ev & (libc::POLLHUP | libc::POLLERR));
-                }
-                None => OUT,
-            },
-            Some(VFd::Socket { listening: true, .. }) => {
-                let conns = &self.world.conns;
-                if node.accept_queue.iter().any(|l| conns.get(l).is_some_and(|c| c.listener == fd)) { IN } else { 0 }
-            }
-            // A socket whose connect was refused: closed, readable (its
-            // error, then the end), hung up, and in error until the error
-            // is taken.
-            Some(VFd::Socket { refused: r @ (1 | 2), .. }) => {
-                let ev = IN | OUT | libc::POLLRDHUP;
-                let unasked = libc::POLLHUP | if *r == 1 { libc::POLLERR } else { 0 };
-                return (ev & events) | unasked;
-            }
-            // An unconnected stream socket: writable, and hung up.
-            Some(VFd::Socket { listening: false, .. }) => return (OUT & events) | libc::POLLHUP,
-            Some(
-                VFd::Random { .. }
-                | VFd::File { .. }
-                | VFd::Dir { .. }
-                | VFd::Device { .. }
-                | VFd::Out { .. }
-                | VFd::Host { .. },
-            ) => IN | OUT,
-            // Refused where it would be watched (see `on_wait`, `on_epoll_ctl`).
-            Some(VFd::Epoll { .. }) => 0,
-            Some(VFd::Timer) => {
-                if node.timers.get(&fd).is_some_and(|t| t.expired(self.world.now_ns())) {
-                    IN
-                } else {
-                    0
-                }
-            }
-            None => return libc::POLLNVAL,
-        };
-        ready & events
+        self.world.readiness(n, fd, events)
     }
 
     /// The descriptors thread `k` of node `n`, waiting out of the slot,
