@@ -441,7 +441,7 @@ fn the_local_objects_program_agrees_with_linux() {
     }
     // Epoll over those objects (`cmc/tests/process_edges.rs`): the ready
     // list's order, edge-triggered and one-shot interests, duplicates.
-    let edges = ["local", "dup", "order"];
+    let edges = ["local", "dup", "order", "wakes"];
     for mode in edges {
         let mut c = Config::new(program("edge"), 1);
         c.args = vec![mode.to_string()];

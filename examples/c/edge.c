@@ -35,6 +35,21 @@
  *             added; EPOLL_CTL_MOD of one on the list keeps its place; a
  *             pipe whose writer closed (a hang-up) after an eventfd's
  *             write comes after it.
+ *   "wakes"   one node: which changes wake an interest (each answer as
+ *             in "order", the objects numbered in each part). A
+ *             socketpair end's own shutdown wakes its edge-triggered
+ *             EPOLLOUT interest, though its events stay (the kernel's
+ *             sk_state_change names no event), and a shutdown wakes both
+ *             ends, its own first; a peek and a part of a message read
+ *             wake no writer, the rest of it read does; a wake-up is for
+ *             an interest that asks for EPOLLRDNORM or EPOLLWRNORM alone
+ *             too (the kernel's keys are wider than EPOLLIN and EPOLLOUT);
+ *             a pipe's writer is woken by no read (the pipe is never
+ *             full); an eventfd's EPOLLOUT interest by its reads, not its
+ *             writes.
+ *   "dupadd"  one node: an eventfd and its duplicate added to one
+ *             instance (an error under the checker: the kernel wakes the
+ *             one added last first).
  *   "first"   three nodes: nodes 1 and 2 dial node 0 and write a byte
  *             each, node 2 after a sleep of 20 ms before its dial, node 1
  *             after a sleep of 50 ms after its dial; node 0 accepts both,
@@ -252,6 +267,100 @@ static int order(void)
     return park();
 }
 
+static int wakes(void)
+{
+    uint8_t out[96];
+    unsigned k = 0;
+    uint64_t one = 1;
+    char buf[4];
+    /* Its own shutdown: a wake-up with its events as they were. */
+    int s[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, s);
+    int ep = epoll_create1(0);
+    add(ep, s[0], EPOLLOUT | EPOLLET);
+    order_of(ep, 8, s, 2, out, &k);          /* 1 0 */
+    order_of(ep, 8, s, 2, out, &k);          /* 0 */
+    shutdown(s[0], SHUT_WR);
+    order_of(ep, 8, s, 2, out, &k);          /* 1 0 */
+    /* Both ends woken, its own first. */
+    int t[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, t);
+    int both = epoll_create1(0);
+    add(both, t[0], EPOLLOUT | EPOLLET);
+    add(both, t[1], EPOLLOUT | EPOLLET);
+    order_of(both, 8, t, 2, out, &k);        /* 2 0 1 */
+    shutdown(t[1], SHUT_RD);
+    order_of(both, 8, t, 2, out, &k);        /* 2 1 0 */
+    shutdown(t[1], SHUT_WR);
+    order_of(both, 8, t, 2, out, &k);        /* 2 1 0 */
+    /* A peek and a part of a message wake no writer. */
+    int u[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, u);
+    int pk = epoll_create1(0);
+    add(pk, u[0], EPOLLOUT | EPOLLET);
+    order_of(pk, 8, u, 2, out, &k);          /* 1 0 */
+    write(u[0], "xy", 2);
+    order_of(pk, 8, u, 2, out, &k);          /* 0 */
+    recv(u[1], buf, 1, MSG_PEEK);
+    order_of(pk, 8, u, 2, out, &k);          /* 0 */
+    read(u[1], buf, 1);
+    order_of(pk, 8, u, 2, out, &k);          /* 0 */
+    read(u[1], buf, 1);
+    order_of(pk, 8, u, 2, out, &k);          /* 1 0 */
+    /* EPOLLRDNORM and EPOLLWRNORM alone. */
+    int p[2];
+    pipe2(p, O_NONBLOCK);
+    int rn = epoll_create1(0);
+    add(rn, p[0], EPOLLRDNORM | EPOLLET);
+    order_of(rn, 8, p, 2, out, &k);          /* 0 */
+    write(p[1], "x", 1);
+    order_of(rn, 8, p, 2, out, &k);          /* 1 0 */
+    int v[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, v);
+    int wn = epoll_create1(0);
+    add(wn, v[1], EPOLLRDNORM | EPOLLET);
+    add(wn, v[0], EPOLLWRNORM | EPOLLET);
+    order_of(wn, 8, v, 2, out, &k);          /* 1 0 */
+    write(v[0], "x", 1);
+    order_of(wn, 8, v, 2, out, &k);          /* 1 1 */
+    read(v[1], buf, 1);
+    order_of(wn, 8, v, 2, out, &k);          /* 1 0 */
+    /* A pipe's writer: no read wakes it. */
+    int q[2];
+    pipe2(q, O_NONBLOCK);
+    int po = epoll_create1(0);
+    add(po, q[1], EPOLLOUT | EPOLLET);
+    order_of(po, 8, q, 2, out, &k);          /* 1 1 */
+    write(q[1], "xy", 2);
+    order_of(po, 8, q, 2, out, &k);          /* 0 */
+    read(q[0], buf, 1);
+    order_of(po, 8, q, 2, out, &k);          /* 0 */
+    /* An eventfd's writer: its reads wake it, not its writes. */
+    int e[1] = {eventfd(0, EFD_NONBLOCK)};
+    int eo = epoll_create1(0);
+    add(eo, e[0], EPOLLOUT | EPOLLET);
+    order_of(eo, 8, e, 1, out, &k);          /* 1 0 */
+    write(e[0], &one, 8);
+    order_of(eo, 8, e, 1, out, &k);          /* 0 */
+    uint64_t got;
+    read(e[0], &got, 8);
+    order_of(eo, 8, e, 1, out, &k);          /* 1 0 */
+    report(out, k);
+    return park();
+}
+
+static int dupadd(void)
+{
+    uint8_t r = 0;
+    int e = eventfd(0, EFD_NONBLOCK);
+    int d = dup(e);
+    int ep = epoll_create1(0);
+    add(ep, e, EPOLLIN);
+    r = (uint8_t)(add(ep, d, EPOLLIN) == 0);
+    report(&r, 1);
+    return park();
+}
+
 static int dup_instance(void)
 {
     uint8_t out[12];
@@ -368,6 +477,10 @@ int main(int argc, char **argv)
         return dup_instance();
     if (strcmp(argv[2], "order") == 0)
         return order();
+    if (strcmp(argv[2], "wakes") == 0)
+        return wakes();
+    if (strcmp(argv[2], "dupadd") == 0)
+        return dupadd();
     if (strcmp(argv[2], "first") == 0)
         return first(node);
     if (strcmp(argv[2], "partial") == 0)

@@ -34,7 +34,7 @@ use nix::errno::Errno;
 use nix::libc;
 
 use super::action::{Part, ProcessAction};
-use super::calls::{Answer, IN};
+use super::calls::{Answer, IN, READABLE};
 use super::crash_states::{self, Keep};
 use super::lives::{Proc, Run, Template, kill_and_reap, life_of, reap, signal, stall_error, try_reap};
 use super::notif::{self, Notif};
@@ -856,6 +856,8 @@ impl Supervisor {
                 if let Some(c) = self.world.conns.get_mut(&label) {
                     c.close_arrives(side);
                 }
+                // `sk_state_change`: a wake-up naming no event.
+                self.world.wake_end(&label, side, 0);
                 self.run_held_call(node)?;
             }
             ProcessAction::Eof { node, conn, .. }
@@ -864,6 +866,7 @@ impl Supervisor {
                 // The FIN or the reset arrives before the observation.
                 let side = self.looking(node).filter(|(l, _)| *l == conn).ok_or_else(not_enabled)?.1;
                 self.world.conns.get_mut(&conn).ok_or_else(not_enabled)?.end_arrives(side);
+                self.world.wake_end(&conn, side, 0);
             }
             ProcessAction::Eof { node, conn, .. } => {
                 let side = if self.polling(node) {
@@ -873,6 +876,7 @@ impl Supervisor {
                 };
                 if let (Some(side), Some(c)) = (side, self.world.conns.get_mut(&conn)) {
                     c.end_arrives(side);
+                    self.world.wake_end(&conn, side, 0);
                 }
                 if self.polling(node) {
                     self.answer_poll(node, false)?;
@@ -906,7 +910,7 @@ impl Supervisor {
                 // In the listener's queue: an edge for an edge-triggered
                 // epoll of it.
                 if let Some(listener) = self.world.conns.get(&label).map(|c| c.listener) {
-                    self.world.nodes[node as usize].wake(libc::EPOLLIN as u32, |fd, _| fd == listener);
+                    self.world.nodes[node as usize].wake(READABLE, |fd, _| fd == listener);
                 }
                 if self.polling(node) {
                     // Ready at the listening socket; `accept` takes it.
@@ -1244,7 +1248,7 @@ impl Supervisor {
         };
         let head = queue.pop_front()?;
         // A message arrives: an edge for an edge-triggered epoll of the end.
-        self.world.wake_end(conn, side, libc::EPOLLIN as u32);
+        self.world.wake_end(conn, side, READABLE);
         let c = self.world.conns.get_mut(conn)?;
         let queue = match side {
             Side::Target => &mut c.to_target,

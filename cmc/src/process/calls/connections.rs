@@ -388,7 +388,12 @@ impl Supervisor {
                 let rd = how != libc::SHUT_WR;
                 let wr = how != libc::SHUT_RD;
                 match self.world.shutdown_end(&label, side, rd, wr) {
-                    Ok(()) => Answer::Val(0),
+                    Ok(()) => {
+                        // `inet_shutdown`'s `sk_state_change`: a wake-up
+                        // naming no event, whether or not its events change.
+                        self.world.wake_end(&label, side, 0);
+                        Answer::Val(0)
+                    }
                     Err(e) => Answer::Err(e),
                 }
             }

@@ -250,6 +250,10 @@ impl Supervisor {
             Ok(k) => k,
             Err(e) => return Ok(Answer::Err(e)),
         };
+        let before = match v {
+            VFd::Pair { id, end } => queued(&self.world.nodes[n as usize], id, end),
+            _ => 0,
+        };
         let answer = match v {
             VFd::Pipe { write: true, .. } => Answer::Err(libc::EBADF),
             VFd::Pipe { id, .. } => self.read_pipe(n, c, id, want, nonblock),
@@ -257,7 +261,15 @@ impl Supervisor {
             VFd::Pair { id, end } => self.read_pair(n, c, id, end, want, nonblock)?,
             _ => Answer::Err(libc::EBADF),
         };
-        if matches!(answer, Answer::Val(k) if k > 0) {
+        // A read wakes writers where it freed room: an eventfd's read
+        // always; a socketpair's where it took a whole message off the
+        // queue (`sock_wfree`), not a peek nor part of one; a pipe's, only
+        // where the pipe was full, which it never is here.
+        let freed = match v {
+            VFd::Pair { id, end } => queued(&self.world.nodes[n as usize], id, end) < before,
+            _ => true,
+        };
+        if matches!(answer, Answer::Val(k) if k > 0) && freed {
             self.wake_local(n, v, false);
         }
         Ok(answer)
@@ -650,6 +662,7 @@ impl Supervisor {
         let node = &mut self.world.nodes[n as usize];
         // A duplicate keeps the end open (its description).
         let open = node.fds.values().any(|w| *w == v);
+        let mut peer = None;
         if !open
             && let VFd::Pair { id, end } = v
             && let Some(Local::Pair { ends, .. }) = node.locals.get_mut(id as usize)
@@ -661,8 +674,13 @@ impl Supervisor {
             ends[closed] = PairEnd { queue: Default::default(), shutdown: PairEnd::RCV | PairEnd::SEND, reset: false };
             ends[other].shutdown = PairEnd::RCV | PairEnd::SEND;
             ends[other].reset |= unread;
+            peer = Some((id, other as u8));
         }
-        node.renumber_locals();
+        // `unix_release_sock`: the peer's `sk_state_change`.
+        if let Some((id, other)) = peer {
+            self.wake_pair_end(n, id, other);
+        }
+        self.world.nodes[n as usize].renumber_locals();
     }
 
     /// The socket calls on an end of a socketpair: `shutdown`,
@@ -694,7 +712,11 @@ impl Supervisor {
                 }
                 ends[me].shutdown |= mode;
                 ends[1 - me].shutdown |= peer_mode;
-                Answer::Val(0)
+                // `unix_shutdown`: this end's `sk_state_change`, then the
+                // peer's, whether or not their events change.
+                self.wake_pair_end(n, id, end);
+                self.wake_pair_end(n, id, 1 - end);
+                return Ok(Answer::Val(0));
             }
             libc::SYS_getsockname | libc::SYS_getpeername => {
                 // Unnamed: the family alone.
@@ -770,6 +792,14 @@ fn waiting(me: &PairEnd, nonblock: bool) -> Answer {
 
 /// Takes `k` bytes from the front of `queue`, leaving the rest of a
 /// message first.
+/// How many messages are queued at end `end` of socketpair `id` of `node`.
+fn queued(node: &super::super::world::NodeWorld, id: u8, end: u8) -> usize {
+    match node.locals.get(id as usize) {
+        Some(Local::Pair { ends, .. }) => ends[end as usize].queue.len(),
+        _ => 0,
+    }
+}
+
 fn take_front(queue: &mut std::collections::VecDeque<Vec<u8>>, mut k: usize) {
     while k > 0 {
         let Some(front) = queue.front_mut() else { return };

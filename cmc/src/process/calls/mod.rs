@@ -52,6 +52,7 @@ pub use time::EPOCH_BASE;
 pub(super) use files::CHANGE_FILES;
 pub(super) use paths::Resolved;
 pub(super) use poll::IN;
+pub(super) use ready_list::READABLE;
 
 use std::os::fd::AsFd;
 

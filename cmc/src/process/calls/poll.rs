@@ -197,6 +197,22 @@ impl Supervisor {
             let always = (libc::EPOLLERR | libc::EPOLLHUP) as u32;
             Some(((events | always) & !(libc::EPOLLWAKEUP as u32), data))
         };
+        // Two interests in one file in one instance (a descriptor and its
+        // duplicate): one wake-up puts both on the ready list, the one
+        // added last first (the file's wait queue), which is not kept.
+        let node = &self.world.nodes[n as usize];
+        let file = node.fds.get(&fd);
+        if op == libc::EPOLL_CTL_ADD
+            && matches!(file, Some(VFd::Conn { .. } | VFd::Pipe { .. } | VFd::Event { .. } | VFd::Pair { .. }))
+            && node.epolls.get(&epfd).is_some_and(|i| i.keys().any(|&f| f != fd && node.fds.get(&f) == file))
+        {
+            return refuse(
+                n,
+                c,
+                "a second interest in one file in one epoll instance (a duplicate descriptor): the kernel wakes them \
+                 in the reverse of the order they were added, which is not modelled",
+            );
+        }
         let old = self.world.nodes[n as usize].epolls.get(&epfd).and_then(|i| i.get(&fd)).copied();
         let made = event.map(|(events, data)| (self.interest(n, epfd, fd, events, old.as_ref()), data));
         let interest = self.world.nodes[n as usize].epolls.entry(epfd).or_default();

@@ -281,24 +281,47 @@ impl Supervisor {
     }
 
     /// A write to (`wrote`) or a read from the end `v` of an object
-    /// inside node `n` succeeded: the wake-up it makes (a pipe's readers,
-    /// an eventfd's waiters, the other end of a socketpair; a read wakes
-    /// writers, of an eventfd or a socketpair).
+    /// inside node `n` succeeded: the wake-up it makes, with the kernel's
+    /// key (a pipe's readers, `pipe_write`'s `EPOLLIN | EPOLLRDNORM`; an
+    /// eventfd's waiters, `EPOLLIN` for a write and `EPOLLOUT` for a read;
+    /// the other end of a socketpair, `sock_def_readable`'s
+    /// [`READABLE`] for a write and `unix_write_space`'s [`WRITABLE`] for
+    /// a read that freed a message, which the caller decides).
     pub(in crate::process) fn wake_local(&mut self, n: u8, v: VFd, wrote: bool) {
-        let key = if wrote { libc::EPOLLIN } else { libc::EPOLLOUT } as u32;
         let node = &mut self.world.nodes[n as usize];
         match v {
-            VFd::Pipe { id, .. } if wrote => {
-                node.wake(key, |_, w| matches!(*w, VFd::Pipe { id: i, write: false } if i == id))
+            VFd::Pipe { id, .. } if wrote => node.wake(
+                (libc::EPOLLIN | libc::EPOLLRDNORM) as u32,
+                |_, w| matches!(*w, VFd::Pipe { id: i, write: false } if i == id),
+            ),
+            VFd::Event { id } => {
+                let key = if wrote { libc::EPOLLIN } else { libc::EPOLLOUT } as u32;
+                node.wake(key, |_, w| matches!(*w, VFd::Event { id: i } if i == id))
             }
-            VFd::Event { id } => node.wake(key, |_, w| matches!(*w, VFd::Event { id: i } if i == id)),
             VFd::Pair { id, end } => {
+                let key = if wrote { READABLE } else { WRITABLE };
                 node.wake(key, |_, w| matches!(*w, VFd::Pair { id: i, end: e } if i == id && e != end))
             }
             _ => {}
         }
     }
+
+    /// A change of state of socketpair end `end` of object `id` in node
+    /// `n` (a shutdown, its peer's shutdown or close): the kernel's
+    /// `sk_state_change`, a wake-up naming no event, whether or not its
+    /// events change.
+    pub(in crate::process) fn wake_pair_end(&mut self, n: u8, id: u8, end: u8) {
+        self.world.nodes[n as usize].wake(0, |_, w| matches!(*w, VFd::Pair { id: i, end: e } if i == id && e == end));
+    }
 }
+
+/// `sock_def_readable`'s key: data arrived at a socket (TCP's DELIVER, a
+/// connection in a listener's queue, a write to a socketpair's end).
+pub(in crate::process) const READABLE: u32 =
+    (libc::EPOLLIN | libc::EPOLLPRI | libc::EPOLLRDNORM | libc::EPOLLRDBAND) as u32;
+
+/// `unix_write_space`'s key: room for writing.
+const WRITABLE: u32 = (libc::EPOLLOUT | libc::EPOLLWRNORM | libc::EPOLLWRBAND) as u32;
 
 /// What a scan of a ready list did ([`Supervisor::scan`]).
 #[derive(Default)]
