@@ -214,7 +214,7 @@ impl Supervisor {
             );
         }
         let old = self.world.nodes[n as usize].epolls.get(&epfd).and_then(|i| i.get(&fd)).copied();
-        let made = event.map(|(events, data)| (self.interest(n, epfd, fd, events, old.as_ref()), data));
+        let made = event.map(|(events, data)| (self.interest(n, fd, events, old.as_ref()), data));
         let interest = self.world.nodes[n as usize].epolls.entry(epfd).or_default();
         // The data is the process's (`forkserver::Cookies`).
         let cookies = self.procs[n as usize].as_mut().map(|p| &mut p.cookies);
@@ -223,8 +223,13 @@ impl Supervisor {
             (libc::EPOLL_CTL_MOD, Some(_)) | (libc::EPOLL_CTL_DEL, None) if !interest.contains_key(&fd) => {
                 Answer::Err(libc::ENOENT)
             }
-            (libc::EPOLL_CTL_ADD | libc::EPOLL_CTL_MOD, Some((i, data))) => {
+            (libc::EPOLL_CTL_ADD | libc::EPOLL_CTL_MOD, Some(((i, ready), data))) => {
                 interest.insert(fd, i);
+                // Ready now: on the ready list's tail (one on it already
+                // keeps its place).
+                if ready {
+                    super::ready_list::enqueue(interest, fd);
+                }
                 if let Some(c) = cookies {
                     c.insert((epfd, fd), data);
                 }

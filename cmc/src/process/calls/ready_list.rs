@@ -78,7 +78,7 @@ impl Interest {
 
 /// Puts interest `fd` of an instance on its ready list's tail, unless it is
 /// on it.
-fn enqueue(instance: &mut BTreeMap<i32, Interest>, fd: i32) {
+pub(in crate::process) fn enqueue(instance: &mut BTreeMap<i32, Interest>, fd: i32) {
     let tail = instance.values().map(|i| i.rank).max().unwrap_or(0);
     if let Some(i) = instance.get_mut(&fd)
         && i.rank == 0
@@ -260,24 +260,15 @@ impl Supervisor {
         }
     }
 
-    /// `EPOLL_CTL_ADD` or `EPOLL_CTL_MOD` of descriptor `fd` in instance
-    /// `epfd` of node `n` with `events` (`old`: the interest it replaces):
-    /// on the ready list's tail if its file is ready now for what it asks,
-    /// in its place if it was on the list already.
-    pub(in crate::process) fn interest(
-        &self,
-        n: u8,
-        epfd: i32,
-        fd: i32,
-        events: u32,
-        old: Option<&Interest>,
-    ) -> Interest {
-        let mut i = Interest { events, seen: self.world.events_now(n, fd), rank: old.map_or(0, |o| o.rank) };
-        if i.rank == 0 && self.readiness(n, fd, events as u16 as i16) != 0 {
-            let tail = self.world.nodes[n as usize].epolls.get(&epfd).into_iter().flatten().map(|(_, i)| i.rank).max();
-            i.rank = tail.unwrap_or(0) + 1;
-        }
-        i
+    /// `EPOLL_CTL_ADD` or `EPOLL_CTL_MOD` of descriptor `fd` of node `n`
+    /// with `events` (`old`: the interest it replaces), in its place on
+    /// the ready list if it was on it; and whether it goes on the list's
+    /// tail ([`enqueue`], once it is in its instance): its file is ready
+    /// now for what it asks.
+    pub(in crate::process) fn interest(&self, n: u8, fd: i32, events: u32, old: Option<&Interest>) -> (Interest, bool) {
+        let i = Interest { events, seen: self.world.events_now(n, fd), rank: old.map_or(0, |o| o.rank) };
+        let ready = self.readiness(n, fd, events as u16 as i16) != 0;
+        (i, ready)
     }
 
     /// A write to (`wrote`) or a read from the end `v` of an object
